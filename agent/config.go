@@ -52,6 +52,10 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
+	// Warnings are reported in every run_start: what the caller's
+	// configuration ignored, such as an untrusted workspace's extras
+	// (SPEC PERM-5).
+	Warnings []string
 }
 
 // Caps says what the model cannot accept (from the registry's capability

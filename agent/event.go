@@ -74,6 +74,9 @@ type RunStart struct {
 	MaxTurns  int  `json:"max_turns"`
 	// Healed says what healing fixed when the session was loaded (SESS-2).
 	Healed string `json:"healed,omitempty"`
+	// Warnings say what configuration the run ignored, such as what an
+	// untrusted workspace brings (PERM-5); from [Config.Warnings].
+	Warnings []string `json:"warnings,omitempty"`
 }
 
 // ToolEvent describes a tool call on tool_start and its outcome on tool_end.

@@ -86,7 +86,7 @@ func (r *run) run(parent context.Context) {
 		defer c()
 	}
 	r.emit(Event{Type: EventRunStart, RunStart: &RunStart{Model: r.cfg.Model, Provider: r.cfg.ProviderName,
-		Continued: r.in.Prompt == nil, MaxTurns: r.cfg.MaxTurns, Healed: r.in.Healed}})
+		Continued: r.in.Prompt == nil, MaxTurns: r.cfg.MaxTurns, Healed: r.in.Healed, Warnings: r.cfg.Warnings}})
 	end := r.start(ctx)
 	if end.reason == "" {
 		end = r.loop(ctx)

@@ -74,7 +74,12 @@ type Model struct {
 
 // Main runs rein with the process's arguments and streams and returns the
 // exit code.
-func Main(args []string) int {
+func Main(args []string) int { return MainEnv(args, os.Getenv) }
+
+// MainEnv is Main with the environment read through getenv: cmd/rein
+// passes the snapshot it took before the provider keys left the process
+// environment (see internal/secretenv).
+func MainEnv(args []string, getenv func(string) string) int {
 	if len(args) == 1 && (args[0] == "--version" || args[0] == "version") {
 		fmt.Println(versionLine()) // the fast path: nothing else is built
 		return ExitOK
@@ -84,7 +89,7 @@ func Main(args []string) int {
 		fmt.Fprintf(os.Stderr, "rein: cannot tell the working directory: %v\n", err)
 		return ExitError
 	}
-	a := &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: os.Getenv, Dir: dir,
+	a := &App{Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr, Getenv: getenv, Dir: dir,
 		StdinTTY: term.IsTerminal(int(os.Stdin.Fd())), StdoutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		StderrTTY: term.IsTerminal(int(os.Stderr.Fd()))}
 	ctx, stop := signal.NotifyContext(context.Background(), stopSignals...)
@@ -138,6 +143,8 @@ stdin (echo "…" | rein) it runs once, like rein run -.
 
 Configuration layers, highest first: flags, REIN_* variables, the workspace's
 .rein/settings.yaml, ~/.config/rein/settings.yaml, defaults (rein config show).
+A workspace's allow rules, sensitive-file exceptions and hooks apply only once
+you trusted it (rein trust); rein asks at start, rein run warns and goes on.
 Keys come from the vendors' variables: ANTHROPIC_API_KEY, OPENAI_API_KEY,
 GEMINI_API_KEY (and their *_BASE_URL). REIN_LOG=debug logs more.`,
 		Version: versionLine(),
@@ -157,7 +164,7 @@ GEMINI_API_KEY (and their *_BASE_URL). REIN_LOG=debug logs more.`,
 	root.CompletionOptions.HiddenDefaultCmd = true
 	addRunFlags(root, opts)
 	root.AddCommand(a.runCommand(), a.versionCommand(), a.providerCommand(), a.sessionsCommand(),
-		a.configCommand(), a.initCommand(), a.doctorCommand())
+		a.configCommand(), a.initCommand(), a.doctorCommand(), a.trustCommand())
 	return root
 }
 

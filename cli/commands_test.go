@@ -89,7 +89,7 @@ func TestConfigShow(t *testing.T) {
 		"max_turns                7", "workspace " + filepath.Join(te.ws, ".rein", "settings.yaml"),
 		"timeout                  5m", "env REIN_TIMEOUT",
 		"permissions.mode         bypass", "flag --permission-mode",
-		"sandbox                  off", "default",
+		"sandbox                  auto", "default",
 		"allow bash(go test:*)",
 	} {
 		if !strings.Contains(out, want) {
@@ -136,12 +136,12 @@ func TestDoctor(t *testing.T) {
 		}
 	}
 	te.write("AGENTS.md", "x")
-	te.write(".rein/settings.yaml", "model: replay:"+filepath.Join(te.home, "c.cassette")+"\n")
+	te.env["REIN_MODEL"] = "replay:" + filepath.Join(te.home, "c.cassette")
 	out, _ = te.mustRun(ExitError, "doctor")
 	if !strings.Contains(out, "blocked") || !strings.Contains(out, "c.cassette") {
 		t.Errorf("missing cassette:\n%s", out)
 	}
-	te.write(".rein/settings.yaml", "")
+	delete(te.env, "REIN_MODEL")
 	te.env["ANTHROPIC_API_KEY"] = "k"
 	te.env["ANTHROPIC_BASE_URL"] = "http://127.0.0.1:1"
 	_, out, _ = te.run("doctor", "--json")

@@ -35,6 +35,8 @@ type ruleView struct {
 	Rule   string `json:"rule"`
 	Source string `json:"source"`
 	File   string `json:"file"`
+	// Ignored: an allow rule of a workspace the user has not trusted.
+	Ignored bool `json:"ignored,omitempty"`
 }
 
 type fileView struct {
@@ -86,7 +88,8 @@ func viewConfig(l *config.Loaded) configView {
 		Warnings: l.Warnings}
 	for _, s := range []config.Settings{l.User, l.Project, l.Local} {
 		for i, r := range s.Permissions.Rules {
-			v.Rules = append(v.Rules, ruleView{Rule: s.RuleLines()[i], Source: string(r.Source), File: s.Path})
+			v.Rules = append(v.Rules, ruleView{Rule: s.RuleLines()[i], Source: string(r.Source), File: s.Path,
+				Ignored: !l.RuleApplies(s, r)})
 		}
 	}
 	for _, f := range []struct{ role, path string }{
@@ -98,6 +101,7 @@ func viewConfig(l *config.Loaded) configView {
 		{"workspace hooks", l.Workspace.Hooks()},
 		{"Claude Code settings (hooks)", l.Workspace.ClaudeSettings()},
 		{"workspace models", l.Workspace.Models()},
+		{"user trust decisions", l.Paths.TrustFile()},
 	} {
 		_, err := os.Stat(f.path)
 		v.Files = append(v.Files, fileView{Role: f.role, Path: f.path, Exists: err == nil})
@@ -125,7 +129,11 @@ func printConfig(a *App, v configView) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", val.Key, clip(shown, 60), from)
 	}
 	for _, r := range v.Rules {
-		fmt.Fprintf(tw, "permissions rule\t%s\t%s %s\n", r.Rule, r.Source, r.File)
+		ignored := ""
+		if r.Ignored {
+			ignored = " (ignored: workspace not trusted)"
+		}
+		fmt.Fprintf(tw, "permissions rule\t%s\t%s %s%s\n", r.Rule, r.Source, r.File, ignored)
 	}
 	fmt.Fprintln(tw, "\nFILE\tPATH\t")
 	for _, f := range v.Files {

@@ -7,13 +7,13 @@ import (
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/exec"
-	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/registry"
@@ -39,6 +39,20 @@ type check struct {
 type report struct {
 	Status string  `json:"status"`
 	Checks []check `json:"checks"`
+	// Trust is the workspace's trust state (SPEC PERM-5).
+	Trust *trustView `json:"trust,omitempty"`
+}
+
+// trustView is the trust state in rein doctor --json: whether the
+// workspace is trusted, whether a past trust was lost, and every extra it
+// brings with whether it applies.
+type trustView struct {
+	Workspace string         `json:"workspace"`
+	Trusted   bool           `json:"trusted"`
+	Lost      bool           `json:"lost,omitempty"`
+	Error     string         `json:"error,omitempty"`
+	Extras    []config.Extra `json:"extras,omitempty"`
+	Ignored   []config.Extra `json:"ignored,omitempty"`
 }
 
 func (r *report) add(name, status, msg, next string) {
@@ -102,12 +116,16 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	}
 	r.add("configuration", statusOK, "workspace "+l.Workspace.Root, "")
 	for _, w := range l.Warnings {
+		if slices.Contains(l.Trust.Warnings, w) {
+			continue // checkTrust says it
+		}
 		r.add("configuration", statusWarning, w, "remove the setting from the workspace file, or allow it for this run with the flag or variable named")
 	}
 	for _, u := range l.Unknown() {
 		r.add("configuration", statusWarning, "unknown key "+u+" is ignored", "correct or remove it; rein config show lists the settings")
 	}
-	a.checkHooks(&r, l)
+	checkTrust(&r, l)
+	checkHooks(&r, l)
 	a.checkModel(ctx, &r, l, online)
 	checkWorkspace(&r, l)
 	checkTools(&r, l)
@@ -116,17 +134,44 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	return r
 }
 
-func (a *App) checkHooks(r *report, l *config.Loaded) {
-	n := 0
-	for _, path := range []string{l.Paths.UserHooks(), l.Workspace.Hooks(), l.Workspace.ClaudeSettings()} {
-		specs, err := hook.Load(path)
-		if err != nil {
-			r.add("hooks", statusBlocked, err.Error(), "fix the hooks file; runs fail until it parses")
-			return
-		}
-		n += len(specs)
+// checkTrust reports what the workspace brings that needs trust and
+// whether it applies (SPEC PERM-5).
+func checkTrust(r *report, l *config.Loaded) {
+	t := l.Trust
+	r.Trust = &trustView{Workspace: l.Workspace.Root, Trusted: t.Trusted, Lost: t.Lost, Extras: t.Extras, Ignored: t.Ignored()}
+	if t.Err != nil {
+		r.Trust.Error = t.Err.Error()
 	}
-	r.add("hooks", statusOK, fmt.Sprintf("%d hook(s) declared", n), "")
+	ignored := t.Ignored()
+	switch {
+	case len(ignored) == 0 && t.Trusted && len(t.Extras) > 0:
+		r.add("trust", statusOK, fmt.Sprintf("workspace trusted: %d extra(s) apply", len(t.Extras)), "")
+		return
+	case len(ignored) == 0:
+		r.add("trust", statusOK, "nothing in the workspace needs trust", "")
+		return
+	}
+	next := "review them, then trust the workspace: rein trust " + l.Workspace.Root + " (runs go on without them meanwhile)"
+	if t.Err != nil {
+		r.add("trust", statusWarning, "workspace trust cannot be checked: "+t.Err.Error(),
+			"fix what the error names; until then the workspace cannot be trusted")
+	}
+	if t.Lost {
+		r.add("trust", statusWarning, "trust lost: the workspace's settings, hooks or agents changed since you trusted it", next)
+	}
+	for _, x := range ignored {
+		r.add("trust", statusWarning, "not trusted, ignored: "+x.String(), next)
+	}
+}
+
+// checkHooks counts the hooks that apply; one that does not parse blocks.
+func checkHooks(r *report, l *config.Loaded) {
+	specs, err := l.Hooks()
+	if err != nil {
+		r.add("hooks", statusBlocked, err.Error(), "fix the hooks file; runs fail until it parses")
+		return
+	}
+	r.add("hooks", statusOK, fmt.Sprintf("%d hook(s) apply", len(specs)), "")
 }
 
 // checkModel resolves the configured model and its key, and with online
@@ -203,14 +248,22 @@ func checkTools(r *report, l *config.Loaded) {
 		r.add("tools", statusOK, "ripgrep found", "")
 	}
 	sb := &exec.Sandbox{}
+	bw, abi := sb.Available(), exec.LandlockABI()
 	switch mode := l.Effective.String(config.Sandbox); {
-	case mode == "on" && sb.Available() != nil:
-		r.add("sandbox", statusBlocked, sb.Available().Error(), "install bubblewrap, or set sandbox: off")
-	case mode == "auto" && sb.Available() != nil:
-		r.add("sandbox", statusWarning, "sandbox: auto, but bubblewrap cannot run here; commands run on the host",
-			"install bubblewrap (apt-get install bubblewrap), or set sandbox: off")
+	case mode == "off":
+		r.add("sandbox", statusWarning, "sandbox: off: commands run on the host", "set sandbox: auto")
+	case bw == nil && abi > 0:
+		r.add("sandbox", statusOK, fmt.Sprintf("sandbox: %s: bubblewrap, with Landlock (ABI %d) inside", mode, abi), "")
+	case bw == nil:
+		r.add("sandbox", statusOK, fmt.Sprintf("sandbox: %s: bubblewrap (no Landlock in this kernel)", mode), "")
+	case mode == "on":
+		r.add("sandbox", statusBlocked, bw.Error(), "install bubblewrap, or set sandbox: auto")
+	case abi > 0:
+		r.add("sandbox", statusWarning, "sandbox: auto: bubblewrap cannot run here; Landlock only: .git, .rein and .claude "+
+			"in the workspace are not read-only, sensitive files are not hidden", "install bubblewrap (apt-get install bubblewrap)")
 	default:
-		r.add("sandbox", statusOK, "sandbox: "+mode, "")
+		r.add("sandbox", statusWarning, "sandbox: auto: neither bubblewrap nor Landlock can run here; commands run on the host",
+			"install bubblewrap (apt-get install bubblewrap)")
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -75,8 +76,10 @@ type engine struct {
 
 // newEngine loads the configuration and opens the session store. The
 // model is resolved by [engine.useModel], after a session to resume is
-// known.
-func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer) (*engine, error) {
+// known. When the workspace brings extras the user has not trusted
+// (SPEC PERM-5), ask, when set, asks whether to trust it; a headless run
+// passes nil and goes on without them.
+func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask trustAsker) (*engine, error) {
 	dir := a.abs(o.cwd)
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return nil, usageErrorf("--cwd %s: not a directory", dir)
@@ -85,9 +88,14 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer) (*e
 	if err := checkFlags(flags); err != nil {
 		return nil, err
 	}
-	cfg, err := config.Load(config.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags})
+	opts := config.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags}
+	cfg, err := config.Load(opts)
 	if err != nil {
 		return nil, fail(ExitError, "configuration: %v", err)
+	}
+	cfg, asked, err := a.settleTrust(cmd.Context(), cfg, opts, ask)
+	if err != nil {
+		return nil, err
 	}
 	rules, hidden, err := o.rules()
 	if err != nil {
@@ -105,6 +113,9 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer) (*e
 	e := &engine{app: a, cfg: cfg, ws: cfg.Workspace, reg: reg, notice: notice, record: o.record,
 		runRules: rules, hidden: hidden, store: store, logOut: logOut, logger: newLogger(logOut, a.getenv("REIN_LOG"))}
 	for _, w := range cfg.Warnings {
+		if asked && slices.Contains(cfg.Trust.Warnings, w) {
+			continue // the question listed them
+		}
 		e.note("%s", w)
 	}
 	if err := e.buildPolicy(); err != nil {
@@ -225,7 +236,7 @@ func (e *engine) buildPolicy() error {
 	ev := e.cfg.Effective
 	run := permission.Settings{Mode: permission.Mode(ev.String(config.PermissionMode)),
 		AskTimeout: ev.Duration(config.AskTimeout), Rules: e.runRules,
-		Store: &permission.FileStore{Path: e.ws.LocalSettings()}}
+		Store: e.cfg.RuleStore()}
 	p, err := permission.NewPolicy(e.cfg.Permissions(run))
 	if err != nil {
 		return fail(ExitError, "permissions: %v", err)
@@ -234,23 +245,21 @@ func (e *engine) buildPolicy() error {
 	return nil
 }
 
-// loadHooks reads the hooks of the user (hooks.yaml), the workspace
-// (.rein/hooks.yaml) and Claude Code (.claude/settings.json). Each run is
-// audited to the session's hooks.jsonl.
+// loadHooks registers the hooks of the user (hooks.yaml) and, once the
+// workspace is trusted, the workspace's (.rein/hooks.yaml) and Claude
+// Code's (.claude/settings.json). They get a clean environment: the base
+// set and the variables each names. Each run is audited to the session's
+// hooks.jsonl.
 func (e *engine) loadHooks() error {
-	var specs []hook.Spec
-	for _, path := range []string{e.cfg.Paths.UserHooks(), e.ws.Hooks(), e.ws.ClaudeSettings()} {
-		s, err := hook.Load(path)
-		if err != nil {
-			return fail(ExitError, "hooks: %v", err)
-		}
-		specs = append(specs, s...)
+	specs, err := e.cfg.Hooks()
+	if err != nil {
+		return fail(ExitError, "hooks: %v", err)
 	}
 	if len(specs) == 0 {
 		return nil
 	}
 	reg := hook.NewRegistry(hook.Options{Logger: e.logger, Auditor: hook.AuditFunc(e.hookLog.write)})
-	if err := reg.Register(hook.Registrations(specs, e.ws.Root)...); err != nil {
+	if err := reg.Register(hook.Registrations(specs, e.ws.Root, e.app.getenv)...); err != nil {
 		return fail(ExitError, "hooks: %v", err)
 	}
 	e.hooks = reg
@@ -274,7 +283,7 @@ func (e *engine) agentFor(approver permission.Approver) *agent.Agent {
 		MaxTokens: ev.Int(config.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
 		Permissions: &agent.Gate{Policy: e.policy, Approver: approver, Rules: e.policy, Auditor: e.audit,
 			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.app.Now},
-		Now: e.app.Now,
+		Now: e.app.Now, Warnings: e.cfg.Warnings,
 	}
 	if b := ev.Int(config.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}

@@ -17,7 +17,7 @@ const settingsTemplate = `# rein workspace settings. Layers, highest first: flag
 # model: anthropic/claude-sonnet-4-5   # provider/model, a bare name, or a profile
 # max_turns: 100                       # model calls per prompt
 # timeout: 30m                         # wall-clock budget of a run
-# sandbox: off                         # off | on | auto: run commands under bubblewrap
+# sandbox: auto                        # auto | on | off: run commands under bubblewrap (Landlock without it)
 
 permissions:
   mode: default        # strict | default | accept-edits | read-only | bypass

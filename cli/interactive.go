@@ -22,7 +22,7 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 		return a.runOnce(cmd, o, nil)
 	}
 	ctx := cmd.Context()
-	e, err := a.newEngine(cmd, o, a.Stderr)
+	e, err := a.newEngine(cmd, o, a.Stderr, a.askTrust)
 	if err != nil {
 		return err
 	}

@@ -61,7 +61,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		return err
 	}
 	ctx := cmd.Context()
-	e, err := a.newEngine(cmd, o, a.Stderr)
+	e, err := a.newEngine(cmd, o, a.Stderr, nil)
 	if err != nil {
 		return err
 	}

@@ -3,11 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
+	"path/filepath"
 	"slices"
 	"sync"
 
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
 )
@@ -46,25 +48,66 @@ func (e *engine) buildTools() error {
 	return nil
 }
 
-// backend returns where commands run: the host, or bubblewrap when the
-// sandbox setting asks for it (on: required; auto: when available).
+// backend returns where commands run (SPEC TOOL-5), by the sandbox
+// setting: off runs on the host; on requires bubblewrap; auto uses
+// bubblewrap where it runs, else Landlock alone where the kernel has it
+// (weaker: see exec.Confined), else the host, each fallback said loudly.
+// Under bubblewrap, Landlock is a second layer when the kernel has it, and
+// sensitive files are hidden.
 func (e *engine) backend() (exec.Backend, error) {
 	local := exec.Local{SpillDir: e.sessDir}
-	switch e.cfg.Effective.String(config.Sandbox) {
-	case "on":
-		sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local}
-		if err := sb.Available(); err != nil {
-			return nil, fail(ExitError, "sandbox: %v", err)
-		}
-		return sb, nil
-	case "auto":
-		sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local}
-		if sb.Available() == nil {
-			return sb, nil
-		}
-		e.logger.Info("sandbox not available; commands run on the host")
+	mode := e.cfg.Effective.String(config.Sandbox)
+	if mode != "on" && mode != "auto" {
+		return &local, nil
 	}
+	helper := exec.SelfHelper()
+	sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local, Landlock: helper,
+		Hide: e.sandboxHide(), HidePaths: append(homeCredentials(e.cfg.Paths.Home), e.cfg.Paths.ProfilesFile())}
+	err := sb.Available()
+	switch {
+	case err == nil:
+		return sb, nil
+	case mode == "on":
+		return nil, fail(ExitError, "sandbox: %v", err)
+	case exec.LandlockABI() > 0:
+		e.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace, "+
+			"but .git, .rein and .claude inside it are not read-only and sensitive files are not hidden", err)
+		return &exec.Confined{Workspace: e.ws.Root, Local: local}, nil
+	}
+	e.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
+		"Install bubblewrap (apt-get install bubblewrap), or set sandbox: off to silence this", err)
 	return &local, nil
+}
+
+// sandboxHide reports the files the sandbox hides: the sensitive files of
+// the permission policy — the defaults, the user's sensitive_files and the
+// workspace's additions; a workspace's exceptions only once it is trusted
+// (SPEC PERM-5).
+func (e *engine) sandboxHide() func(path string) bool {
+	patterns := append(slices.Clone(tool.DefaultSensitiveFiles), e.cfg.Permissions(permission.Settings{}).SensitiveFiles...)
+	set := tool.NewSensitiveSet(patterns)
+	return func(path string) bool {
+		_, ok := set.Match(path)
+		return ok
+	}
+}
+
+// homeCredentials are the credential files of the user's home the sandbox
+// hides when they exist: keys, cloud and registry tokens, other agents'
+// logins. (rein's own profiles, which may hold api_key, are hidden too.)
+func homeCredentials(home string) []string {
+	if home == "" {
+		return nil
+	}
+	var out []string
+	for _, rel := range []string{
+		".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube/config", ".docker/config.json",
+		".netrc", ".git-credentials", ".config/gh/hosts.yml", ".npmrc", ".pypirc", ".cargo/credentials.toml",
+		".claude/.credentials.json", ".codex/auth.json",
+	} {
+		out = append(out, filepath.Join(home, filepath.FromSlash(rel)))
+	}
+	return out
 }
 
 // askerBox is the ask_user tool's asker: whoever drives the current run.

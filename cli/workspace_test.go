@@ -13,13 +13,14 @@ import (
 	"github.com/reinhq/rein/permission"
 )
 
-// HOOK-3, WS-1: hooks come from .rein/hooks.yaml and Claude Code's
-// .claude/settings.json, and every hook run is audited in the session's
-// directory.
+// HOOK-3, WS-1, PERM-5: hooks come from .rein/hooks.yaml and Claude Code's
+// .claude/settings.json once the workspace is trusted, and every hook run
+// is audited in the session's directory.
 func TestHooks(t *testing.T) {
 	te := newTestEnv(t)
 	te.write(".rein/hooks.yaml", "hooks:\n  user_prompt_submit:\n    - {command: \"echo context-from-hook\"}\n")
 	te.write(".claude/settings.json", `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo no shell today >&2; exit 2"}]}]}}`)
+	te.mustRun(ExitOK, "trust")
 	s := te.script("m",
 		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c1", "bash", `{"command":"echo hi"}`)}},
 		llmtest.Reply{Text: "blocked, fine"})
@@ -37,10 +38,17 @@ func TestHooks(t *testing.T) {
 	if b, _ := os.ReadFile(logs[0]); strings.Count(string(b), "\n") < 2 {
 		t.Errorf("hook audit log:\n%s", b)
 	}
+	// A hooks file that does not parse cannot be trusted; until it is, it
+	// is ignored with a warning.
 	te.write(".rein/hooks.yaml", "hooks: [\n")
-	_, errs := te.mustRun(ExitError, "run", "--model", "scripted/m", "x")
-	if !strings.Contains(errs, "hooks") {
-		t.Errorf("bad hooks file: %s", errs)
+	_, errs := te.mustRun(ExitError, "trust")
+	if !strings.Contains(errs, "hooks.yaml") {
+		t.Errorf("trusting a bad hooks file: %s", errs)
+	}
+	te.script("m", llmtest.Reply{Text: "ok"})
+	_, errs = te.mustRun(ExitOK, "run", "--model", "scripted/m", "x")
+	if !strings.Contains(errs, "file that does not parse") {
+		t.Errorf("bad hooks file, untrusted: %s", errs)
 	}
 }
 

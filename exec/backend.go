@@ -42,6 +42,11 @@ type Command struct {
 	// Timeout ends the command (TERM to its process group, then KILL after 2 s);
 	// 0 means no timeout beyond ctx.
 	Timeout time.Duration
+	// MaxOutput bounds the bytes of output the command may write: past it
+	// the command is stopped like on a timeout (Output.OutputLimited) and the
+	// spill file keeps the first MaxOutput bytes. 0 means the backend's
+	// MaxSpill (DefaultMaxSpill, 64 MiB, unless set); negative means no limit.
+	MaxOutput int64
 	// OnStart, when set, is called with the process group id right after the
 	// command starts, before it can do anything — so a journal can record it
 	// (SPEC SESS-1).
@@ -52,10 +57,19 @@ type Command struct {
 type Output struct {
 	// Combined is stdout and stderr interleaved as written, up to the
 	// backend's memory cap; Truncated says more was written. SpillPath, when
-	// set, holds the whole output.
+	// set, holds the output: all of it, or the first SpillBytes bytes when
+	// OutputLimited.
 	Combined  []byte
 	Truncated bool
 	SpillPath string
+	// SpillBytes is how many bytes SpillPath holds.
+	SpillBytes int64
+	// OutputLimited says the output passed OutputLimit and the command was
+	// stopped there.
+	OutputLimited bool
+	// OutputLimit is the limit that applied: Command.MaxOutput, else the
+	// backend's MaxSpill; 0 when there was none.
+	OutputLimit int64
 	// Tail, when Truncated, holds the last bytes written (as many as the
 	// memory cap), so a caller can show the end without reading SpillPath.
 	// The caller owns SpillPath and removes it when done.
@@ -63,6 +77,11 @@ type Output struct {
 	// TotalBytes is the number of bytes the command wrote in all.
 	TotalBytes int64
 	ExitCode   int
+	// Notes say what a sandbox did that the model and the user should know:
+	// what it moved aside after the command, and why (a new git
+	// repository's hooks or config, a new .git file, a new .rein or
+	// .claude; see [Sandbox]), and sensitive files it could not hide.
+	Notes []string
 	// TimedOut says the Timeout ended the command; Cancelled says ctx did.
 	TimedOut, Cancelled bool
 	Duration            time.Duration

@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,11 +8,15 @@ import (
 
 // capture collects a command's combined output with bounded memory: the first
 // max bytes in head, the last max bytes in a ring once head is full, and — from
-// the moment head overflows — every byte in a spill file.
+// the moment head overflows — every byte in a spill file, up to maxSpill bytes
+// of output in all (0 or negative: no limit). When the output passes maxSpill,
+// limit is closed once, so the command can be stopped.
 type capture struct {
 	max      int
 	spillDir string
 	maxSpill int64
+	limit    chan struct{} // closed when total passes maxSpill; nil: nobody listens
+	limited  bool
 
 	head  []byte
 	ring  []byte // allocated on overflow; len(ring) == max
@@ -31,6 +34,12 @@ type capture struct {
 func (c *capture) Write(p []byte) (int, error) {
 	n := len(p)
 	c.total += int64(n)
+	if c.maxSpill > 0 && c.total > c.maxSpill && !c.limited {
+		c.limited = true
+		if c.limit != nil {
+			close(c.limit)
+		}
+	}
 	if c.ring == nil {
 		room := c.max - len(c.head)
 		if len(p) <= room {
@@ -67,13 +76,17 @@ func (c *capture) overflow() {
 	c.toSpill(c.head)
 }
 
+// toSpill appends p to the spill file, up to maxSpill bytes in all: the
+// file keeps the first maxSpill bytes of the output.
 func (c *capture) toSpill(p []byte) {
 	if c.spill == nil || c.spillErr != nil {
 		return
 	}
 	if c.maxSpill > 0 && c.spillBytes+int64(len(p)) > c.maxSpill {
 		p = p[:max(0, c.maxSpill-c.spillBytes)]
-		c.spillErr = errors.New("spill file limit reached")
+	}
+	if len(p) == 0 {
+		return
 	}
 	n, err := c.spill.Write(p)
 	c.spillBytes += int64(n)
@@ -116,11 +129,14 @@ func (c *capture) tail() []byte {
 }
 
 // finish closes the spill file and fills out's output fields. A spill file
-// that could not hold everything is removed rather than handed out as whole.
+// that failed (disk full) is removed rather than handed out as whole; one
+// that stopped at maxSpill is kept, and SpillBytes says how much it holds.
 func (c *capture) finish(out *Output) {
 	out.Combined = c.head
 	out.TotalBytes = c.total
 	out.Truncated = c.ring != nil
+	out.OutputLimited = c.limited
+	out.OutputLimit = max(c.maxSpill, 0)
 	if out.Truncated {
 		out.Tail = c.tail()
 	}
@@ -134,6 +150,7 @@ func (c *capture) finish(out *Output) {
 		return
 	}
 	out.SpillPath = name
+	out.SpillBytes = c.spillBytes
 }
 
 // readAll copies r into c until EOF or a read error (the pipe closed under it).

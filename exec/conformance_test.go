@@ -16,7 +16,7 @@ import (
 )
 
 // short is the timeout tests use for commands meant to be cut off.
-const short = 300 * time.Millisecond
+const short = time.Second
 
 // guard is a timeout for commands meant to finish at once, so a bug fails a
 // test instead of hanging it.
@@ -124,8 +124,10 @@ func (s suite) stops(t *testing.T) {
 	// The whole group goes, backgrounded grandchildren included.
 	marker := uniqueSleep()
 	out = s.run(t, Command{
-		Script:  fmt.Sprintf("(sleep %s &); sleep %s & echo started; wait", marker, marker),
-		Timeout: short,
+		Script: fmt.Sprintf("(sleep %s &); sleep %s & echo started; wait", marker, marker),
+		// Long enough for a sandbox to start its helper on a loaded machine
+		// before the timeout; the command never ends by itself.
+		Timeout: 2 * time.Second,
 	})
 	if !out.TimedOut || !strings.Contains(string(out.Combined), "started") {
 		t.Fatalf("group: got %+v", out)

@@ -20,8 +20,11 @@ type Local struct {
 	// as many again in Tail once truncated); beyond it the whole output goes
 	// to a spill file. 0 means DefaultMaxMemory (1 MiB).
 	MaxMemory int
-	// MaxSpill caps the spill file; output beyond it is counted and dropped,
-	// and no SpillPath is returned. 0 means no cap.
+	// MaxSpill bounds a command's output, so the spill file cannot fill
+	// the disk: past it the command is stopped (TERM, then KILL) and the
+	// spill file keeps the first MaxSpill bytes (Output.OutputLimited). A
+	// Command's MaxOutput overrides it. 0 means DefaultMaxSpill (64 MiB);
+	// negative means no limit.
 	MaxSpill int64
 	// SpillDir holds spill files; "" means os.TempDir()/rein.
 	SpillDir string

@@ -221,3 +221,60 @@ func BenchmarkLocalRunEcho(b *testing.B) {
 }
 
 func syscallKill(pid int) { _ = syscall.Kill(pid, syscall.SIGKILL) }
+
+// TOOL-4: output is bounded (MaxSpill, 64 MiB by default): `yes` is
+// stopped once past it, the spill file keeps the first MaxSpill bytes, and
+// OutputLimited says so. Command.MaxOutput overrides it; negative is no
+// limit.
+func TestLocalOutputLimit_TOOL4(t *testing.T) {
+	if got := (&Local{}).limits().withDefaults().maxSpill; got != DefaultMaxSpill || DefaultMaxSpill != 64<<20 {
+		t.Fatalf("default limit %d", got)
+	}
+	const limit = 1 << 20
+	l := &Local{MaxMemory: 64 << 10, MaxSpill: limit, SpillDir: t.TempDir(), KillDelay: 200 * time.Millisecond}
+	out, err := l.Run(context.Background(), Command{Script: "yes", Timeout: guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !out.OutputLimited || out.TimedOut || out.SpillBytes != limit || out.TotalBytes <= limit || out.ExitCode != 143 {
+		t.Fatalf("limited=%v timedout=%v spill=%d total=%d exit=%d", out.OutputLimited, out.TimedOut, out.SpillBytes, out.TotalBytes, out.ExitCode)
+	}
+	if fi, err := os.Stat(out.SpillPath); err != nil || fi.Size() != limit {
+		t.Fatalf("spill file: %v, %v", fi, err)
+	}
+	data, _ := os.ReadFile(out.SpillPath)
+	if !bytes.HasPrefix(data, []byte("y\ny\n")) {
+		t.Fatalf("spill file starts %q", data[:8])
+	}
+
+	// Per call: a smaller limit, or none.
+	out, err = l.Run(context.Background(), Command{Script: "head -c 1000000 /dev/zero", MaxOutput: 200000, Timeout: guard})
+	if err != nil || !out.OutputLimited || out.SpillBytes != 200000 {
+		t.Fatalf("MaxOutput 200000: limited=%v spill=%d, %v", out.OutputLimited, out.SpillBytes, err)
+	}
+	out, err = l.Run(context.Background(), Command{Script: "head -c 3000000 /dev/zero", MaxOutput: -1, Timeout: guard})
+	if err != nil || out.OutputLimited || out.SpillBytes != 3000000 || out.ExitCode != 0 {
+		t.Fatalf("no limit: limited=%v spill=%d exit=%d, %v", out.OutputLimited, out.SpillBytes, out.ExitCode, err)
+	}
+}
+
+// PERM-6: a locale whose characters hold ASCII bytes (\, |) would make bash
+// split words where the analysis does not; commands get C.UTF-8 instead.
+func TestUnsafeCharsetLocale_PERM6(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		want bool
+	}{
+		{[]string{"LANG=zh_TW.Big5"}, true},
+		{[]string{"LANG=en_US.UTF-8", "LC_CTYPE=zh_CN.GBK"}, true},
+		{[]string{"LC_ALL=ja_JP.SJIS"}, true},
+		{[]string{"LC_ALL=C.UTF-8", "LANG=zh_CN.GB18030"}, false},
+		{[]string{"LANG=ja_JP.eucJP"}, false},
+		{[]string{"LANG=en_US.UTF-8"}, false},
+		{nil, false},
+	} {
+		if got := unsafeCharset(c.env); got != c.want {
+			t.Errorf("%v: %v, want %v", c.env, got, c.want)
+		}
+	}
+}

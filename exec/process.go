@@ -14,6 +14,9 @@ const (
 	DefaultMaxMemory = 1 << 20         // bytes of output kept in memory
 	DefaultKillDelay = 2 * time.Second // from SIGTERM to SIGKILL
 	DefaultPipeGrace = 500 * time.Millisecond
+	// DefaultMaxSpill bounds the output of one command (and so its spill
+	// file): `yes` writes gigabytes in seconds.
+	DefaultMaxSpill int64 = 64 << 20
 )
 
 // limits are the knobs of one run, defaults applied.
@@ -23,6 +26,8 @@ type limits struct {
 	spillDir  string
 	killDelay time.Duration
 	pipeGrace time.Duration
+	// start starts the process; nil means (*osexec.Cmd).Start.
+	start func(*osexec.Cmd) error
 }
 
 func (l limits) withDefaults() limits {
@@ -35,6 +40,9 @@ func (l limits) withDefaults() limits {
 	if l.pipeGrace <= 0 {
 		l.pipeGrace = DefaultPipeGrace
 	}
+	if l.maxSpill == 0 {
+		l.maxSpill = DefaultMaxSpill
+	}
 	return l
 }
 
@@ -45,7 +53,13 @@ func (l limits) withDefaults() limits {
 // delay. Once the leader has exited, output is read until every holder of the
 // pipe has closed it, or for the pipe grace at most: a daemon left in the
 // background cannot hold Run forever.
+//
+// Output past the limit (cmd.MaxOutput, else lim.maxSpill) stops the group
+// the same way, reported as OutputLimited.
 func runProcess(ctx context.Context, c *osexec.Cmd, cmd Command, lim limits) (Output, error) {
+	if cmd.MaxOutput != 0 {
+		lim.maxSpill = cmd.MaxOutput
+	}
 	lim = lim.withDefaults()
 	if ctx.Err() != nil {
 		return Output{Cancelled: true, ExitCode: -1}, nil
@@ -57,8 +71,12 @@ func runProcess(ctx context.Context, c *osexec.Cmd, cmd Command, lim limits) (Ou
 	c.Stdin = nil // os/exec opens /dev/null
 	c.Stdout, c.Stderr = w, w
 	c.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	startFn := (*osexec.Cmd).Start
+	if lim.start != nil {
+		startFn = lim.start
+	}
 	start := time.Now()
-	if err := c.Start(); err != nil {
+	if err := startFn(c); err != nil {
 		r.Close()
 		w.Close()
 		return Output{}, err
@@ -69,7 +87,7 @@ func runProcess(ctx context.Context, c *osexec.Cmd, cmd Command, lim limits) (Ou
 		cmd.OnStart(pgid)
 	}
 
-	capt := &capture{max: lim.maxMemory, spillDir: lim.spillDir, maxSpill: lim.maxSpill}
+	capt := &capture{max: lim.maxMemory, spillDir: lim.spillDir, maxSpill: lim.maxSpill, limit: make(chan struct{})}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)
@@ -86,14 +104,17 @@ func runProcess(ctx context.Context, c *osexec.Cmd, cmd Command, lim limits) (Ou
 		timeout = t.C
 	}
 	var waitErr error
+	limited := false
 	select {
 	case waitErr = <-waitDone:
 	case <-timeout:
 		out.TimedOut = true
 	case <-ctx.Done():
 		out.Cancelled = true
+	case <-capt.limit:
+		limited = true
 	}
-	if out.TimedOut || out.Cancelled {
+	if out.TimedOut || out.Cancelled || limited {
 		waitErr = stopGroup(pgid, waitDone, readDone, lim.killDelay)
 	}
 	select {

@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	osexec "os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -20,25 +22,65 @@ var ErrNoSandbox = errors.New("sandbox required but bwrap is not available: inst
 // Sandbox runs commands under bubblewrap (SPEC TOOL-5): the whole file system
 // read-only, the workspace (and Writable) bind-mounted writable at the same
 // path, a fresh /dev, /proc and an empty /tmp, its own PID namespace (so a
-// kill reaches every process it started) and no network unless AllowNetwork.
-// Inside the workspace, the files that decide what runs outside the sandbox
-// stay read-only (see [ProtectedPaths]): a command cannot rewrite rein's
-// permissions or hooks, or plant a git hook.
+// kill reaches every process it started, and rein's own process, its
+// memory and environment, cannot be seen), no capabilities (not even when
+// rein runs as root) and no network unless AllowNetwork.
+//
+// Inside the workspace, what decides what runs outside the sandbox stays
+// read-only however deep it lies: every git directory (.git directories,
+// the directories .git files point to, bare repositories) keeps its
+// [GitProtected] entries read-only, missing ones included, and every
+// .rein and .claude is read-only (see [ProtectedNames], [HomeProtected]).
+// A scan of the workspace before each command finds them (DefaultMaxScan
+// bounds it); a second scan after the command moves aside what the
+// command created that could run code on the host — a new repository's
+// hooks and config, a new .git file, a new .rein or .claude — and says so
+// in Output.Notes. Files Hide matches are covered (reading them
+// fails), as are HidePaths and the host sockets that run programs outside
+// the sandbox (D-Bus, container engines; see [HostEscapes]). The
+// repositories the command runs in and the workspace's own keep objects,
+// refs and index writable (git add, commit, checkout work); every other
+// repository's git directory is read-only whole.
+//
+// With Landlock set, the command runs under a Landlock restriction too
+// (writes to the workspace, /tmp and a few devices only; see
+// [SelfHelper]), a second layer should a mount be undone.
+//
 // Files are read and written on the host, writes only inside the writable
-// directories. The zero value is usable: the writable directory is then each
-// command's Dir.
+// directories and never to a protected path. The zero value is usable: the
+// writable directory is then each command's Dir.
 type Sandbox struct {
 	// Workspace is bind-mounted writable; "" means the command's Dir.
 	Workspace string
 	// Writable lists more directories to bind-mount writable (caches, say).
+	// Only their top is checked for HomeProtected paths.
 	Writable []string
 	// AllowNetwork keeps the host's network; by default the command gets an
 	// empty network namespace.
 	AllowNetwork bool
 	// Bwrap is the bubblewrap binary; "" means "bwrap" in PATH.
 	Bwrap string
-	// Local carries the output and kill settings (MaxMemory, SpillDir,
-	// PassEnv, KillDelay, PipeGrace).
+	// Hide, when set, is asked about every entry of the workspace by
+	// absolute path; the files and directories it matches are covered in
+	// the sandbox (a file by /dev/null, which cannot be opened there; a
+	// directory by an empty read-only tmpfs), so no command can read them.
+	// A matching symbolic link covers its target.
+	Hide func(path string) bool
+	// HidePaths are more files or directories to cover when they exist,
+	// such as credentials outside the workspace.
+	HidePaths []string
+	// Landlock is the helper executable that applies Landlock inside the
+	// sandbox (see SelfHelper); "" means no Landlock layer.
+	Landlock string
+	// MaxScan bounds the entries the workspace scans visit; 0 means
+	// DefaultMaxScan. A larger workspace is refused.
+	MaxScan int
+	// MaxMounts bounds the mounts that protect and hide; 0 means
+	// DefaultMaxMounts. A workspace whose repositories and settings need
+	// more is refused; sensitive files beyond it stay readable, with a note.
+	MaxMounts int
+	// Local carries the output and kill settings (MaxMemory, MaxSpill,
+	// SpillDir, PassEnv, KillDelay, PipeGrace).
 	Local Local
 }
 
@@ -68,7 +110,7 @@ func (s *Sandbox) bwrap() (string, error) {
 		return path, nil
 	}
 	// The strictest set of namespaces the sandbox uses.
-	c := osexec.Command(path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+	c := osexec.Command(path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent", "--new-session", "--", "true")
 	c.Env = baseEnv(nil)
 	msg, err := c.CombinedOutput()
@@ -84,7 +126,8 @@ func (s *Sandbox) bwrap() (string, error) {
 }
 
 // Run implements Backend. It fails closed with an error wrapping ErrNoSandbox
-// when bubblewrap cannot run.
+// when bubblewrap cannot run, and with an error when the workspace cannot
+// be scanned for what to protect.
 func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	inner, err := argvOf(cmd)
 	if err != nil {
@@ -105,21 +148,60 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if !visible(dir, writable) {
 		return Output{}, fmt.Errorf("exec: sandbox: working directory %s is under /tmp, which the sandbox replaces with an empty tmpfs; make it the workspace", dir)
 	}
-	guard, release, err := protectWorkspace(writable[0])
+	sh, err := newShield(shieldOptions{writable: writable, dir: dir, hide: s.Hide,
+		hidePaths: append(HostEscapes(), s.HidePaths...), limit: s.MaxScan, maxMounts: s.MaxMounts})
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 	}
-	defer release()
-	args := s.args(writable, guard)
-	args = append(args, "--chdir", dir, "--")
-	args = append(args, inner...)
-	c := osexec.Command(bw, args...)
+	args := s.args(writable, sh.args)
+	if s.Landlock != "" {
+		inner = helperArgv(s.Landlock, landlockRules{
+			dirs:  append(slices.Clone(writable), "/tmp", "/dev/shm"),
+			files: landlockDevices, noTCP: !s.AllowNetwork}, inner)
+	}
+	args = append(args, "--chdir", dir)
+	argFile, err := argsPipe(args)
+	if err != nil {
+		sh.release()
+		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
+	}
+	defer argFile.Close()
+	// The options come from the file; the command must be on the command line.
+	c := osexec.Command(bw, append([]string{"--args", "3", "--"}, inner...)...)
+	c.ExtraFiles = []*os.File{argFile}
 	c.Env = baseEnv(s.Local.PassEnv, []string{"TMPDIR=/tmp"}, cmd.Env)
 	out, err := runProcess(ctx, c, cmd, s.Local.limits())
+	sh.release()
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox run: %w", err)
 	}
+	out.Notes = append(sh.notes, sh.check()...)
 	return out, nil
+}
+
+// argsPipe feeds bubblewrap's options, NUL-separated, for --args: a
+// workspace with many repositories makes more than a command line holds.
+// A pipe rather than a file, because bubblewrap leaves the descriptor open
+// in the command: it finds only the end of an emptied pipe. The writer
+// ends when the pipe is read whole or its read end closed.
+func argsPipe(args []string) (*os.File, error) {
+	var b strings.Builder
+	for _, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fmt.Errorf("argument %q holds a NUL byte", a)
+		}
+		b.WriteString(a)
+		b.WriteByte(0)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	go func() {
+		_, _ = io.WriteString(w, b.String())
+		w.Close()
+	}()
+	return r, nil
 }
 
 func (s *Sandbox) dirOf(cmd Command) (string, error) {
@@ -138,8 +220,9 @@ func (s *Sandbox) dirOf(cmd Command) (string, error) {
 
 // args are bubblewrap's options before --chdir. Order matters: the writable
 // binds come after the tmpfs on /tmp, so a workspace under /tmp stays
-// visible, and the guard (read-only binds inside the workspace) after them.
-func (s *Sandbox) args(writable, guard []string) []string {
+// visible, and so does the Landlock helper; the shield's options (read-only
+// binds and covers inside the workspace) come after them.
+func (s *Sandbox) args(writable, shield []string) []string {
 	a := []string{
 		"--ro-bind", "/", "/",
 		"--dev", "/dev",
@@ -149,8 +232,11 @@ func (s *Sandbox) args(writable, guard []string) []string {
 	for _, w := range writable {
 		a = append(a, "--bind", w, w)
 	}
-	a = append(a, guard...)
-	a = append(a, "--unshare-pid", "--unshare-ipc")
+	if s.Landlock != "" {
+		a = append(a, "--ro-bind", s.Landlock, s.Landlock)
+	}
+	a = append(a, shield...)
+	a = append(a, "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc")
 	if !s.AllowNetwork {
 		a = append(a, "--unshare-net")
 	}
@@ -201,9 +287,29 @@ func realDir(d string) (string, error) {
 	return filepath.EvalSymlinks(a)
 }
 
-// ReadFile implements Backend; the whole host is readable, as in the sandbox.
+// ReadFile implements Backend; the host is readable as in the sandbox:
+// all of it but what Hide matches.
 func (s *Sandbox) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if s.hidden(path) {
+		return nil, fmt.Errorf("read %s: the sandbox hides this file", path)
+	}
 	return s.Local.ReadFile(ctx, path)
+}
+
+// hidden reports whether Hide matches path, as written or resolved.
+func (s *Sandbox) hidden(path string) bool {
+	if s.Hide == nil {
+		return false
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return false
+	}
+	if s.Hide(abs) {
+		return true
+	}
+	real, err := resolveForWrite(abs)
+	return err == nil && s.Hide(real)
 }
 
 // Stat implements Backend.
@@ -221,12 +327,38 @@ func (s *Sandbox) WriteFile(ctx context.Context, path string, data []byte, perm 
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	if s.hidden(path) {
+		return fmt.Errorf("write %s: the sandbox hides this file", path)
+	}
 	for _, w := range s.writableDirs() {
-		if within(w, real) {
-			return writeAtomic(real, data, perm)
+		if !within(w, real) {
+			continue
 		}
+		rel, _ := filepath.Rel(w, real)
+		if protectedRel(rel) {
+			return fmt.Errorf("write %s: the sandbox keeps git's repositories, .rein and .claude read-only", path)
+		}
+		return writeAtomic(real, data, perm)
 	}
 	return fmt.Errorf("write %s: outside the sandbox's writable workspace %s", path, s.Workspace)
+}
+
+// protectedRel reports whether a path relative to a writable directory is
+// one the sandbox keeps read-only: inside a .git, .rein or .claude, or a
+// HomeProtected path.
+func protectedRel(rel string) bool {
+	rel = filepath.ToSlash(rel)
+	for _, part := range strings.Split(rel, "/") {
+		if slices.Contains(ProtectedNames, part) {
+			return true
+		}
+	}
+	for _, h := range HomeProtected {
+		if rel == h || strings.HasPrefix(rel, h+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Sandbox) writableDirs() []string {
@@ -263,110 +395,6 @@ func resolveForWrite(path string) (string, error) {
 func within(dir, path string) bool {
 	rel, err := filepath.Rel(dir, path)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// ProtectedPaths are the workspace paths a sandboxed command may read but
-// not change, though the workspace around them is writable: rein's and
-// Claude Code's settings and hooks, and git's hooks and config (a hook, or
-// core.hooksPath, runs code on the host at the user's next commit), and
-// rein's user settings when the workspace is the home directory. A missing
-// .rein, .claude or .git/hooks is mounted as an empty read-only directory
-// while the command runs, so it cannot be created either; the empty
-// directory is removed afterwards. .git itself is mounted on itself, so it
-// cannot be moved aside and replaced.
-var ProtectedPaths = []string{".rein", ".claude", ".git/hooks", ".git/config", ".config/rein"}
-
-// placeholderPaths are the ProtectedPaths made as empty directories when
-// missing.
-var placeholderPaths = map[string]bool{".rein": true, ".claude": true, ".git/hooks": true}
-
-// protectWorkspace returns the bubblewrap options that keep the
-// ProtectedPaths of workspace ws read-only, and a function that removes the
-// placeholder directories it made.
-func protectWorkspace(ws string) (args []string, release func(), err error) {
-	var made []string
-	release = func() {
-		for _, p := range made {
-			releasePlaceholder(p)
-		}
-	}
-	gitDir := false
-	if fi, err := os.Lstat(filepath.Join(ws, ".git")); err == nil && fi.IsDir() {
-		gitDir = true
-		g := filepath.Join(ws, ".git")
-		args = append(args, "--bind", g, g)
-	}
-	for _, rel := range ProtectedPaths {
-		if strings.HasPrefix(rel, ".git/") && !gitDir {
-			continue
-		}
-		p := filepath.Join(ws, filepath.FromSlash(rel))
-		fi, err := os.Lstat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist) && placeholderPaths[rel]:
-			if err := acquirePlaceholder(p); err != nil {
-				release()
-				return nil, nil, fmt.Errorf("cannot protect %s: %w", p, err)
-			}
-			made = append(made, p)
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			release()
-			return nil, nil, fmt.Errorf("cannot protect %s: %w", p, err)
-		case fi.Mode()&fs.ModeSymlink != 0:
-			real, err := filepath.EvalSymlinks(p)
-			if err != nil {
-				release()
-				return nil, nil, fmt.Errorf("cannot protect %s, a symbolic link that does not resolve: %w", p, err)
-			}
-			if !within(ws, real) {
-				continue // outside the workspace: read-only already
-			}
-			p = real
-		}
-		args = append(args, "--ro-bind", p, p)
-	}
-	return args, release, nil
-}
-
-// placeholders counts the runs using each placeholder directory, so the
-// last one removes it, and remembers which ones protectWorkspace made.
-var placeholders = struct {
-	sync.Mutex
-	refs map[string]int
-	made map[string]bool
-}{refs: map[string]int{}, made: map[string]bool{}}
-
-// acquirePlaceholder makes sure directory p exists for the run, creating it
-// when missing.
-func acquirePlaceholder(p string) error {
-	placeholders.Lock()
-	defer placeholders.Unlock()
-	if placeholders.refs[p] == 0 {
-		if err := os.Mkdir(p, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			return err
-		} else if err == nil {
-			placeholders.made[p] = true
-		}
-	}
-	placeholders.refs[p]++
-	return nil
-}
-
-// releasePlaceholder ends a run's use of p; the last run removes it if it
-// was made for the runs and is still empty.
-func releasePlaceholder(p string) {
-	placeholders.Lock()
-	defer placeholders.Unlock()
-	if placeholders.refs[p]--; placeholders.refs[p] > 0 {
-		return
-	}
-	delete(placeholders.refs, p)
-	if placeholders.made[p] {
-		delete(placeholders.made, p)
-		os.Remove(p) // fails, and keeps it, when something was put there
-	}
 }
 
 var _ Backend = (*Sandbox)(nil)

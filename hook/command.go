@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -52,7 +51,13 @@ type Command struct {
 	// ProjectDir is exported as CLAUDE_PROJECT_DIR and REIN_PROJECT_DIR;
 	// empty means the input's cwd.
 	ProjectDir string
-	// Env adds KEY=value pairs to the inherited environment.
+	// PassEnv names the variables passed from rein's environment on top
+	// of [BaseEnv]: nothing else of it reaches the command (no provider
+	// keys, no tokens) unless named here.
+	PassEnv []string
+	// Getenv reads rein's environment; nil reads the process's.
+	Getenv func(string) string
+	// Env adds KEY=value pairs; they win over the variables above.
 	Env []string
 	// Timeout bounds the run; zero means [DefaultTimeout].
 	Timeout time.Duration
@@ -84,7 +89,7 @@ func (c *Command) Run(ctx context.Context, in Input) (Outcome, error) {
 	cmd := exec.CommandContext(ctx, shellPath(), "-c", c.Command)
 	cmd.Dir = firstNonEmpty(c.Dir, in.CWD)
 	project := firstNonEmpty(c.ProjectDir, in.CWD)
-	cmd.Env = append(os.Environ(), "CLAUDE_PROJECT_DIR="+project, "REIN_PROJECT_DIR="+project,
+	cmd.Env = hookEnv(c.Getenv, c.PassEnv, "CLAUDE_PROJECT_DIR="+project, "REIN_PROJECT_DIR="+project,
 		"REIN_HOOK_EVENT="+string(in.Event))
 	cmd.Env = append(cmd.Env, c.Env...)
 	cmd.Stdin = bytes.NewReader(payload)

@@ -29,6 +29,11 @@ type Spec struct {
 	Timeout   time.Duration     // zero: the registry's default
 	Priority  int
 	OnFailure FailurePolicy
+	// Env names the variables of rein's environment the hook gets on top
+	// of [BaseEnv] (a command's environment; an HTTP hook's headers):
+	// `env: [GITHUB_TOKEN]` in rein's format, allowedEnvVars on a Claude
+	// Code http hook.
+	Env []string
 	// Claude marks a hook declared in Claude Code's format; it receives
 	// Claude Code's event and tool names.
 	Claude bool
@@ -38,7 +43,7 @@ type Spec struct {
 const maxTimeout = 24 * time.Hour
 
 // reinFields are the keys of a hook in rein's format.
-var reinFields = []string{"name", "matcher", "command", "url", "headers", "timeout", "priority", "on_failure", "type"}
+var reinFields = []string{"name", "matcher", "command", "url", "headers", "env", "timeout", "priority", "on_failure", "type"}
 
 // Parse reads hook declarations from `.rein/hooks.yaml`:
 //
@@ -46,13 +51,16 @@ var reinFields = []string{"name", "matcher", "command", "url", "headers", "timeo
 //	  pre_tool_use:
 //	    - {matcher: bash, command: ./guard.sh, timeout: 10, priority: 0, on_failure: block}
 //	    - {matcher: "*", url: "http://127.0.0.1:8080/hook"}
+//	  stop:
+//	    - {command: ./notify.sh, env: [SLACK_WEBHOOK_URL]}
 //
 // or from a Claude Code settings.json (other keys are ignored):
 //
 //	{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "…"}]}]}}
 //
-// Timeouts are seconds or durations ("1m"). Specs come out grouped by event
-// in the order of [Events], then in file order.
+// Timeouts are seconds or durations ("1m"). env (allowedEnvVars on a
+// Claude Code http hook) lists variable names. Specs come out grouped by
+// event in the order of [Events], then in file order.
 func Parse(data []byte) ([]Spec, error) {
 	var top map[string]any
 	trimmed := bytes.TrimSpace(data)
@@ -169,21 +177,55 @@ func parseEntry(ev Event, where string, m map[string]any, claude bool) (Spec, er
 	default:
 		return Spec{}, fmt.Errorf("hook: %s: on_failure %q (want skip or block)", where, onFailure)
 	}
-	if h, ok := m["headers"]; ok && h != nil {
-		hm, ok := asMap(h)
-		if !ok {
-			return Spec{}, fmt.Errorf("hook: %s: headers: want a mapping of names to values", where)
-		}
-		s.Headers = map[string]string{}
-		for k, v := range hm {
-			sv, ok := v.(string)
-			if !ok {
-				return Spec{}, fmt.Errorf("hook: %s: header %q: want a string", where, k)
-			}
-			s.Headers[k] = sv
-		}
+	if s.Env, err = envField(m["env"], where+".env"); err != nil {
+		return Spec{}, err
+	}
+	if s.Headers, err = headersField(m["headers"], where); err != nil {
+		return Spec{}, err
 	}
 	return s, checkTarget(s, typ, where)
+}
+
+// headersField reads a mapping of header names to values.
+func headersField(h any, where string) (map[string]string, error) {
+	if h == nil {
+		return nil, nil
+	}
+	hm, ok := asMap(h)
+	if !ok {
+		return nil, fmt.Errorf("hook: %s: headers: want a mapping of names to values", where)
+	}
+	out := map[string]string{}
+	for k, v := range hm {
+		sv, ok := v.(string)
+		if !ok {
+			return nil, fmt.Errorf("hook: %s: header %q: want a string", where, k)
+		}
+		out[k] = sv
+	}
+	return out, nil
+}
+
+// envField reads a list of variable names.
+func envField(v any, where string) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	list, ok := v.([]any)
+	if !ok {
+		return nil, fmt.Errorf("hook: %s: want a list of variable names", where)
+	}
+	out := make([]string, 0, len(list))
+	for _, item := range list {
+		name, ok := item.(string)
+		if !ok || !envName.MatchString(name) {
+			return nil, fmt.Errorf("hook: %s: %v is not a variable name", where, item)
+		}
+		if !slices.Contains(out, name) {
+			out = append(out, name)
+		}
+	}
+	return out, nil
 }
 
 // checkTarget wants exactly one of command and url, consistent with type.
@@ -234,6 +276,12 @@ func parseGroup(ev Event, where string, m map[string]any) ([]Spec, error) {
 			s.Command, err = stringField(h, "command", w)
 		case "http":
 			s.URL, err = stringField(h, "url", w)
+			if err == nil {
+				s.Headers, err = headersField(h["headers"], w)
+			}
+			if err == nil {
+				s.Env, err = envField(h["allowedEnvVars"], w+".allowedEnvVars")
+			}
 		default:
 			return nil, fmt.Errorf("hook: %s: type %q hooks are not supported by rein (command and http are)", w, typ)
 		}
@@ -331,17 +379,20 @@ func timeoutField(v any, where string) (time.Duration, error) {
 
 // Registration turns a spec into a registration with a [Command] or [HTTP]
 // hook; projectDir is exported to commands as CLAUDE_PROJECT_DIR and
-// REIN_PROJECT_DIR and is their working directory.
-func (s Spec) Registration(projectDir string) Registration {
+// REIN_PROJECT_DIR and is their working directory. getenv reads rein's
+// environment (nil: the process's), of which the hook gets [BaseEnv] and
+// the variables it names (Spec.Env).
+func (s Spec) Registration(projectDir string, getenv func(string) string) Registration {
 	r := Registration{Name: s.Name, Event: s.Event, Matcher: s.Matcher, Priority: s.Priority,
 		Timeout: s.Timeout, OnFailure: s.OnFailure}
 	if s.Command != "" {
-		r.Hook = &Command{Command: s.Command, Dir: projectDir, ProjectDir: projectDir, Timeout: s.Timeout, Claude: s.Claude}
+		r.Hook = &Command{Command: s.Command, Dir: projectDir, ProjectDir: projectDir, Timeout: s.Timeout, Claude: s.Claude,
+			PassEnv: s.Env, Getenv: getenv}
 		if r.Name == "" {
 			r.Name = "command " + shorten(s.Command, 60)
 		}
 	} else {
-		r.Hook = &HTTP{URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Claude: s.Claude}
+		r.Hook = &HTTP{URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Claude: s.Claude, PassEnv: s.Env, Getenv: getenv}
 		if r.Name == "" {
 			r.Name = "http " + s.URL
 		}
@@ -349,11 +400,11 @@ func (s Spec) Registration(projectDir string) Registration {
 	return r
 }
 
-// Registrations turns specs into registrations.
-func Registrations(specs []Spec, projectDir string) []Registration {
+// Registrations turns specs into registrations (see [Spec.Registration]).
+func Registrations(specs []Spec, projectDir string, getenv func(string) string) []Registration {
 	out := make([]Registration, len(specs))
 	for i, s := range specs {
-		out[i] = s.Registration(projectDir)
+		out[i] = s.Registration(projectDir, getenv)
 	}
 	return out
 }

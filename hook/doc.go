@@ -19,4 +19,17 @@
 // [Parse] reads `.rein/hooks.yaml` and Claude Code's settings.json `hooks`
 // object alike; hooks declared the Claude Code way receive Claude Code's
 // event and tool names, so existing scripts run unchanged.
+//
+// Hooks run with a clean environment (SPEC PERM-5): a command gets only
+// [BaseEnv] (PATH, HOME, USER, the locale, TZ, TMPDIR, SHELL, the terminal
+// and desktop session), CLAUDE_PROJECT_DIR, REIN_PROJECT_DIR and
+// REIN_HOOK_EVENT, plus the variables its declaration names — `env:
+// [GITHUB_TOKEN]` in hooks.yaml. Provider keys and other secrets never
+// reach a hook that did not name them. Claude Code's settings.json has no
+// such field for commands, so its command hooks get the base set. An HTTP
+// hook's header values may refer to variables ($NAME, ${NAME}); only those
+// it names (env, or allowedEnvVars in Claude Code's format) are filled in,
+// any other reference becomes empty. Which files' hooks run at all is the
+// caller's decision: rein runs a workspace's hooks only once the user
+// trusted the workspace.
 package hook

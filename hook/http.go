@@ -17,8 +17,14 @@ import (
 type HTTP struct {
 	// URL receives the POST.
 	URL string
-	// Headers are added to the request.
+	// Headers are added to the request. A value may refer to variables
+	// ($NAME or ${NAME}): those PassEnv names are replaced with their
+	// values, any other with nothing.
 	Headers map[string]string
+	// PassEnv names the variables headers may use.
+	PassEnv []string
+	// Getenv reads rein's environment; nil reads the process's.
+	Getenv func(string) string
 	// Client sends the request; nil means a client without its own timeout
 	// (the hook's timeout bounds the call).
 	Client *http.Client
@@ -47,7 +53,7 @@ func (h *HTTP) Run(ctx context.Context, in Input) (Outcome, error) {
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("User-Agent", "rein-hook")
 	for k, v := range h.Headers {
-		req.Header.Set(k, v)
+		req.Header.Set(k, expandHeader(v, h.PassEnv, h.Getenv))
 	}
 	client := h.Client
 	if client == nil {

@@ -2,7 +2,11 @@ package permission
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/internal/shellparse"
 )
 
 // BenchmarkDecideBash measures one decision on a compound shell command
@@ -28,5 +32,23 @@ func BenchmarkDecideRead(b *testing.B) {
 	req := readReq(ws, "src/main.go")
 	for b.Loop() {
 		_, _ = e.Decide(context.Background(), req)
+	}
+}
+
+// BenchmarkDecideWorst measures the largest command the analysis accepts
+// (just under shellparse.MaxSize): the bound of one decision.
+func BenchmarkDecideWorst(b *testing.B) {
+	ws := b.TempDir()
+	e, _ := NewPolicy(Settings{Rules: mustRules(b, SourceWorkspace, "allow bash(cat:*)", "deny bash(rm:*)")})
+	var sb strings.Builder
+	sb.WriteString("cat")
+	for i := 0; sb.Len() < shellparse.MaxSize-16; i++ {
+		fmt.Fprintf(&sb, " f%d", i)
+	}
+	req := bashReq(ws, sb.String())
+	for b.Loop() {
+		if o, _ := e.Decide(context.Background(), req); o.Decision != DecisionAsk {
+			b.Fatal(o)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/tool"
 )
@@ -34,27 +35,73 @@ func (p pathInfo) shown() string {
 	return p.abs
 }
 
-// workspace is a resolved workspace root.
+// workspace is a resolved workspace root. It remembers the symlinks it
+// resolved, so it serves one decision: files change between calls.
 type workspace struct {
 	dir, real string
+	memo      map[string]string // absolute path → symlinks resolved
 }
 
-// newWorkspace resolves dir; empty means the working directory.
-func newWorkspace(dir string) workspace {
+// newWorkspace resolves dir; empty means the working directory. roots,
+// when not nil, remembers the resolved roots across decisions: the
+// directories above a workspace are not the agent's to change.
+func newWorkspace(dir string, roots *sync.Map) workspace {
 	if dir == "" {
 		dir, _ = os.Getwd()
 	}
 	dir, _ = filepath.Abs(dir)
 	dir = filepath.Clean(dir)
-	return workspace{dir: dir, real: resolveReal(dir)}
+	w := workspace{dir: dir, memo: map[string]string{}}
+	if roots != nil {
+		if r, ok := roots.Load(dir); ok {
+			w.real = r.(string)
+			w.memo[dir] = w.real
+			return w
+		}
+	}
+	w.real = w.realOf(dir, 0)
+	if roots != nil {
+		roots.Store(dir, w.real)
+	}
+	return w
 }
 
 // resolve places a path of a call relative to the workspace.
 func (w workspace) resolve(p string) pathInfo {
 	info := w.lexical(p)
-	info.real = resolveReal(info.abs)
+	info.real = w.realOf(info.abs, 0)
 	info.realRel = relInside(w.real, info.real)
 	return info
+}
+
+// maxLinks bounds the symlinks followed to resolve one path, as the kernel
+// does (ELOOP).
+const maxLinks = 40
+
+// realOf resolves the symlinks of an absolute, cleaned path component by
+// component, one lstat each (parents come from the memo). A part that does
+// not exist is kept as written; a dangling symlink is followed to where a
+// write through it would land.
+func (w workspace) realOf(p string, depth int) string {
+	if r, ok := w.memo[p]; ok {
+		return r
+	}
+	parent := filepath.Dir(p)
+	if parent == p || depth > maxLinks {
+		return p
+	}
+	cand := filepath.Join(w.realOf(parent, depth), filepath.Base(p))
+	out := cand
+	if fi, err := os.Lstat(cand); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		if t, err := os.Readlink(cand); err == nil {
+			if !filepath.IsAbs(t) {
+				t = filepath.Join(filepath.Dir(cand), t)
+			}
+			out = w.realOf(filepath.Clean(t), depth+1)
+		}
+	}
+	w.memo[p] = out
+	return out
 }
 
 // lexical is resolve without touching the file system: symlinks are taken
@@ -80,28 +127,6 @@ func relInside(base, p string) string {
 		return ""
 	}
 	return filepath.ToSlash(rel)
-}
-
-// resolveReal resolves the symlinks of the longest existing ancestor of p,
-// so a link inside the workspace that points out of it is seen as outside.
-func resolveReal(p string) string {
-	rest := ""
-	cur := p
-	for range 256 {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			if rest == "" {
-				return r
-			}
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			break
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-	return p
 }
 
 // sensitiveSet matches the protected files.

@@ -25,6 +25,7 @@ type Engine struct {
 	sensitive  sensitiveSet
 	askTimeout time.Duration
 	store      RuleStore
+	roots      *sync.Map // workspace directory → its symlinks resolved
 }
 
 var _ Policy = (*Engine)(nil)
@@ -37,7 +38,7 @@ func NewPolicy(s Settings) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{mode: mode, askTimeout: s.AskTimeout, store: s.Store}
+	e := &Engine{mode: mode, askTimeout: s.AskTimeout, store: s.Store, roots: &sync.Map{}}
 	if e.askTimeout <= 0 {
 		e.askTimeout = DefaultAskTimeout
 	}
@@ -123,7 +124,11 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Outcome, error) {
 	e.mu.RLock()
 	d := decider{mode: e.mode, rules: e.rules, sensitive: e.sensitive}
 	e.mu.RUnlock()
-	d.f = gather(req)
+	f := gather(ctx, req, e.roots)
+	d.f = &f
+	if err := ctx.Err(); err != nil {
+		return Outcome{}, err // the analysis was cut short
+	}
 	return d.decide(), nil
 }
 
@@ -136,11 +141,16 @@ type facts struct {
 	shellErr error
 	command  string
 	host     string
+	dirs     shellDirs           // where the command's relative paths lead
+	vars     map[string][]string // variables the command sets statically
+	wordMemo map[wordKey]wordPathsResult
+	cmds     []*command
+	words    int // words of the command, plus one once counted
 }
 
 // gather reads the paths, command and URL of a request.
-func gather(req Request) facts {
-	f := facts{req: req, ws: newWorkspace(req.WorkDir)}
+func gather(ctx context.Context, req Request, roots *sync.Map) facts {
+	f := facts{req: req, ws: newWorkspace(req.WorkDir, roots)}
 	var in map[string]any
 	_ = json.Unmarshal(req.Input, &in)
 	for _, k := range []string{"path", "file_path"} {
@@ -161,7 +171,11 @@ func gather(req Request) facts {
 		if strings.TrimSpace(f.command) == "" {
 			f.shellErr = fmt.Errorf("no command")
 		} else {
-			f.shell, f.shellErr = parseShell(f.command)
+			f.shell, f.shellErr = shellparse.ParseContext(ctx, f.command)
+		}
+		f.dirs = shellDirs{dirs: []string{callDir(f.ws, in)}}
+		if f.shell != nil {
+			f.dirs, f.vars = scriptDirs(f.dirs.dirs[0], f.shell), scriptVars(f.shell)
 		}
 	}
 	if s, ok := in["url"].(string); ok {
@@ -177,7 +191,7 @@ type decider struct {
 	mode      Mode
 	rules     []compiled
 	sensitive sensitiveSet
-	f         facts
+	f         *facts
 }
 
 func (d *decider) decide() Outcome {
@@ -193,7 +207,13 @@ func (d *decider) decide() Outcome {
 	if o, ok := d.dynamicAsk(); ok {
 		return o
 	}
+	if o, ok := d.shellUnknown(); ok {
+		return o
+	}
 	if o, ok := d.protectedAsk(); ok {
+		return o
+	}
+	if o, ok := d.networkAsk(); ok {
 		return o
 	}
 	if d.mode != ModeBypass && !d.wholeToolAllowed() {
@@ -300,15 +320,8 @@ func (d *decider) builtinDeny() (Outcome, bool) {
 			return deny("%s on %s is denied: it is a sensitive file (matches %s) that rein never lets tools read or change", tool, p.shown(), g), true
 		}
 	}
-	if d.f.shell != nil {
-		for _, r := range d.f.shell.Redirs {
-			if !r.Target.Static {
-				continue
-			}
-			if g, ok := d.sensitive.match(d.f.ws.resolve(r.Target.Value)); ok {
-				return deny("the command redirects to or from %s, a sensitive file (matches %s) that rein never lets tools read or change", r.Target.Value, g), true
-			}
-		}
+	if o, ok := d.shellSensitive(); ok {
+		return o, true
 	}
 	if d.mode != ModeReadOnly {
 		return Outcome{}, false
@@ -335,8 +348,9 @@ func ask(format string, args ...any) Outcome {
 // readOnly reports a tool that changes nothing.
 func readOnly(m tool.Meta) bool { return m.ReadOnly || m.Category == tool.CategoryRead }
 
-// builtinAsk covers what shell rules cannot see: commands that do not parse,
-// redirections out of the workspace, and sensitive files named as arguments.
+// builtinAsk covers what shell rules cannot see: commands that do not
+// parse or whose code is hidden in variables, and redirections to files
+// known only when the command runs or outside the workspace.
 func (d *decider) builtinAsk() (Outcome, bool) {
 	if !shellTools[d.f.req.Tool] {
 		return Outcome{}, false
@@ -347,62 +361,29 @@ func (d *decider) builtinAsk() (Outcome, bool) {
 	if d.f.shell.Dynamic != "" {
 		return ask("%s, so the command needs confirmation", d.f.shell.Dynamic), true
 	}
-	away := d.cdLeaves()
 	for _, r := range d.f.shell.Redirs {
-		t := r.Target
-		if !t.Static {
-			return ask("the command redirects to %q, which cannot be known before it runs", t.Text), true
+		ps, known := d.f.wordPaths(r.Target)
+		if !known {
+			return ask("the command redirects to %q, which cannot be known before it runs", r.Target.Text), true
 		}
-		if harmlessDevice(t.Value) {
-			continue
-		}
-		if away && !strings.HasPrefix(t.Value, "/") {
-			return ask("the command changes directory and then redirects to %s", t.Value), true
-		}
-		if p := d.f.ws.resolve(t.Value); !p.inside() {
-			return ask("the command redirects to %s, outside the workspace", p.abs), true
-		}
-	}
-	for _, c := range d.f.shell.Commands {
-		for _, w := range c.Words[min(1, len(c.Words)):] {
-			if !w.Static || w.Value == "" {
-				continue
-			}
-			for _, s := range []string{w.Value, w.Value[strings.IndexByte(w.Value, '=')+1:]} {
-				if g, ok := d.sensitive.match(d.f.ws.lexical(s)); ok && s != "" {
-					return ask("the command names %s, a sensitive file (matches %s)", s, g), true
-				}
+		for _, p := range ps {
+			if !harmlessDevice(p.abs) && !p.inside() {
+				return ask("the command redirects to %s, outside the workspace", p.abs), true
 			}
 		}
 	}
 	return Outcome{}, false
 }
 
-// cdLeaves reports a cd or pushd whose target is unknown or outside the
-// workspace: relative redirections after it cannot be placed.
-func (d *decider) cdLeaves() bool {
-	for _, c := range d.f.shell.Commands {
-		if len(c.Words) == 0 || (c.Words[0].Value != "cd" && c.Words[0].Value != "pushd") {
-			continue
-		}
-		args := c.Words[1:]
-		for len(args) > 0 && strings.HasPrefix(args[0].Value, "-") && args[0].Value != "-" {
-			args = args[1:]
-		}
-		if len(args) == 0 || !args[0].Static || args[0].Value == "-" || !d.f.ws.resolve(args[0].Value).inside() {
-			return true
-		}
-	}
-	return false
-}
-
-// harmlessDevice reports device files every command may use.
+// harmlessDevice reports device files every command may use; p is
+// absolute and cleaned, so /dev/fd/../x is not one.
 func harmlessDevice(p string) bool {
 	switch p {
 	case "/dev/null", "/dev/stdout", "/dev/stderr", "/dev/stdin", "/dev/tty", "/dev/zero":
 		return true
 	}
-	return strings.HasPrefix(p, "/dev/fd/")
+	n, ok := strings.CutPrefix(p, "/dev/fd/")
+	return ok && n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // allowRules: every part of the call must be covered by an allow rule.
@@ -428,11 +409,13 @@ func (d *decider) allowRules() (Outcome, bool) {
 		// A dynamic script is never allowed by command rules: what runs is
 		// not what the text says.
 		ok = d.f.shell != nil && d.f.shell.Dynamic == "" && len(d.f.shell.Commands) > 0 && !slices.ContainsFunc(d.f.shell.Assigns, riskyEnv)
-		for _, cmd := range d.f.shellCommands() {
+		for _, cmd := range d.f.commands() {
 			if cmd.Via != "" {
 				continue // find -exec: find's own rule must name it (see allows)
 			}
-			ok = ok && covered(func(c *compiled) bool { return c.kind == kindShell && c.shell.allows(cmd.Words) })
+			ok = ok && covered(func(c *compiled) bool {
+				return c.kind == kindShell && c.shell.allows(cmd.Words) && d.argsCovered(cmd, c.shell)
+			})
 		}
 	case len(d.f.paths) > 0:
 		ok = true
@@ -466,6 +449,9 @@ func (d *decider) modeDefault() Outcome {
 	case ModeBypass:
 		return Outcome{Decision: DecisionAllow, Reason: "bypass mode runs every tool call no rule denies"}
 	case ModeReadOnly:
+		if cat == tool.CategoryNetwork || d.f.host != "" {
+			return ask("read-only mode asks before %s reaches the network", d.f.req.Tool)
+		}
 		return Outcome{Decision: DecisionAllow, Reason: "read-only mode runs read-only tools inside the workspace"}
 	}
 	runs := cat == tool.CategoryRead || (d.mode == ModeAcceptEdits && cat == tool.CategoryEdit)

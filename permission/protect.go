@@ -22,16 +22,23 @@ var protectedPaths = []struct {
 	{".rein", []string{"**/.rein", "**/.rein/**"}},
 	{".claude", []string{"**/.claude", "**/.claude/**"}},
 	{".config/rein", []string{"**/.config/rein", "**/.config/rein/**"}},
-	{".git/hooks", []string{"**/.git/hooks", "**/.git/hooks/**"}},
-	{".git/config", []string{"**/.git/config", "**/.git/commondir"}},
-	{".git", []string{"**/.git"}},
+	{".git/hooks", []string{"**/.git/hooks", "**/.git/hooks/**", "**/.git/modules/**/hooks", "**/.git/modules/**/hooks/**"}},
+	{".git/config", []string{"**/.git/config", "**/.git/config.worktree", "**/.git/commondir", "**/.git/modules/**/config",
+		"**/.git/modules/**/config.worktree", "**/.git/worktrees/**/config.worktree", "**/.git/worktrees/**/commondir"}},
+	{".git", []string{"**/.git", "**/.git/**"}},
 }
 
-// protectedName returns the protected path p lies in, if any.
+// protectedName returns the protected path p lies in, if any. Names are
+// compared without case: on a case-insensitive file system .REIN is .rein.
 func protectedName(p pathInfo) (string, bool) {
+	abs := strings.ToLower(strings.TrimPrefix(filepath.ToSlash(p.abs), "/"))
+	real := strings.ToLower(strings.TrimPrefix(filepath.ToSlash(p.real), "/"))
+	if !mayBeProtected(abs) && !mayBeProtected(real) {
+		return "", false
+	}
 	for _, pp := range protectedPaths {
 		for _, g := range pp.globs {
-			if globMatch(g, strings.TrimPrefix(filepath.ToSlash(p.abs), "/")) || globMatch(g, strings.TrimPrefix(filepath.ToSlash(p.real), "/")) {
+			if globMatch(g, abs) || globMatch(g, real) {
 				return pp.name, true
 			}
 		}
@@ -39,8 +46,14 @@ func protectedName(p pathInfo) (string, bool) {
 	return "", false
 }
 
+// mayBeProtected reports a lower-case path holding one of the names every
+// protected glob holds: a cheap test before the globs.
+func mayBeProtected(p string) bool {
+	return strings.Contains(p, ".rein") || strings.Contains(p, ".claude") || strings.Contains(p, ".git") || strings.Contains(p, ".config/rein")
+}
+
 // protectedText finds a protected directory named in a word's text.
-var protectedText = regexp.MustCompile(`(^|/)(\.rein|\.claude|\.git|\.config/rein)(/|$)`)
+var protectedText = regexp.MustCompile(`(?i)(^|/)(\.rein|\.claude|\.git|\.config/rein)(/|$)`)
 
 // mentionsProtected reports a word that names a protected path somewhere in
 // its text ("$d/.rein/x"), for words only known when the command runs.
@@ -98,25 +111,26 @@ var readingGit = map[string]bool{
 
 // protectedShell asks before a command that writes to a protected path by
 // a redirection, names one as an argument of a program that may change it
-// (cp, mv, tee, sed -i, ln, chmod, mkdir, cd, …), or changes git's
-// configuration (`git config`).
+// (cp, mv, tee, sed -i, ln, chmod, mkdir, …) or as the file an option
+// writes (git diff --output), or changes git's configuration (`git
+// config`). Paths are resolved against every directory the command may be
+// in, globs and the variables it sets expanded.
 func (d *decider) protectedShell() (Outcome, bool) {
 	if d.f.shell == nil {
 		return Outcome{}, false
 	}
 	for _, r := range d.f.shell.Redirs {
-		t := r.Target
 		if !r.Write {
 			continue
 		}
-		if !t.Static && mentionsProtected(t.Text) {
-			return ask("the command writes to %s, which may be a file that decides what rein or git may run", t.Text), true
-		}
-		if name, ok := protectedName(d.f.ws.resolve(t.Value)); t.Static && ok {
-			return ask("the command writes to %s (in %s), which decides what rein, Claude Code or git may run", t.Value, name), true
+		ps, _ := d.f.wordPaths(r.Target)
+		for _, p := range ps {
+			if name, ok := protectedName(p); ok {
+				return ask("the command writes to %s (in %s), which decides what rein, Claude Code or git may run", p.shown(), name), true
+			}
 		}
 	}
-	for _, c := range d.f.shell.Commands {
+	for _, c := range d.f.commands() {
 		if o, ok := d.protectedArgs(c); ok {
 			return o, true
 		}
@@ -125,41 +139,48 @@ func (d *decider) protectedShell() (Outcome, bool) {
 }
 
 // protectedArgs checks the arguments of one command.
-func (d *decider) protectedArgs(c shellparse.Command) (Outcome, bool) {
-	prog := c.Program()
-	inner, _ := c.Inner()
+func (d *decider) protectedArgs(c *command) (Outcome, bool) {
+	prog, inner := c.prog, c.inner
+	changes := false
+	for _, e := range c.esc {
+		if e.eff == effectReads {
+			continue
+		}
+		changes = true
+		if e.value == "" {
+			continue
+		}
+		ps, _ := d.f.wordPaths(shellparse.Lit(e.value))
+		for _, p := range ps {
+			if name, ok := protectedName(p); ok {
+				return ask("%s %s %s (in %s), which decides what rein, Claude Code or git may run", commandName(c), e.eff, p.shown(), name), true
+			}
+		}
+	}
 	if prog == "git" {
 		if sub, rest := gitSubcommand(inner[1:]); sub == "config" && !readingGitConfig(rest) {
 			return ask("`git config` changes git's configuration, where a setting such as core.hooksPath runs code"), true
 		}
-		if readingGit[gitSub(inner[1:])] {
+		if readingGit[gitSub(inner[1:])] && !changes {
 			return Outcome{}, false
 		}
 	}
-	if readers[prog] || prog == "find" && !findRunsCode(inner) {
+	if (readers[prog] || prog == "find") && !changes {
 		return Outcome{}, false
 	}
-	for _, w := range c.Words[min(1, len(c.Words)):] {
-		if !w.Static {
-			if mentionsProtected(w.Text) {
-				return ask("the command names %s, which may be a file that decides what rein or git may run", w.Text), true
-			}
-			continue
-		}
-		for _, s := range []string{w.Value, w.Value[strings.IndexByte(w.Value, '=')+1:]} {
-			if s == "" || !mentionsProtected(s) {
-				continue
-			}
-			if name, ok := protectedName(d.f.ws.lexical(s)); ok {
-				return ask("%s names %s (in %s), which decides what rein, Claude Code or git may run", commandName(c), s, name), true
+	for _, a := range c.args {
+		ps, _ := d.f.argPaths(a)
+		for _, p := range ps {
+			if name, ok := protectedName(p); ok {
+				return ask("%s names %s (in %s), which decides what rein, Claude Code or git may run", commandName(c), p.shown(), name), true
 			}
 		}
 	}
 	return Outcome{}, false
 }
 
-func commandName(c shellparse.Command) string {
-	if p := c.Program(); p != "" {
+func commandName(c *command) string {
+	if p := c.prog; p != "" {
 		return "`" + p + "`"
 	}
 	return "the command"

@@ -12,13 +12,6 @@ import (
 // word is a shell word as far as it can be known without running anything.
 type word = shellparse.Word
 
-// parseShell reads a command line: its simple commands through lists,
-// pipes, subshells, substitutions, `sh -c` and eval strings and find's
-// -exec (see [shellparse.Parse]).
-func parseShell(src string) (*shellparse.Script, error) {
-	return shellparse.Parse(src)
-}
-
 // shellCommands returns the commands of a parsed script, or a rough split of
 // a command line that does not parse, so deny rules still see what plainly
 // reads like a denied command.
@@ -119,6 +112,39 @@ func (sp shellPattern) allows(ws []word) bool {
 	for _, w := range ws[len(sp.words):] {
 		if findEscalations[w.Value] {
 			return false
+		}
+	}
+	return true
+}
+
+// argsCovered reports whether what a prefix rule leaves open is harmless:
+// no option beyond the rule's words that writes files, reads arbitrary
+// ones or runs programs (git diff --output, sed -i, find -exec: see
+// escalations), no argument known only when the command runs (a glob over
+// nothing, a variable), and no file outside the workspace. An exact rule
+// names every word itself.
+func (d *decider) argsCovered(cmd *command, sp shellPattern) bool {
+	if sp.any || !sp.prefix {
+		return true
+	}
+	off := len(cmd.Words) - len(cmd.inner)
+	for _, e := range cmd.esc {
+		if e.word == 0 || off+e.word >= len(sp.words) {
+			return false
+		}
+	}
+	for _, a := range cmd.args {
+		if a.index < len(sp.words) {
+			continue
+		}
+		ps, known := d.f.argPaths(a)
+		if !known && !namesOnly[cmd.prog] {
+			return false
+		}
+		for _, p := range ps {
+			if !p.inside() && !harmlessDevice(p.abs) {
+				return false
+			}
 		}
 	}
 	return true

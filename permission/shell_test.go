@@ -2,6 +2,8 @@ package permission
 
 import (
 	"testing"
+
+	"github.com/reinhq/rein/internal/shellparse"
 )
 
 // PERM-2: bash rules match on a real parse of the command.
@@ -90,8 +92,8 @@ func TestBashRules_PERM2(t *testing.T) {
 		{"echo hi > /tmp/out.txt", ModeBypass, DecisionAllow},
 		{"echo x > .env", ModeBypass, DecisionDeny},
 		{"cat < ~/.ssh/id_rsa", ModeBypass, DecisionDeny},
-		{"cat .env", "", DecisionAsk},
-		{"cat .env", ModeBypass, DecisionAllow},
+		{"cat .env", "", DecisionDeny},
+		{"cat .env", ModeBypass, DecisionDeny}, // as read_file .env, in every mode
 		{"cat README.md", "", DecisionAllow},
 		// modes
 		{"git diff", ModeReadOnly, DecisionDeny},
@@ -107,14 +109,15 @@ func TestBashRules_PERM2(t *testing.T) {
 	}
 }
 
-// PERM-2: a whole-tool allow trusts every command, even those the analysis
-// would ask about; deny rules still apply.
+// PERM-2: a whole-tool allow trusts every command the analysis can read,
+// even those it would ask about; deny rules still apply, and a command it
+// cannot read still asks (PERM-6).
 func TestBashWholeToolAllow_PERM2(t *testing.T) {
 	ws := t.TempDir()
 	s := Settings{Rules: mustRules(t, SourceUser, "allow bash", "deny bash(rm:*)")}
 	for cmd, want := range map[string]Decision{
 		"echo x > /tmp/y": DecisionAllow,
-		"git diff (":      DecisionAllow,
+		"git diff (":      DecisionAsk,
 		"ls; rm x":        DecisionDeny,
 		"echo > .env":     DecisionDeny,
 	} {
@@ -126,10 +129,10 @@ func TestBashWholeToolAllow_PERM2(t *testing.T) {
 
 func TestParseShellNesting_PERM2(t *testing.T) {
 	deep := `bash -c "bash -c \"bash -c 'bash -c ls'\""`
-	if f, err := parseShell(deep); err != nil || f.Dynamic == "" {
-		t.Errorf("parseShell(%s) = %v, %v; want a dynamic script: four levels are too deep to follow", deep, f, err)
+	if f, err := shellparse.Parse(deep); err != nil || f.Dynamic == "" {
+		t.Errorf("Parse(%s) = %v, %v; want a dynamic script: four levels are too deep to follow", deep, f, err)
 	}
-	f, err := parseShell(`sh -o pipefail -c "git diff | cat"`)
+	f, err := shellparse.Parse(`sh -o pipefail -c "git diff | cat"`)
 	if err != nil {
 		t.Fatal(err)
 	}

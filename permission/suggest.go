@@ -60,7 +60,7 @@ func Suggest(r Request) []Rule {
 	}
 	if shellTools[r.Tool] {
 		cmd, _ := in["command"].(string)
-		sh, err := parseShell(cmd)
+		sh, err := shellparse.Parse(cmd)
 		if err != nil || sh.Dynamic != "" {
 			return nil
 		}
@@ -84,7 +84,7 @@ func Suggest(r Request) []Rule {
 	}
 	for _, k := range []string{"path", "file_path"} {
 		if s, ok := in[k].(string); ok && s != "" {
-			p := newWorkspace(r.WorkDir).resolve(s)
+			p := newWorkspace(r.WorkDir, nil).resolve(s)
 			return []Rule{mk(escapeGlob(p.shown()))}
 		}
 	}

@@ -15,6 +15,16 @@
 // (config.yaml, the provider profiles of `rein provider`) and [LoadModels]
 // (.rein/models.yaml). [Load] reads every file of a workspace and the user,
 // with the environment and flags, into a [Loaded].
+//
+// A workspace may only tighten the user's safety (SPEC PERM-5): its
+// permission mode and sandbox are [Guarded], and what it brings that
+// widens permissions or runs code — allow rules, sensitive-file
+// exceptions, hooks, a sessions_dir or a replay: model, and later MCP
+// servers, agents, skills and actions (each an [Extra]) — applies only once
+// the user trusted it. Trust is kept per directory in the user's trust.json
+// ([TrustStore]) with a [Fingerprint] of the workspace's trust-relevant
+// files, and is lost when they change; [Loaded.RuleStore] keeps "always"
+// answers without losing it.
 package config
 
 import (
@@ -87,8 +97,8 @@ var keys = []Key{
 		Doc: "output tokens per reply (0: the adapter's default)"},
 	{Name: ThinkingBudget, Env: "REIN_THINKING_BUDGET", Default: "0", Kind: KindInt,
 		Doc: "reasoning tokens per reply (0: thinking off)"},
-	{Name: Sandbox, Env: "REIN_SANDBOX", Default: "off", Kind: KindEnum, Enum: []string{"off", "on", "auto"},
-		Doc: "run commands under bubblewrap: off, on (fail when unavailable) or auto"},
+	{Name: Sandbox, Env: "REIN_SANDBOX", Default: "auto", Kind: KindEnum, Enum: []string{"off", "on", "auto"},
+		Doc: "run commands confined: auto (bubblewrap, with Landlock inside; Landlock alone without bubblewrap; a warning when neither), on (bubblewrap required) or off"},
 	{Name: SystemPrompt, Env: "REIN_SYSTEM_PROMPT", Flag: "system-prompt",
 		Doc: "replaces rein's own instructions in the system prompt"},
 	{Name: AppendSystemPrompt, Env: "REIN_APPEND_SYSTEM_PROMPT", Flag: "append-system-prompt",

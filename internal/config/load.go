@@ -155,8 +155,17 @@ type Loaded struct {
 	Models []registry.Model
 	// Warnings are the settings of workspace files rein ignored: a
 	// workspace may only tighten the permission mode and the sandbox
-	// (see [Guarded]). `rein doctor` and `rein config show` print them.
+	// (see [Guarded]), and an untrusted workspace's extras do not apply
+	// (Trust.Warnings, at the end). `rein doctor`, `rein config show` and
+	// every run print them.
 	Warnings []string
+	// Trust is the workspace's trust state: what it brings that widens
+	// permissions or runs code applies only once the user trusted it
+	// (SPEC PERM-5).
+	Trust Trust
+
+	hooks      []hookFile
+	trustStore *TrustStore
 }
 
 // Load reads every layer. A file that does not parse, or a bad value in
@@ -184,6 +193,8 @@ func Load(opts Options) (*Loaded, error) {
 	if l.Models, err = LoadModels(l.Workspace.Models()); err != nil {
 		return nil, err
 	}
+	l.loadHooks()
+	l.loadTrust()
 	flags, err := FlagLayer(opts.Flags)
 	if err != nil {
 		return nil, err
@@ -193,9 +204,10 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	user := l.User.Layer(SourceUser)
-	local := l.guard(l.Local, user, flags, env)
-	project := l.guard(l.Project, user, flags, env)
+	local := l.gate(l.guard(l.Local, user, flags, env))
+	project := l.gate(l.guard(l.Project, user, flags, env))
 	l.Effective = Resolve(flags, env, local, project, user, l.profileLayer(), l.defaults(getenv))
+	l.Warnings = append(l.Warnings, l.Trust.Warnings...)
 	return l, nil
 }
 
@@ -299,9 +311,11 @@ func (l *Loaded) defaults(getenv func(string) string) Layer {
 
 // Permissions merges the permission settings of every file with the run's
 // (mode, ask timeout, rules from flags), in the order of package
-// permission: user, workspace, run.
+// permission: user, workspace, run. An untrusted workspace's allow rules
+// (but those the user approved there) and sensitive-file exceptions are
+// left out (SPEC PERM-5).
 func (l *Loaded) Permissions(run permission.Settings) permission.Settings {
-	return permission.Merge(l.User.Permissions, l.Project.Permissions, l.Local.Permissions, run)
+	return permission.Merge(l.User.Permissions, l.workspacePermissions(l.Project), l.workspacePermissions(l.Local), run)
 }
 
 // Unknown lists the unknown keys of every settings file, prefixed with the

@@ -84,21 +84,31 @@ func (p *parser) checkParam(n *syntax.ParamExp) {
 
 var number = regexp.MustCompile(`^(0[xX][0-9a-fA-F]+|[0-9]+)$`)
 
-// literalArithm reports arithmetic made only of numbers and operators.
+// literalArithm reports arithmetic made only of numbers and operators. It
+// goes down chains of operators (`1+2+3…`, nested to the left) in a loop.
 func literalArithm(x syntax.ArithmExpr) bool {
-	switch x := x.(type) {
-	case nil:
-		return true
-	case *syntax.Word:
-		return number.MatchString(x.Lit())
-	case *syntax.BinaryArithm:
-		return literalArithm(x.X) && literalArithm(x.Y)
-	case *syntax.UnaryArithm:
-		return x.Op != syntax.Inc && x.Op != syntax.Dec && literalArithm(x.X)
-	case *syntax.ParenArithm:
-		return literalArithm(x.X)
+	for {
+		switch y := x.(type) {
+		case nil:
+			return true
+		case *syntax.Word:
+			return number.MatchString(y.Lit())
+		case *syntax.BinaryArithm:
+			if !literalArithm(y.Y) {
+				return false
+			}
+			x = y.X
+		case *syntax.UnaryArithm:
+			if y.Op == syntax.Inc || y.Op == syntax.Dec {
+				return false
+			}
+			x = y.X
+		case *syntax.ParenArithm:
+			x = y.X
+		default:
+			return false
+		}
 	}
-	return false
 }
 
 // numberTest reports a [[ ]] operand that is a plain number.

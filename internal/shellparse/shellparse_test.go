@@ -1,6 +1,9 @@
 package shellparse
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -56,6 +59,17 @@ func TestParseCommands(t *testing.T) {
 		{`export A=1 B; local -r c`, []string{"export A=1 B", "local -r c"}},
 		{`X=1 Y=2`, nil},
 		{`f() { rm -rf x; }; f`, []string{"rm -rf x", "f"}},
+		// bash's view, where the parser's differs (PERM-6)
+		{"coproc A=1 B=2 rm x", []string{"rm x"}},
+		{"bash -c -- 'rm x'", []string{"bash -c -- rm x", ">rm x"}},
+		{"bash -c -o pipefail 'rm x' name", []string{"bash -c -o pipefail rm x name", ">rm x"}},
+		{"sh -c -e -- 'rm x'", []string{"sh -c -e -- rm x", ">rm x"}},
+		{"sh +c 'rm x'", []string{"sh +c rm x", ">rm x"}},
+		{"env -S'rm x' y", []string{"env -Srm x y", ">rm x y"}},
+		{"env -iS 'rm x'", []string{"env -iS rm x", ">rm x"}},
+		{"su -lc 'rm x' root", []string{"su -lc rm x root", ">rm x"}},
+		{"su -c'rm x' root", []string{"su -crm x root", ">rm x"}},
+		{"eval -- 'rm x'", []string{"eval -- rm x", ">rm x"}},
 	}
 	for _, c := range cases {
 		s, err := Parse(c.src)
@@ -179,6 +193,7 @@ func TestVariants(t *testing.T) {
 		{"command -v rm", []string{"command -v rm"}},
 		{"command rm x", []string{"command rm x", "rm x"}},
 		{"sudo", []string{"sudo"}},
+		{"sudo -u app A=1 B=2 rm x", []string{"sudo -u app A=1 B=2 rm x", "rm x"}},
 		{"git status", []string{"git status"}},
 	}
 	for _, c := range cases {
@@ -276,29 +291,67 @@ func TestStdin(t *testing.T) {
 	}
 }
 
+// Rough reads more than bash would run, for deny rules on commands that
+// do not parse or are refused (PERM-6).
 func TestRough(t *testing.T) {
-	got := texts(Rough(`echo 'x; sudo rm -rf / && "ls" (`))
-	if diff := cmp.Diff([]string{"echo x", "sudo rm -rf /", "ls"}, got); diff != "" {
-		t.Errorf("-want +got:\n%s", diff)
+	cases := []struct {
+		src  string
+		want []string
+	}{
+		{`echo 'x; sudo rm -rf / && "ls" (`, []string{"echo x", "sudo rm -rf /", "ls", ">x", ">sudo rm -rf /", ">ls"}},
+		{"echo hi\r# ; touch x", []string{"echo hi #", "touch x"}},
+		{"p1 #\\\np2", []string{"p1 #p2", "p1 #", "p2"}},
+		{`r"m" -rf /; \rm x; $'rm' y`, []string{"rm -rf /", "rm x", "rm y", ">m", ">rm"}},
+		{"if true; then rm x; fi; { rm y; }; >out rm z; 2> err rm w", []string{"true", "rm x", "rm y", "rm z", "rm w"}},
+		{"A=1 B=2 rm x", []string{"rm x"}},
+		{`bash -c 'rm -rf /'`, []string{"bash -c rm -rf /", ">rm -rf /"}},
+	}
+	for _, c := range cases {
+		if diff := cmp.Diff(c.want, texts(Rough(c.src))); diff != "" {
+			t.Errorf("Rough(%q) -want +got:\n%s", c.src, diff)
+		}
+	}
+	var many strings.Builder
+	for i := range MaxCommands + 10 {
+		fmt.Fprintf(&many, "c%d;", i)
+	}
+	if n := len(Rough(many.String())); n != MaxCommands {
+		t.Errorf("Rough of %d commands lists %d, want MaxCommands", MaxCommands+10, n)
+	}
+	if cs := Rough(strings.Repeat("a", 4*MaxSize) + ";rm x"); len(cs) != 1 {
+		t.Errorf("Rough read past 4×MaxSize: %d commands", len(cs))
+	}
+	if cs := Rough("A=1 B=2 rm x"); len(cs[0].Assigns) != 2 || cs[0].Assigns[1].Name != "B" {
+		t.Errorf("Rough: assignments %v", cs[0].Assigns)
 	}
 	if _, err := Parse("echo 'unterminated"); err == nil {
 		t.Error("Parse accepted an unterminated quote")
 	}
 }
 
-// FuzzParse: never panics, and every command has words.
+// FuzzParse: never panics, every command has words, the work is linear in
+// the bytes parsed (PERM-6: bounded), and a refusal says why.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{"git diff && rm -rf x", `bash -c "eval 'x=1; ((x))'"`, "find . -exec sh -c 'rm {}' \\;",
-		"sudo env A=1 timeout 5 /bin/rm x", "echo ${a[$i]} $((1+2)) <<EOF\n$(x)\nEOF", "trap 'a' EXIT; su -c b"} {
+		"sudo env A=1 timeout 5 /bin/rm x", "echo ${a[$i]} $((1+2)) <<EOF\n$(x)\nEOF", "trap 'a' EXIT; su -c b",
+		"echo hi\r# ; touch x", "p1 #\\\np2", "a|b|c && d || e", "echo $((1+2*3-4))", "if a; then b; elif c; then d; fi",
+		"f() { f | f & }; f", "cat <<'E'\n#x \\\nE\nls", "echo $(echo $(echo $(ls)))"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, src string) {
-		s, err := Parse(src)
+		p, err := analyse(context.Background(), src)
 		if err != nil {
+			var re *RefusedError
+			if errors.As(err, &re) && (re.Reason == "" || re.Kind == 0) {
+				t.Fatalf("Parse(%q): a refusal without a reason: %#v", src, re)
+			}
 			Rough(src)
 			return
 		}
-		for _, c := range s.Commands {
+		if p.ticks > workBound(p.work) {
+			t.Fatalf("Parse(%q): %d nodes walked for %d bytes", src, p.ticks, p.work)
+		}
+		for _, c := range p.s.Commands {
 			if len(c.Words) == 0 {
 				t.Fatalf("Parse(%q): a command without words", src)
 			}
@@ -339,5 +392,21 @@ func TestForkBomb(t *testing.T) {
 		if s.ForkBomb != want {
 			t.Errorf("Parse(%q).ForkBomb = %v, want %v", src, s.ForkBomb, want)
 		}
+	}
+}
+
+// PERM-6: a for loop's variable is an assignment of each of its words, so
+// the policy can follow `for f in a b; do cat $f; done`.
+func TestLoopVariable_PERM6(t *testing.T) {
+	s, err := Parse("for f in a 'b c'; do cat $f; done; for g; do :; done")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, a := range s.Assigns {
+		got = append(got, fmt.Sprintf("%s=%s/%v", a.Name, a.Value.Value, a.Value.Static))
+	}
+	if want := "f=a/true f=b c/true g=/false"; strings.Join(got, " ") != want {
+		t.Errorf("assigns %q, want %q", strings.Join(got, " "), want)
 	}
 }

@@ -27,9 +27,41 @@ type Word struct {
 func Lit(s string) Word { return Word{Text: s, Value: s, Static: true} }
 
 // wordOf evaluates a syntax word statically.
-func wordOf(w *syntax.Word) Word {
+func wordOf(w *syntax.Word) Word { return wordIn(w, "") }
+
+// wordIn evaluates a syntax word parsed from src statically. The texts of
+// expansions are cut from src; without it they are printed from the tree.
+func wordIn(w *syntax.Word, src string) Word {
+	word, _ := wordCost(w, src)
+	return word
+}
+
+// wordCost is wordIn, also returning the bytes it copied. A word that is
+// one literal or one expansion costs nothing: its text is a piece of src.
+// Others are built piece by piece, and a word holding nested expansions
+// copies their text: a parser limits the total (see parser.word).
+func wordCost(w *syntax.Word, src string) (Word, int) {
 	if w == nil {
-		return Word{Static: true}
+		return Word{Static: true}, 0
+	}
+	if len(w.Parts) == 1 {
+		switch p := w.Parts[0].(type) {
+		case *syntax.Lit:
+			if plain(p.Value) {
+				return Lit(p.Value), 0 // the common case, without copying
+			}
+		case *syntax.DblQuoted:
+			if len(p.Parts) == 1 && src != "" {
+				if _, ok := p.Parts[0].(*syntax.Lit); !ok {
+					return Word{Text: source(p.Parts[0], src)}, 0 // "$(…)"
+				}
+			}
+		case *syntax.SglQuoted:
+		default:
+			if src != "" {
+				return Word{Text: source(p, src)}, 0 // $x, $(…)
+			}
+		}
 	}
 	var text, val strings.Builder
 	static := true
@@ -65,15 +97,21 @@ func wordOf(w *syntax.Word) Word {
 					val.WriteString(v)
 				} else {
 					static = false
-					text.WriteString(printed(q))
+					text.WriteString(source(q, src))
 				}
 			}
 		default:
 			static = false
-			text.WriteString(printed(p))
+			text.WriteString(source(p, src))
 		}
 	}
-	return Word{Text: text.String(), Value: val.String(), Static: static}
+	return Word{Text: text.String(), Value: val.String(), Static: static}, text.Len() + val.Len()
+}
+
+// plain reports a literal without escapes, pattern characters or a
+// leading ~: its value is its text.
+func plain(v string) bool {
+	return !strings.ContainsAny(v, `\*?[{~`)
 }
 
 // hasGlob reports pattern characters (* ? and a [ with its ]) and brace
@@ -83,6 +121,19 @@ func hasGlob(v string) bool {
 		return true
 	}
 	return strings.ContainsAny(v, "*?") || (strings.Contains(v, "{") && (strings.Contains(v, ",") || strings.Contains(v, "..")))
+}
+
+// source returns the text of n as written in src, or as printed when src
+// is not the text n was parsed from. Cutting the text costs nothing, where
+// printing costs the size of n: nested expansions would make it quadratic.
+func source(n syntax.Node, src string) string {
+	if src != "" {
+		from, to := n.Pos().Offset(), n.End().Offset()
+		if n.Pos().IsValid() && n.End().IsValid() && from <= to && to <= uint(len(src)) {
+			return src[from:to]
+		}
+	}
+	return printed(n)
 }
 
 // printed renders a syntax node as the shell would print it.
@@ -97,6 +148,16 @@ func printed(n syntax.Node) string {
 // unescape removes backslash escapes: all of them outside quotes, only those
 // before $ ` " \ and newline inside double quotes.
 func unescape(s string, dquoted bool) string {
+	if dquoted {
+		return unescapeIn(s, "$`\"\\\n")
+	}
+	return unescapeIn(s, "")
+}
+
+// unescapeIn removes the backslashes before the characters of special, or
+// before any character when special is "". A backslash-newline goes
+// altogether.
+func unescapeIn(s, special string) string {
 	if !strings.Contains(s, `\`) {
 		return s
 	}
@@ -108,7 +169,7 @@ func unescape(s string, dquoted bool) string {
 			continue
 		}
 		n := s[i+1]
-		if dquoted && !strings.ContainsRune("$`\"\\\n", rune(n)) {
+		if special != "" && strings.IndexByte(special, n) < 0 {
 			b.WriteByte(c)
 			continue
 		}

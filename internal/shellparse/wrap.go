@@ -17,14 +17,14 @@ type wrapper struct {
 	// running it (command -v).
 	lookup string
 	// assigns says NAME=value words before the command set its
-	// environment (env).
+	// environment (env, sudo).
 	assigns bool
 }
 
 // wrappers is the one list of wrapper programs rein knows. Deny and ask
 // rules see through them; "always allow" never widens them.
 var wrappers = map[string]wrapper{
-	"sudo":             {valued: "-u -g -C -D -h -p -r -t -U -T --user --group --close-from --chdir --host --prompt --role --type --other-user --command-timeout"},
+	"sudo":             {valued: "-u -g -C -D -h -p -r -t -U -T --user --group --close-from --chdir --host --prompt --role --type --other-user --command-timeout", assigns: true},
 	"doas":             {valued: "-u -C"},
 	"pkexec":           {valued: "--user"},
 	"runuser":          {valued: "-u -g -G -s -w --user --group --supp-group --shell --whitelist-environment"},

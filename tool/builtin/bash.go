@@ -42,6 +42,11 @@ type BashOptions struct {
 	// OnStart, when set, is told the process group of each command as it
 	// starts, for the session journal (SPEC SESS-1).
 	OnStart func(call tool.Call, pgid int)
+	// MaxOutput bounds the bytes of output a command may write: past it
+	// the command is stopped, the first MaxOutput bytes are saved to a file
+	// and the model is told so. 0 means the backend's limit
+	// (exec.DefaultMaxSpill, 64 MiB); negative means no limit.
+	MaxOutput int64
 }
 
 type bashIn struct {
@@ -101,7 +106,7 @@ func (b *bash) run(ctx context.Context, call tool.Call, in bashIn) (tool.Result,
 	if res != nil {
 		return *res, nil
 	}
-	cmd := exec.Command{Script: in.Command, Dir: dir, Timeout: timeout}
+	cmd := exec.Command{Script: in.Command, Dir: dir, Timeout: timeout, MaxOutput: b.opts.MaxOutput}
 	if b.opts.Env != nil {
 		cmd.Env = b.opts.Env(call)
 	}
@@ -204,11 +209,17 @@ func (b *bash) result(call tool.Call, in bashIn, timeout time.Duration, out exec
 		tail = append(tail, fmt.Sprintf("command timed out after %s s; partial output above", fmtSecs(timeout.Seconds())))
 	case out.Cancelled:
 		tail = append(tail, "command was cancelled; partial output above")
+	case out.OutputLimited:
+		tail = append(tail, fmt.Sprintf("command was stopped: its output passed the limit of %s; to keep more, "+
+			"send it to a file (cmd > out.log 2>&1) and read parts of it", fmtBytes(out.OutputLimit)))
 	case out.ExitCode != 0:
 		tail = append(tail, fmt.Sprintf("exit code %d", out.ExitCode))
 	}
 	if saveErr != nil {
 		tail = append(tail, fmt.Sprintf("(the whole output could not be saved: %v)", saveErr))
+	}
+	for _, n := range out.Notes {
+		tail = append(tail, "sandbox: "+n)
 	}
 	if len(tail) > 0 {
 		text += "\n\n" + strings.Join(tail, "\n")
@@ -227,7 +238,13 @@ func (b *bash) result(call tool.Call, in bashIn, timeout time.Duration, out exec
 		meta["description"] = in.Description
 	}
 	r := tool.Text(text)
-	r.IsError = out.TimedOut || out.Cancelled || out.ExitCode != 0
+	if out.OutputLimited {
+		meta["output_limited"] = true
+	}
+	if len(out.Notes) > 0 {
+		meta["sandbox_notes"] = out.Notes
+	}
+	r.IsError = out.TimedOut || out.Cancelled || out.OutputLimited || out.ExitCode != 0
 	r.Metadata = meta
 	return r
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -18,7 +19,7 @@ import (
 func (b *bash) outputText(call tool.Call, out exec.Output) (text, path string, err error) {
 	limit := b.opts.OutputCap
 	whole, spill, truncated := out.Combined, out.SpillPath, out.Truncated
-	if truncated && spill != "" && out.TotalBytes <= int64(utf8.UTFMax*limit) {
+	if truncated && spill != "" && !out.OutputLimited && out.TotalBytes <= int64(utf8.UTFMax*limit) {
 		// Spilled by a small memory cap but short enough to show: read it back.
 		if data, rerr := os.ReadFile(spill); rerr == nil {
 			whole, truncated = data, false
@@ -49,12 +50,31 @@ func (b *bash) outputText(call tool.Call, out exec.Output) (text, path string, e
 	}
 	cut := max(0, total-int64(len(head))-int64(len(tail)))
 	var mid string
-	if err == nil {
+	switch {
+	case err == nil && out.OutputLimited:
+		mid = fmt.Sprintf("[… %d bytes cut; the output passed the limit of %s, so the command was stopped; the first %s are in %s: read it with read_file, using offset and limit …]",
+			cut, fmtBytes(out.OutputLimit), fmtBytes(out.SpillBytes), path)
+	case err == nil:
 		mid = fmt.Sprintf("[… %d bytes cut; the whole output (%d bytes) is in %s: read it with read_file, using offset and limit …]", cut, total, path)
-	} else {
+	default:
 		mid = fmt.Sprintf("[… %d bytes cut; the whole output (%d bytes) could not be saved …]", cut, total)
 	}
 	return strings.TrimRight(head, "\n") + "\n\n" + mid + "\n\n" + strings.TrimRight(tail, "\n"), path, err
+}
+
+// fmtBytes prints a size in binary units with at most one decimal:
+// 512 B, 1.5 KiB, 64 MiB, 2.4 GiB.
+func fmtBytes(n int64) string {
+	if n < 1024 {
+		return fmt.Sprintf("%d B", n)
+	}
+	v := float64(n)
+	units := []string{"KiB", "MiB", "GiB", "TiB"}
+	i := 0
+	for v /= 1024; v >= 1024 && i < len(units)-1; i++ {
+		v /= 1024
+	}
+	return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0") + " " + units[i]
 }
 
 func clean(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }

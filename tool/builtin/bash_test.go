@@ -325,3 +325,46 @@ func TestBashBackendError(t *testing.T) {
 		t.Fatal("the command ran unsandboxed")
 	}
 }
+
+// TOOL-4: a command whose output passes the limit (64 MiB by default;
+// BashOptions.MaxOutput) is stopped; the model is told the limit, where the
+// first part is saved, and how to keep more.
+func TestBashOutputLimit_TOOL4(t *testing.T) {
+	c := newBash(t, BashOptions{OutputCap: 1000, MaxOutput: 1 << 20})
+	c.be.MaxMemory = 64 << 10
+	c.be.SpillDir = t.TempDir()
+	c.be.KillDelay = 200 * time.Millisecond
+	r := c.run(context.Background(), "yes")
+	text := r.TextOf()
+	path, _ := r.Metadata["output_path"].(string)
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 1<<20 {
+		t.Fatalf("saved output %s: %v, %v", path, fi, err)
+	}
+	for _, want := range []string{"the output passed the limit of 1 MiB, so the command was stopped; the first 1 MiB are in " + path,
+		"command was stopped: its output passed the limit of 1 MiB; to keep more, send it to a file (cmd > out.log 2>&1)"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("missing %q in:\n%s", want, text[max(0, len(text)-600):])
+		}
+	}
+	if !r.IsError || r.Metadata["output_limited"] != true || !strings.HasPrefix(text, "y\ny\n") {
+		t.Errorf("is_error %v, metadata %v", r.IsError, r.Metadata)
+	}
+}
+
+// TOOL-5: what the sandbox moved aside after a command is told to the model.
+func TestBashSandboxNotes_TOOL5(t *testing.T) {
+	b := &bash{opts: BashOptions{OutputCap: 1000}}
+	r := b.result(tool.Call{}, bashIn{}, time.Second, exec.Output{Combined: []byte("ok\n"),
+		Notes: []string{"rein moved x/.git/hooks to hooks.rein-quarantine: it holds hook pre-commit"}})
+	if want := "ok\n\nsandbox: rein moved x/.git/hooks"; !strings.HasPrefix(r.TextOf(), want) {
+		t.Fatalf("text %q", r.TextOf())
+	}
+}
+
+func TestFmtBytes(t *testing.T) {
+	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 64 << 20: "64 MiB", 2684354560: "2.5 GiB"} {
+		if got := fmtBytes(n); got != want {
+			t.Errorf("fmtBytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

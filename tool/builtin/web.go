@@ -29,8 +29,11 @@ const (
 
 // WebFetchOptions configures web_fetch. The zero value uses the defaults.
 type WebFetchOptions struct {
-	// Client sends the requests; nil uses a client with no other settings.
-	// Its redirect policy is wrapped to enforce MaxRedirects and http(s).
+	// Client sends the requests; nil uses a client that refuses to connect
+	// to this machine or a private network unless the URL names such a
+	// host itself (the permission policy asks about those). Its redirect
+	// policy is wrapped to enforce MaxRedirects, http(s), and no redirect
+	// from a public host to a local one.
 	Client *http.Client
 	// MaxText caps the text returned, in bytes (default 100 KB).
 	MaxText int
@@ -84,7 +87,7 @@ func newFetcher(o WebFetchOptions) *fetcher {
 	if maxRedirects <= 0 {
 		maxRedirects = fetchMaxRedirects
 	}
-	c := &http.Client{}
+	c := guardedClient()
 	if o.Client != nil {
 		cc := *o.Client
 		c = &cc
@@ -96,6 +99,9 @@ func newFetcher(o WebFetchOptions) *fetcher {
 		}
 		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 			return fmt.Errorf("redirect to a %s: URL refused", req.URL.Scheme)
+		}
+		if localName(req.URL.Hostname()) && !localName(via[0].URL.Hostname()) {
+			return fmt.Errorf("redirect from %s to %s, this machine or a private network, refused", via[0].URL.Hostname(), req.URL.Host)
 		}
 		if inner != nil {
 			return inner(req, via)
@@ -111,7 +117,7 @@ func (f *fetcher) run(ctx context.Context, call tool.Call, in fetchIn) (tool.Res
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return tool.Errorf("url must be an absolute http or https URL, got %q", in.URL), nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, f.timeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, localOK{}, localName(u.Hostname())), f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -145,3 +145,42 @@ func TestWebSearch(t *testing.T) {
 	mustContain(t, runTool(t, ws, "", map[string]any{"query": "none"}), false, "No results")
 	mustContain(t, runTool(t, ws, "", map[string]any{"query": "  "}), true, "empty")
 }
+
+// PERM-2 (issue 8): web_fetch's own client never follows a public name or
+// a redirect into this machine or a private network; a URL that names a
+// local host itself (the policy asked about it) is fetched.
+func TestWebFetchLocalGuard_PERM2(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/away" {
+			http.Redirect(w, r, "http://localhost:1/x", http.StatusFound)
+			return
+		}
+		fmt.Fprint(w, "local page")
+	}))
+	defer srv.Close()
+	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy"} {
+		t.Setenv(k, "")
+	}
+	wf := NewWebFetch(WebFetchOptions{})
+	r := runTool(t, wf, t.TempDir(), map[string]string{"url": srv.URL + "/"})
+	if r.IsError || !strings.Contains(r.TextOf(), "local page") {
+		t.Fatalf("literal local URL: %v %s", r.IsError, r.TextOf())
+	}
+	for _, c := range []struct {
+		addr  string
+		allow bool
+		want  bool
+	}{
+		{"127.0.0.1:80", false, true}, {"10.1.2.3:443", false, true}, {"169.254.169.254:80", false, true},
+		{"[::1]:80", false, true}, {"[::ffff:127.0.0.1]:80", false, true}, {"93.184.216.34:443", false, false},
+		{"127.0.0.1:80", true, false},
+	} {
+		ctx := context.WithValue(context.Background(), localOK{}, c.allow)
+		if err := checkDial(ctx, c.addr); (err != nil) != c.want {
+			t.Errorf("checkDial(%s, allowed %v) = %v, want refused %v", c.addr, c.allow, err, c.want)
+		}
+	}
+	if localName("example.com") || !localName("127.0.0.1") || !localName("api.localhost") || !localName("[::1]") {
+		t.Error("localName misjudges")
+	}
+}
