@@ -241,8 +241,8 @@ func (c *Compactor) Measure(req *llm.Request) Budget {
 // A usage without a prompt count is ignored.
 func (c *Compactor) ObserveUsage(msgs []llm.Message, u llm.Usage) {
 	p := u.PromptTokens()
-	if p <= 0 {
-		return
+	if p <= 0 || u.Estimated {
+		return // an adapter's own estimate is no count to calibrate on (CTX-1)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

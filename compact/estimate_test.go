@@ -140,3 +140,15 @@ func TestObserveTriggersCompaction(t *testing.T) {
 	}
 	checkCompacted(t, h.msgs, out)
 }
+
+// CTX-1: usage an adapter estimated (the vendor sent none) does not
+// replace the estimate as a provider count would.
+func TestObserveUsageIgnoresEstimates(t *testing.T) {
+	msgs := (&hist{}).user("question").msgs
+	c := New(Config{ContextWindow: 100_000, ReserveOutput: 1_000})
+	req := &llm.Request{Messages: msgs}
+	c.ObserveUsage(msgs, llm.Usage{InputTokens: 50_000, Estimated: true})
+	if got := c.Measure(req); got.Reported {
+		t.Errorf("an estimated usage was taken as reported: %+v", got)
+	}
+}

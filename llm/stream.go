@@ -108,15 +108,21 @@ type Usage struct {
 	// ReasoningTokens is the part of OutputTokens spent on reasoning, where the
 	// vendor reports it.
 	ReasoningTokens int64 `json:"reasoning_tokens,omitempty"`
+	// Estimated is set when the counts are rein's estimate rather than the
+	// vendor's: the vendor reported no usage for the reply (an
+	// OpenAI-compatible server that ignores stream_options, a proxy that
+	// drops the usage chunk), or, in a sum, for one of its replies.
+	Estimated bool `json:"estimated,omitempty"`
 }
 
-// Add adds o to u.
+// Add adds o to u; the sum is estimated if either part is.
 func (u *Usage) Add(o Usage) {
 	u.InputTokens += o.InputTokens
 	u.OutputTokens += o.OutputTokens
 	u.CacheReadTokens += o.CacheReadTokens
 	u.CacheWriteTokens += o.CacheWriteTokens
 	u.ReasoningTokens += o.ReasoningTokens
+	u.Estimated = u.Estimated || o.Estimated
 }
 
 // PromptTokens is the size of the prompt: uncached input plus cache reads and

@@ -1,7 +1,10 @@
-// Package jsonevents decodes the JSON data of stream events (SSE "data:"
-// payloads) one after another through a single json.Decoder, which keeps its
-// buffers and scanner between events: a third of the allocations of
-// json.Unmarshal per event. The vendor adapters share it.
+// Package jsonevents reads vendor replies for the adapters, which share it:
+// the server-sent events of a stream ([Reader]: byte-order mark, keep-alives
+// and framing handled once for every vendor), the JSON data of each event
+// ([Decoder]: one json.Decoder that keeps its buffers and scanner between
+// events, a third of the allocations of json.Unmarshal per event), and the
+// estimate of a reply's usage when the vendor reported none
+// ([EstimateUsage]).
 package jsonevents
 
 import (

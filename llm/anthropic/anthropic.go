@@ -136,7 +136,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.D
 			return
 		}
 		defer resp.Body.Close()
-		s := newStream(p.name, req.Model, resp)
+		s := newStream(p.name, req, resp)
 		s.run(ctx, yield)
 	}
 }

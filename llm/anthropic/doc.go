@@ -9,7 +9,10 @@
 // llm.FromHTTP and llm.FromTransport; a stream without its message_stop event
 // is llm.KindStreamCut, an event that does not parse is llm.KindMalformed, and
 // an "error" event inside a 200 stream is classified by its error type
-// (overloaded_error as 529, rate_limit_error as 429, …).
+// (overloaded_error as 529, rate_limit_error as 429, …). Content that comes
+// whole in message_start (programmatic tool calling) or a tool input given
+// whole in content_block_start is streamed and kept like any other; a reply
+// whose counts never came has its usage estimated and marked so.
 //
 // Requests are serialised deterministically (SPEC PROV-6): the same
 // llm.Request gives byte-identical bodies, and appending a message only

@@ -5,28 +5,32 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/reinhq/rein/internal/jsonevents"
 	"io"
 	"mime"
 	"net/http"
 	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/ssestream"
 
+	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
 )
 
+// maxBlocks bounds a content block index: a larger one is malformed data,
+// not a reason to allocate.
+const maxBlocks = 1 << 12
+
 // stream turns one HTTP reply into deltas and the final response.
 type stream struct {
-	name, model string
-	resp        *http.Response
-	id          string
-	blocks      []*block // by the API's content block index
-	stop        llm.StopReason
-	usage       llm.Usage
-	ev          wireEvent // reused: decoded in place
-	events      jsonevents.Decoder
+	name   string
+	req    *llm.Request
+	resp   *http.Response
+	id     string
+	blocks []*block // by the API's content block index
+	stop   llm.StopReason
+	usage  llm.Usage
+	ev     wireEvent // reused: decoded in place
+	events jsonevents.Decoder
 }
 
 // wireEvent is one stream event. Events are decoded into these small structs
@@ -105,10 +109,14 @@ type block struct {
 	signature string
 	id, name  string
 	input     []byte
+	// whole is set while input is what the start of the block gave whole,
+	// not yet streamed: it is yielded as one delta when the block stops,
+	// unless input_json_delta events replace it first.
+	whole bool
 }
 
-func newStream(name, model string, resp *http.Response) *stream {
-	return &stream{name: name, model: model, resp: resp}
+func newStream(name string, req *llm.Request, resp *http.Response) *stream {
+	return &stream{name: name, req: req, resp: resp}
 }
 
 // run reads the reply to its end and yields its deltas; the last value
@@ -118,19 +126,15 @@ func (s *stream) run(ctx context.Context, yield func(llm.Delta, error) bool) {
 		s.runJSON(ctx, yield)
 		return
 	}
-	dec := ssestream.NewDecoder(s.resp)
-	if dec == nil {
-		yield(llm.Delta{}, llm.StreamCut(s.name, "message_start"))
-		return
-	}
-	defer dec.Close()
+	// The shared reader skips a byte-order mark and keep-alive events
+	// with empty data (SPEC PROV-2).
+	dec := jsonevents.NewReader(s.resp.Body)
 	for dec.Next() {
-		ev := dec.Event()
-		data := bytes.TrimSpace(ev.Data)
-		if len(data) == 0 || ev.Type == "ping" {
+		typ, data := dec.Type(), dec.Data()
+		if typ == "ping" {
 			continue
 		}
-		if ev.Type == "error" {
+		if typ == "error" {
 			yield(llm.Delta{}, s.eventError(data))
 			return
 		}
@@ -161,23 +165,49 @@ func (s *stream) handle(data []byte, yield func(llm.Delta, error) bool) (done bo
 		return true, llm.Malformed(s.name, err)
 	}
 	ev := &s.ev
-	var d llm.Delta
+	ok := true
 	switch ev.Type {
 	case "message_start":
 		s.id = ev.Message.ID
 		ev.Message.Usage.apply(&s.usage)
+		if r := stopReason(sdk.StopReason(ev.Message.StopReason)); r != "" {
+			s.stop = r
+		}
+		// Content may come whole in message_start, with no content block
+		// events after it: programmatic tool calling starts the reply to a
+		// tool result with the code execution's next tool call already
+		// made (and stop_reason tool_use).
+		for i := range ev.Message.Content {
+			if ok = s.start(int64(i), &ev.Message.Content[i], yield) && s.stopBlock(int64(i), yield); !ok {
+				break
+			}
+		}
 	case "content_block_start":
-		d = s.start(ev.Index, &ev.ContentBlock)
+		if ev.Index < 0 || ev.Index >= maxBlocks {
+			return true, llm.Malformed(s.name, fmt.Errorf("content block index %d", ev.Index))
+		}
+		ok = s.start(ev.Index, &ev.ContentBlock, yield)
 	case "content_block_delta":
-		if d, err = s.delta(ev.Index, &ev.Delta); err != nil {
+		d, err := s.delta(ev.Index, &ev.Delta)
+		if err != nil {
 			return true, err
 		}
+		ok = d.Kind == 0 || yield(d, nil)
+	case "content_block_stop":
+		ok = s.stopBlock(ev.Index, yield)
 	case "message_delta":
-		s.stop = stopReason(sdk.StopReason(ev.Delta.StopReason))
+		if r := stopReason(sdk.StopReason(ev.Delta.StopReason)); r != "" {
+			s.stop = r
+		}
 		ev.Usage.apply(&s.usage)
 	case "error": // an error event whose SSE event name was lost
 		return true, s.eventError(data)
 	case "message_stop":
+		for i := range s.blocks { // blocks whose stop never came
+			if !s.stopBlock(int64(i), yield) {
+				return true, nil
+			}
+		}
 		resp, err := s.response()
 		if err != nil {
 			return true, err
@@ -185,51 +215,54 @@ func (s *stream) handle(data []byte, yield func(llm.Delta, error) bool) (done bo
 		yield(llm.Delta{Kind: llm.DeltaDone, Response: resp}, nil)
 		return true, nil
 	}
-	// content_block_stop, and event types added after this adapter, carry
-	// nothing to act on.
-	if d.Kind != 0 && !yield(d, nil) {
-		return true, nil
-	}
-	return false, nil
+	// Event types added after this adapter carry nothing to act on.
+	return !ok, nil
 }
 
-// at returns the block at index i, growing the list as needed.
-func (s *stream) at(i int64) *block {
-	for int64(len(s.blocks)) <= i {
+// start begins the block at index, replacing any block there, and yields
+// what its start carries: the text or thinking it begins with, a tool
+// call's announcement.
+func (s *stream) start(index int64, cb *wireBlock, yield func(llm.Delta, error) bool) bool {
+	for int64(len(s.blocks)) <= index {
 		s.blocks = append(s.blocks, nil)
 	}
-	if s.blocks[i] == nil {
-		s.blocks[i] = &block{}
-	}
-	return s.blocks[i]
-}
-
-func (s *stream) start(index int64, cb *wireBlock) llm.Delta {
-	b := s.at(index)
-	b.kind = cb.Type
+	b := &block{kind: cb.Type}
+	s.blocks[index] = b
 	switch cb.Type {
 	case "text":
 		b.text.WriteString(cb.Text)
-		if cb.Text != "" {
-			return llm.Delta{Kind: llm.DeltaText, Text: cb.Text}
-		}
+		return cb.Text == "" || yield(llm.Delta{Kind: llm.DeltaText, Text: cb.Text}, nil)
 	case "thinking":
 		b.text.WriteString(cb.Thinking)
 		b.signature = cb.Signature
-		if cb.Thinking != "" {
-			return llm.Delta{Kind: llm.DeltaThinking, Text: cb.Thinking}
-		}
+		return cb.Thinking == "" || yield(llm.Delta{Kind: llm.DeltaThinking, Text: cb.Thinking}, nil)
 	case "redacted_thinking":
 		b.signature = cb.Data
 	case "tool_use":
 		b.id, b.name = cb.ID, cb.Name
-		// The start event carries "input": {}; the arguments follow as deltas.
+		// The start event usually carries "input": {} and the arguments
+		// follow as deltas; an input given whole here is kept, and streamed
+		// when the block stops if no delta replaced it.
 		if in := bytes.TrimSpace(cb.Input); len(in) > 0 && string(in) != "{}" && string(in) != "null" {
-			b.input = append(b.input, in...)
+			b.input, b.whole = append(b.input, in...), true
 		}
-		return llm.Delta{Kind: llm.DeltaToolStart, ToolUseID: cb.ID, ToolName: cb.Name}
+		return yield(llm.Delta{Kind: llm.DeltaToolStart, ToolUseID: cb.ID, ToolName: cb.Name}, nil)
 	}
-	return llm.Delta{}
+	return true
+}
+
+// stopBlock ends the block at index: a tool call whose input came whole in
+// its start yields that input as one delta.
+func (s *stream) stopBlock(index int64, yield func(llm.Delta, error) bool) bool {
+	if index < 0 || index >= int64(len(s.blocks)) || s.blocks[index] == nil {
+		return true
+	}
+	b := s.blocks[index]
+	if !b.whole {
+		return true
+	}
+	b.whole = false
+	return yield(llm.Delta{Kind: llm.DeltaToolInput, ToolUseID: b.id, Text: string(b.input)}, nil)
 }
 
 func (s *stream) delta(index int64, d *wireDelta) (llm.Delta, error) {
@@ -250,6 +283,9 @@ func (s *stream) delta(index int64, d *wireDelta) (llm.Delta, error) {
 		// Server tools (web search, …) stream their input too; only client
 		// tool calls are rein's to run.
 		if d.PartialJSON != "" && b.kind == "tool_use" {
+			if b.whole { // the deltas carry the input: the start's is replaced
+				b.input, b.whole = b.input[:0], false
+			}
 			b.input = append(b.input, d.PartialJSON...)
 			return llm.Delta{Kind: llm.DeltaToolInput, ToolUseID: b.id, Text: d.PartialJSON}, nil
 		}
@@ -259,7 +295,7 @@ func (s *stream) delta(index int64, d *wireDelta) (llm.Delta, error) {
 
 // response assembles the final reply, its blocks in the API's order.
 func (s *stream) response() (*llm.Response, error) {
-	msg := llm.Message{Role: llm.RoleAssistant, Provider: s.name, Model: s.model}
+	msg := llm.Message{Role: llm.RoleAssistant, Provider: s.name, Model: s.req.Model}
 	msg.Content = make([]llm.Block, 0, len(s.blocks))
 	for _, b := range s.blocks {
 		if b == nil {
@@ -288,7 +324,11 @@ func (s *stream) response() (*llm.Response, error) {
 	if stop == "" {
 		stop = llm.StopEndTurn
 	}
-	return &llm.Response{ID: s.id, Message: msg, StopReason: stop, Usage: s.usage}, nil
+	u := s.usage
+	if u == (llm.Usage{}) { // a proxy that dropped the counts: estimated
+		u = jsonevents.EstimateUsage(s.req, &msg)
+	}
+	return &llm.Response{ID: s.id, Message: msg, StopReason: stop, Usage: u}, nil
 }
 
 // stopReason maps the API's stop_reason onto rein's.
@@ -353,22 +393,17 @@ func (s *stream) runJSON(ctx context.Context, yield func(llm.Delta, error) bool)
 		return
 	}
 	var m wireMessage
-	if err := json.Unmarshal(body, &m); err != nil {
+	if err := json.Unmarshal(jsonevents.TrimBOM(body), &m); err != nil {
 		yield(llm.Delta{}, llm.Malformed(s.name, err))
 		return
 	}
 	s.id, s.stop = m.ID, stopReason(sdk.StopReason(m.StopReason))
 	m.Usage.apply(&s.usage)
 	for i := range m.Content {
-		d := s.start(int64(i), &m.Content[i])
-		if d.Kind != 0 && !yield(d, nil) {
+		// A tool call's whole input is yielded as one delta when its block
+		// stops.
+		if !s.start(int64(i), &m.Content[i], yield) || !s.stopBlock(int64(i), yield) {
 			return
-		}
-		// start keeps a tool call's whole input when it is not empty.
-		if b := s.blocks[i]; b.kind == "tool_use" && len(b.input) > 0 {
-			if !yield(llm.Delta{Kind: llm.DeltaToolInput, ToolUseID: b.id, Text: string(b.input)}, nil) {
-				return
-			}
 		}
 	}
 	resp, err := s.response()

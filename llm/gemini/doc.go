@@ -45,7 +45,8 @@
 //   - usage: promptTokenCount includes cached tokens, so InputTokens is
 //     promptTokenCount minus cachedContentTokenCount; OutputTokens is
 //     candidatesTokenCount plus thoughtsTokenCount. Gemini reports no cache
-//     writes;
+//     writes; a reply without usageMetadata is estimated and marked
+//     llm.Usage.Estimated;
 //   - finish reasons: STOP is end_turn (tool_use when the reply calls tools),
 //     MAX_TOKENS is max_tokens, and SAFETY, RECITATION, PROHIBITED_CONTENT,
 //     BLOCKLIST, SPII and a blocked prompt are refusal.

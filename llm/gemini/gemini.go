@@ -121,7 +121,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.D
 			yield(llm.Delta{}, llm.FromHTTP(p.name, resp.StatusCode, resp.Header, body).WithAuthHint(envVar))
 			return
 		}
-		newStream(p.name, req.Model, resp.Body).run(ctx, yield)
+		newStream(p.name, req, resp.Body).run(ctx, yield)
 	}
 }
 

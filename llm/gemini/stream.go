@@ -1,17 +1,16 @@
 package gemini
 
 import (
-	"bufio"
 	"bytes"
 	"cmp"
 	"context"
 	"encoding/json"
-	"github.com/reinhq/rein/internal/jsonevents"
 	"io"
 	"net/http"
 
 	"google.golang.org/genai"
 
+	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -101,7 +100,8 @@ func (o onceString) UnmarshalJSON(b []byte) error {
 // stream reads one reply's events and turns them into deltas.
 type stream struct {
 	name  string
-	sse   sseReader
+	req   *llm.Request
+	sse   *jsonevents.Reader // skips a byte-order mark and keep-alives (PROV-2)
 	dec   jsonevents.Decoder // the chunks
 	udec  jsonevents.Decoder // their usageMetadata
 	usage []byte             // the usageMetadata last decoded
@@ -109,8 +109,8 @@ type stream struct {
 	acc   *accumulator
 }
 
-func newStream(name, model string, body io.Reader) *stream {
-	s := &stream{name: name, sse: sseReader{r: bufio.NewReaderSize(body, 8<<10)}, acc: newAccumulator(name, model)}
+func newStream(name string, req *llm.Request, body io.Reader) *stream {
+	s := &stream{name: name, req: req, sse: jsonevents.NewReader(body), acc: newAccumulator(name, req.Model)}
 	s.chunk.ResponseID = onceString{&s.acc.responseID}
 	return s
 }
@@ -118,15 +118,8 @@ func newStream(name, model string, body io.Reader) *stream {
 // run reads the reply to its end and yields its deltas; the last value
 // yielded is a DeltaDone or an error.
 func (s *stream) run(ctx context.Context, yield func(llm.Delta, error) bool) {
-	for {
-		data, ok := s.sse.next()
-		if !ok {
-			break
-		}
-		if data = bytes.TrimSpace(data); len(data) == 0 {
-			continue
-		}
-		if err := s.event(data); err != nil {
+	for s.sse.Next() {
+		if err := s.event(s.sse.Data()); err != nil {
 			if ctx.Err() != nil {
 				err = llm.FromTransport(ctx, s.name, ctx.Err())
 			}
@@ -138,12 +131,16 @@ func (s *stream) run(ctx context.Context, yield func(llm.Delta, error) bool) {
 		}
 	}
 	switch {
-	case s.sse.err != nil || ctx.Err() != nil:
-		yield(llm.Delta{}, llm.FromTransport(ctx, s.name, cmp.Or(s.sse.err, ctx.Err())))
+	case s.sse.Err() != nil || ctx.Err() != nil:
+		yield(llm.Delta{}, llm.FromTransport(ctx, s.name, cmp.Or(s.sse.Err(), ctx.Err())))
 	case !s.acc.finished:
 		yield(llm.Delta{}, llm.StreamCut(s.name, "the chunk with the finish reason"))
 	default:
-		yield(llm.Delta{Kind: llm.DeltaDone, Response: s.acc.response()}, nil)
+		resp := s.acc.response()
+		if resp.Usage == (llm.Usage{}) { // no usageMetadata came: estimated
+			resp.Usage = jsonevents.EstimateUsage(s.req, &resp.Message)
+		}
+		yield(llm.Delta{Kind: llm.DeltaDone, Response: resp}, nil)
 	}
 }
 
@@ -182,63 +179,4 @@ func (s *stream) chunkError() *llm.Error {
 		return nil // not an error object: the SDK read such a chunk as a reply
 	}
 	return llm.FromHTTP(s.name, cmp.Or(e.Code, http.StatusInternalServerError), nil, apiErrorBody(*e)).WithAuthHint(envVar)
-}
-
-// sseReader reads the data of one server-sent event after another. Lines
-// end in LF or CRLF; comments and fields other than data are skipped, and
-// an event's data lines are joined with LF.
-type sseReader struct {
-	r    *bufio.Reader
-	data []byte // the current event's data; reused
-	long []byte // a line longer than r's buffer; reused
-	err  error  // the read error that ended the body, if not io.EOF
-}
-
-// next returns the data of the next event, valid until the following call,
-// and false at the end of the body. An event the body ends in without its
-// blank line still counts, as it did for the SDK; one cut by a read error
-// does not.
-func (s *sseReader) next() ([]byte, bool) {
-	s.data = s.data[:0]
-	has := false
-	for {
-		line, err := s.line()
-		if len(line) == 0 && err == nil { // a blank line ends the event
-			if has {
-				return s.data, true
-			}
-			continue
-		}
-		if field, value, _ := bytes.Cut(line, []byte(":")); string(field) == "data" {
-			if len(value) > 0 && value[0] == ' ' {
-				value = value[1:]
-			}
-			if has {
-				s.data = append(s.data, '\n')
-			}
-			s.data, has = append(s.data, value...), true
-		}
-		if err != nil {
-			if err != io.EOF {
-				s.err = err
-				return nil, false
-			}
-			return s.data, has
-		}
-	}
-}
-
-// line reads one line without its end.
-func (s *sseReader) line() ([]byte, error) {
-	line, err := s.r.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		s.long = append(s.long[:0], line...)
-		for err == bufio.ErrBufferFull {
-			line, err = s.r.ReadSlice('\n')
-			s.long = append(s.long, line...)
-		}
-		line = s.long
-	}
-	line = bytes.TrimSuffix(line, []byte("\n"))
-	return bytes.TrimSuffix(line, []byte("\r")), err
 }

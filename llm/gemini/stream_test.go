@@ -62,12 +62,12 @@ func TestRawStreams(t *testing.T) {
 		{
 			name:   "recitation",
 			chunks: []string{`{"candidates":[{"content":{"role":"model","parts":[{"text":"x"}]},"finishReason":"RECITATION"}]}`},
-			want:   want{content: []llm.Block{&llm.Text{Text: "x"}}, stop: llm.StopRefusal},
+			want:   want{content: []llm.Block{&llm.Text{Text: "x"}}, stop: llm.StopRefusal, usage: llm.Usage{Estimated: true}},
 		},
 		{
 			name:   "malformed function call",
 			chunks: []string{`{"candidates":[{"finishReason":"MALFORMED_FUNCTION_CALL"}]}`},
-			want:   want{content: []llm.Block{}, stop: llm.StopUnknownOther},
+			want:   want{content: []llm.Block{}, stop: llm.StopUnknownOther, usage: llm.Usage{Estimated: true}},
 		},
 		{
 			name:   "no finish reason",
@@ -104,6 +104,13 @@ func TestRawStreams(t *testing.T) {
 				resp.Message.Content = []llm.Block{}
 			}
 			got := want{content: resp.Message.Content, stop: resp.StopReason, usage: resp.Usage}
+			if c.want.usage.Estimated {
+				// PROV-2: no usageMetadata came; the prompt is estimated.
+				if !got.usage.Estimated || got.usage.InputTokens <= 0 {
+					t.Errorf("usage %+v, want an estimate", got.usage)
+				}
+				got.usage = c.want.usage
+			}
 			if diff := cmp.Diff(c.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("reply (-want +got):\n%s", diff)
 			}

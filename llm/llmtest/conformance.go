@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest/mockserver"
 )
@@ -37,8 +39,8 @@ type Harness struct {
 
 const testKey = "test-key-123"
 
-// RunConformance runs the provider conformance suite (SPEC PROV-1, PROV-5,
-// PROV-7, PROV-9) against h's adapter and the mock vendor server.
+// RunConformance runs the provider conformance suite (SPEC PROV-1, PROV-2,
+// PROV-5, PROV-7, PROV-9) against h's adapter and the mock vendor server.
 func RunConformance(t *testing.T, h Harness) {
 	t.Run("Text", func(t *testing.T) { testText(t, h) })
 	t.Run("ParallelToolCalls", func(t *testing.T) { testToolCalls(t, h) })
@@ -49,6 +51,7 @@ func RunConformance(t *testing.T, h Harness) {
 	t.Run("StopReasons", func(t *testing.T) { testStopReasons(t, h) })
 	t.Run("CancelMidStream", func(t *testing.T) { testCancel(t, h) })
 	t.Run("Faults", func(t *testing.T) { testFaults(t, h) })
+	t.Run("PROV-2 framing", func(t *testing.T) { testFraming(t, h) })
 	t.Run("RetryingRecovers", func(t *testing.T) { testRetrying(t, h) })
 	t.Run("ValidateAuth", func(t *testing.T) { testValidateAuth(t, h) })
 	t.Run("MissingKey", func(t *testing.T) { testMissingKey(t, h) })
@@ -507,6 +510,73 @@ func testFaults(t *testing.T, h Harness) {
 			}
 		})
 	}
+}
+
+// testFraming checks SPEC PROV-2 against what servers and proxies put
+// around a vendor's events: a UTF-8 byte-order mark before the first one,
+// keep-alive events with empty data between them. The reply must be the one
+// the clean stream gives: nothing lost (the first event carries the reply's
+// id, usage, or the first tool call), nothing failed or retried.
+func testFraming(t *testing.T, h Harness) {
+	turn := mockserver.Turn{Text: "Reading it.", ToolCalls: []mockserver.ToolCall{
+		{ID: "call_1", Name: "read_file", Input: `{"path":"a.go"}`}},
+		Usage: llm.Usage{InputTokens: 40, OutputTokens: 12}}
+	req := h.request(llm.UserText("read a.go"))
+	req.Tools = []llm.ToolSpec{{Name: "read_file", Description: "Read a file.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}}
+	run := func(t *testing.T, f *mockserver.Fault) ([]llm.Delta, *llm.Response) {
+		s := start(t, 2)
+		tr := turn
+		tr.Fault = f
+		s.Enqueue(tr)
+		ds, resp := mustComplete(t, h.New(s.URL, testKey), req)
+		if n := len(s.Requests()); n != 1 {
+			t.Errorf("%d requests made, want 1", n)
+		}
+		return ds, resp
+	}
+	wantDs, want := run(t, nil)
+	for _, c := range []struct {
+		name  string
+		fault mockserver.Fault
+	}{
+		{"byte-order mark", mockserver.Fault{BOM: true}},
+		{"keep-alive events", mockserver.Fault{KeepAlive: true}},
+		{"both", mockserver.Fault{BOM: true, KeepAlive: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			ds, got := run(t, &c.fault)
+			// The mock numbers its replies and may number calls: ids must be
+			// there, not equal.
+			if diff := cmp.Diff(want, got, cmpopts.IgnoreFields(llm.ToolUse{}, "ID"), cmpopts.IgnoreFields(llm.Response{}, "ID")); diff != "" {
+				t.Errorf("reply differs from the clean stream's (-clean +got):\n%s", diff)
+			}
+			if (got.ID == "") != (want.ID == "") {
+				t.Errorf("reply id %q; the clean stream's was %q", got.ID, want.ID)
+			}
+			if got.Usage.Estimated {
+				t.Errorf("usage %+v estimated: the vendor's counts were lost", got.Usage)
+			}
+			if a, b := deltaSummary(wantDs), deltaSummary(ds); a != b {
+				t.Errorf("deltas %s, want %s as from the clean stream", b, a)
+			}
+		})
+	}
+}
+
+// deltaSummary is what a stream's deltas show a user: the text, thinking
+// and tool calls (names and input) in order, ids left out.
+func deltaSummary(ds []llm.Delta) string {
+	var b strings.Builder
+	for _, d := range ds {
+		switch d.Kind {
+		case llm.DeltaText, llm.DeltaThinking, llm.DeltaToolInput:
+			b.WriteString(d.Text)
+		case llm.DeltaToolStart:
+			b.WriteString("<" + d.ToolName + ">")
+		}
+	}
+	return b.String()
 }
 
 func testRetrying(t *testing.T, h Harness) {

@@ -44,7 +44,7 @@ func (p *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta
 			return
 		}
 		defer res.Body.Close()
-		s := newChatState(p.c, req.Model, yield)
+		s := newChatState(p.c, req, yield)
 		if isJSON(res) {
 			body, err := p.c.readAll(ctx, res)
 			if err == nil {

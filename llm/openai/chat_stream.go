@@ -5,16 +5,18 @@ import (
 	"cmp"
 	"encoding/hex"
 	"encoding/json"
-	"github.com/reinhq/rein/internal/jsonevents"
 	"math/rand/v2"
 	"strings"
+	"unicode/utf8"
 
+	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
 )
 
 // The Chat Completions stream, read leniently: the fields OpenAI sends plus
 // what compatible servers add (reasoning_content, reasoning,
-// prompt_cache_hit_tokens) or leave out (usage, tool call ids and indexes).
+// prompt_cache_hit_tokens, content as an array of typed parts) or leave out
+// (usage, tool call ids and indexes).
 
 type chatChunk struct {
 	ID      onceString      `json:"id"`
@@ -31,7 +33,7 @@ type chatChoice struct {
 }
 
 type chatDelta struct {
-	Content          string          `json:"content"`
+	Content          chatContent     `json:"content"`
 	ReasoningContent string          `json:"reasoning_content"`
 	Reasoning        json.RawMessage `json:"reasoning"`
 	Refusal          string          `json:"refusal"`
@@ -66,6 +68,7 @@ type chatToolCall struct {
 type chatUsage struct {
 	PromptTokens        int64 `json:"prompt_tokens"`
 	CompletionTokens    int64 `json:"completion_tokens"`
+	TotalTokens         int64 `json:"total_tokens"`
 	PromptTokensDetails *struct {
 		CachedTokens int64 `json:"cached_tokens"`
 	} `json:"prompt_tokens_details"`
@@ -73,6 +76,72 @@ type chatUsage struct {
 		ReasoningTokens int64 `json:"reasoning_tokens"`
 	} `json:"completion_tokens_details"`
 	PromptCacheHitTokens int64 `json:"prompt_cache_hit_tokens"` // DeepSeek
+}
+
+// chatContent is a delta's (or a whole message's) content: a string, as
+// OpenAI sends it, or an array of typed parts, as Mistral's reasoning
+// (Magistral) models do: {"type":"text","text":…} parts and
+// {"type":"thinking","thinking":[{"type":"text","text":…}]} parts, in the
+// order they were written. Null is no content.
+type chatContent struct {
+	text  string
+	parts []contentPart
+}
+
+// contentPart is one part of an array content. Parts of other types
+// (reference, image_url, …) carry nothing rein reads.
+type contentPart struct {
+	Type string `json:"type"`
+	Text string `json:"text"`
+	// Thinking is a thinking part's content: text parts, or a string.
+	Thinking json.RawMessage `json:"thinking"`
+}
+
+// UnmarshalJSON reads a string without the decoder's reflection when it has
+// no escapes (the per-delta path), and an array of parts otherwise.
+func (c *chatContent) UnmarshalJSON(b []byte) error {
+	switch b[0] {
+	case '"':
+		if raw := b[1 : len(b)-1]; bytes.IndexByte(raw, '\\') < 0 && utf8.Valid(raw) {
+			c.text = string(raw)
+			return nil
+		}
+		return json.Unmarshal(b, &c.text)
+	case '[':
+		return json.Unmarshal(b, &c.parts)
+	case '{': // a single part
+		c.parts = c.parts[:0]
+		var p contentPart
+		if err := json.Unmarshal(b, &p); err != nil {
+			return err
+		}
+		c.parts = append(c.parts, p)
+	}
+	return nil
+}
+
+// thinkingText is a thinking part's text: its text parts joined.
+func (p *contentPart) thinkingText() string {
+	raw := bytes.TrimSpace(p.Thinking)
+	if len(raw) == 0 {
+		return ""
+	}
+	if raw[0] == '"' {
+		var s string
+		_ = json.Unmarshal(raw, &s)
+		return s
+	}
+	var parts []struct {
+		Text string `json:"text"`
+	}
+	if raw[0] == '[' && json.Unmarshal(raw, &parts) == nil {
+		var b strings.Builder
+		for _, q := range parts {
+			b.WriteString(q.Text)
+		}
+		return b.String()
+	}
+	return ""
 }
 
 // onceString is a field kept from the first chunk that has it: decoding it
@@ -89,7 +158,7 @@ func (o onceString) UnmarshalJSON(b []byte) error {
 // chatState assembles one streamed reply and yields its deltas.
 type chatState struct {
 	c     *client
-	model string
+	req   *llm.Request
 	yield func(llm.Delta, error) bool
 
 	dec                  *jsonevents.Decoder
@@ -118,8 +187,8 @@ type chatCall struct {
 	started   bool
 }
 
-func newChatState(c *client, model string, yield func(llm.Delta, error) bool) *chatState {
-	return &chatState{c: c, model: model, yield: yield, dec: &jsonevents.Decoder{}}
+func newChatState(c *client, req *llm.Request, yield func(llm.Delta, error) bool) *chatState {
+	return &chatState{c: c, req: req, yield: yield, dec: &jsonevents.Decoder{}}
 }
 
 // event handles one SSE event; it reports true at `data: [DONE]`.
@@ -167,7 +236,7 @@ func (s *chatState) chunk(ch *chatChunk, whole bool) error {
 		if u.CompletionTokensDetails != nil {
 			reasoning = u.CompletionTokensDetails.ReasoningTokens
 		}
-		s.usage = usage(u.PromptTokens, cached, u.CompletionTokens, reasoning)
+		s.usage = usage(u.PromptTokens, cached, u.CompletionTokens, reasoning, u.TotalTokens)
 	}
 	for i := range ch.Choices {
 		c := &ch.Choices[i]
@@ -204,39 +273,31 @@ func (s *chatState) chunkError(raw json.RawMessage) error {
 	} else if err := json.Unmarshal(raw, &e); err != nil {
 		return s.c.malformed(err)
 	}
-	code := strings.Trim(string(e.Code), `"`)
-	if code == "" || code == "null" {
-		code = e.Type
-	}
-	return s.c.streamError(code, e.Message, raw)
+	return s.c.streamError(codeString(e.Code), e.Type, e.Message, raw)
 }
 
 func (s *chatState) delta(d *chatDelta) bool {
 	for _, rd := range d.ReasoningDetails {
 		s.addDetail(rd)
 	}
-	if r := reasoningText(d); r != "" {
-		if !s.hasThinking {
-			s.hasThinking = true
-			s.order = append(s.order, orderThinking)
-		}
-		s.thinking.WriteString(r)
-		if !s.yield(llm.Delta{Kind: llm.DeltaThinking, Text: r}, nil) {
-			return false
+	if !s.addThinking(reasoningText(d)) || !s.addText(d.Content.text) {
+		return false
+	}
+	for i := range d.Content.parts {
+		p := &d.Content.parts[i]
+		switch p.Type {
+		case "text":
+			if !s.addText(p.Text) {
+				return false
+			}
+		case "thinking":
+			if !s.addThinking(p.thinkingText()) {
+				return false
+			}
 		}
 	}
-	for _, t := range [2]string{d.Content, d.Refusal} {
-		if t == "" {
-			continue
-		}
-		if !s.hasText {
-			s.hasText = true
-			s.order = append(s.order, orderText)
-		}
-		s.text.WriteString(t)
-		if !s.yield(llm.Delta{Kind: llm.DeltaText, Text: t}, nil) {
-			return false
-		}
+	if !s.addText(d.Refusal) {
+		return false
 	}
 	if d.Refusal != "" {
 		s.refusal = true
@@ -247,6 +308,32 @@ func (s *chatState) delta(d *chatDelta) bool {
 		}
 	}
 	return true
+}
+
+// addThinking appends a piece of visible reasoning and yields it.
+func (s *chatState) addThinking(r string) bool {
+	if r == "" {
+		return true
+	}
+	if !s.hasThinking {
+		s.hasThinking = true
+		s.order = append(s.order, orderThinking)
+	}
+	s.thinking.WriteString(r)
+	return s.yield(llm.Delta{Kind: llm.DeltaThinking, Text: r}, nil)
+}
+
+// addText appends a piece of reply text and yields it.
+func (s *chatState) addText(t string) bool {
+	if t == "" {
+		return true
+	}
+	if !s.hasText {
+		s.hasText = true
+		s.order = append(s.order, orderText)
+	}
+	s.text.WriteString(t)
+	return s.yield(llm.Delta{Kind: llm.DeltaText, Text: t}, nil)
 }
 
 // reasoningText is a delta's visible reasoning: reasoning_content (DeepSeek,
@@ -412,13 +499,19 @@ func (s *chatState) response() *llm.Response {
 			blocks = append(blocks, &llm.ToolUse{ID: c.id, Name: c.name, Input: toolInput(c.args.String())})
 		}
 	}
-	return &llm.Response{
+	r := &llm.Response{
 		ID: s.id,
 		Message: llm.Message{Role: llm.RoleAssistant, Content: blocks,
-			Provider: s.c.name, Model: s.model},
+			Provider: s.c.name, Model: s.req.Model},
 		StopReason: chatStop(s.finish, len(s.calls) > 0, s.refusal),
 		Usage:      s.usage,
 	}
+	if r.Usage == (llm.Usage{}) {
+		// No usage chunk came (a server that ignores stream_options, a
+		// proxy that drops it): an estimate, never a reply that cost nothing.
+		r.Usage = jsonevents.EstimateUsage(s.req, &r.Message)
+	}
+	return r
 }
 
 // chatStop maps a finish_reason. Some servers say "stop" after tool calls.

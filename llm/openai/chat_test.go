@@ -128,6 +128,11 @@ func runStreamCases(t *testing.T, cases []streamCase, newProvider func(url strin
 				t.Fatal(err)
 			}
 			c.want.Message.Provider, c.want.Message.Model = provider, model
+			if c.want.Usage == (llm.Usage{}) {
+				// PROV-2: a reply without usage is estimated, never free.
+				checkEstimated(t, resp.Usage)
+				c.want.Usage = resp.Usage
+			}
 			if diff := cmp.Diff(&c.want, resp, cmpopts.IgnoreFields(llm.ToolUse{}, "ID")); diff != "" {
 				t.Errorf("response (-want +got):\n%s", diff)
 			}
@@ -143,6 +148,15 @@ func runStreamCases(t *testing.T, cases []streamCase, newProvider func(url strin
 			}
 			checkAnnounced(t, ds, resp)
 		})
+	}
+}
+
+// checkEstimated checks the usage of a reply whose server reported none: an
+// estimate, marked so, of a prompt and a reply that cost something.
+func checkEstimated(t *testing.T, u llm.Usage) {
+	t.Helper()
+	if !u.Estimated || u.InputTokens <= 0 || u.OutputTokens <= 0 {
+		t.Errorf("usage %+v; want an estimate of a non-empty prompt and reply", u)
 	}
 }
 

@@ -5,10 +5,13 @@
 // as `data:` chunks ending with `data: [DONE]`. It is also the way to every
 // OpenAI-compatible endpoint — Ollama, vLLM, llama.cpp, DeepSeek, OpenRouter —
 // by BaseURL, so it is lenient with what such servers send: usage may be
-// missing, tool calls may lack ids (they are synthesised) or arrive without an
-// index, reasoning may come as `reasoning_content` (DeepSeek, vLLM, llama.cpp)
-// or `reasoning` (Ollama, OpenRouter) deltas, and a stream that reported its
-// finish reason is accepted without `[DONE]`. Visible reasoning goes back to
+// missing (then it is estimated and marked llm.Usage.Estimated) or count
+// reasoning outside completion_tokens (xAI, told by its total_tokens), tool
+// calls may lack ids (they are synthesised) or arrive without an index,
+// reasoning may come as `reasoning_content` (DeepSeek, vLLM, llama.cpp) or
+// `reasoning` (Ollama, OpenRouter) deltas, content may be an array of typed
+// text and thinking parts (Mistral's Magistral), and a stream that reported
+// its finish reason is accepted without `[DONE]`. Visible reasoning goes back to
 // the same model as `reasoning_content`; OpenRouter's `reasoning_details`
 // (which carry the signatures of its upstream models) are kept whole as the
 // thinking block's Signature and go back verbatim.
@@ -18,7 +21,9 @@
 // reasoning item travels back to the same model as an [llm.Thinking] block
 // {ID: "rs_…", Text: summary, Signature: encrypted_content} (SPEC PROV-5).
 // Tool calls are function_call items keyed by call_id; tool results are
-// function_call_output items.
+// function_call_output items. Output items of other kinds are skipped
+// whatever their fields hold, and an error event is read with its details at
+// the top level (as documented) or nested in "error" (as sent).
 //
 // Both serialise a request deterministically and send the request's CacheKey
 // as prompt_cache_key, hashed when it is longer than OpenAI allows (SPEC
@@ -26,7 +31,10 @@
 // llm.Usage.InputTokens as the uncached part. Neither API has an is_error flag
 // on tool results, so a failed result's text is prefixed with "[error] ".
 //
-// The SDK's retries are off: every call is exactly one HTTP request, and rein's
-// llm.Retrying goes on top. Failures are *llm.Error values (SPEC PROV-7). No
+// The SDK builds and sends the requests; the replies' server-sent events are
+// read by internal/jsonevents, shared by every adapter (a byte-order mark and
+// keep-alive events with empty data are skipped there). The SDK's retries are
+// off: every call is exactly one HTTP request, and rein's llm.Retrying goes
+// on top. Failures are *llm.Error values (SPEC PROV-7). No
 // SDK type appears in this package's API.
 package openai

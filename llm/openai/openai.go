@@ -16,8 +16,8 @@ import (
 
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/ssestream"
 
+	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -208,12 +208,12 @@ var errStopped = errors.New("openai: consumer stopped")
 
 // events reads res's server-sent events and hands each to handle until handle
 // reports the stream's end (done) or fails. A body that ends first returns
-// done false; a read failure is classified.
+// done false; a read failure is classified. The shared reader skips a
+// byte-order mark and keep-alive events with empty data (SPEC PROV-2).
 func (c *client) events(ctx context.Context, res *http.Response, handle func(typ string, data []byte) (bool, error)) (bool, error) {
-	dec := ssestream.NewDecoder(res)
+	dec := jsonevents.NewReader(res.Body)
 	for dec.Next() {
-		ev := dec.Event()
-		done, err := handle(ev.Type, ev.Data)
+		done, err := handle(dec.Type(), dec.Data())
 		if err != nil || done {
 			return done, err
 		}
@@ -234,38 +234,83 @@ func isJSON(res *http.Response) bool {
 	return mt == "application/json"
 }
 
-// readAll reads a whole non-streamed reply.
+// readAll reads a whole non-streamed reply, without a byte-order mark.
 func (c *client) readAll(ctx context.Context, res *http.Response) ([]byte, error) {
 	b, err := io.ReadAll(res.Body)
 	if err != nil {
 		return nil, c.transportError(ctx, err)
 	}
-	return b, nil
+	return jsonevents.TrimBOM(b), nil
 }
 
 // malformed classifies data that does not parse.
 func (c *client) malformed(err error) *llm.Error { return llm.Malformed(c.name, err) }
 
 // streamError classifies an error reported inside a stream: a Chat chunk
-// {"error": {...}} or a Responses error / response.failed event. code is the
-// vendor's code when it has one.
-func (c *client) streamError(code, message string, raw []byte) *llm.Error {
-	status := http.StatusInternalServerError
-	switch code {
-	case "rate_limit_exceeded", "insufficient_quota", "429":
-		status = http.StatusTooManyRequests
-	case "context_length_exceeded", "invalid_prompt", "invalid_request_error", "400":
-		status = http.StatusBadRequest
-	case "server_is_overloaded", "slow_down", "503":
-		status = http.StatusServiceUnavailable
+// {"error": {...}} or a Responses error / response.failed event. code and
+// typ are the vendor's code and error type when it gives them; the code
+// decides, the type where the code says nothing (OpenAI's "type" is
+// sometimes only a sub-kind, "tokens" for a rate limit). The status they
+// stand for is what llm.FromHTTP classifies, with the vendor's message kept:
+// insufficient_quota is a used-up quota (not retried), rate_limit_exceeded a
+// rate limit, server_error a retryable server error, context_length_exceeded
+// a context overflow, invalid_request / invalid_prompt a bad request.
+func (c *client) streamError(code, typ, message string, raw []byte) *llm.Error {
+	status, ok := streamErrorStatus[code]
+	if !ok {
+		if status, ok = streamErrorStatus[typ]; !ok {
+			status = http.StatusInternalServerError
+		}
 	}
-	body, _ := json.Marshal(map[string]map[string]string{"error": {"message": message, "code": code}})
-	e := llm.FromHTTP(c.name, status, nil, body)
+	body, _ := json.Marshal(map[string]map[string]string{"error": {"message": message, "code": code, "type": typ}})
+	e := llm.FromHTTP(c.name, status, nil, body).WithAuthHint(c.keyEnv())
 	e.Status = 0 // no HTTP status was received: the stream itself failed
 	if message == "" {
 		e.Message = strings.TrimSpace(string(raw))
 	}
+	if e.Message == "" {
+		e.Message = strings.Join(nonEmpty(code, typ), " ")
+	}
 	return e
+}
+
+// streamErrorStatus is the HTTP status OpenAI (and the servers that copy its
+// errors) answer an error code or type with.
+var streamErrorStatus = map[string]int{
+	"insufficient_quota":      http.StatusTooManyRequests, // with this code: llm.KindQuota
+	"rate_limit_exceeded":     http.StatusTooManyRequests,
+	"rate_limit_error":        http.StatusTooManyRequests,
+	"429":                     http.StatusTooManyRequests,
+	"server_error":            http.StatusInternalServerError,
+	"api_error":               http.StatusInternalServerError,
+	"500":                     http.StatusInternalServerError,
+	"server_is_overloaded":    http.StatusServiceUnavailable,
+	"slow_down":               http.StatusServiceUnavailable,
+	"overloaded_error":        http.StatusServiceUnavailable,
+	"503":                     http.StatusServiceUnavailable,
+	"context_length_exceeded": http.StatusBadRequest, // with this code: llm.KindContextOverflow
+	"invalid_prompt":          http.StatusBadRequest,
+	"invalid_request":         http.StatusBadRequest,
+	"invalid_request_error":   http.StatusBadRequest,
+	"400":                     http.StatusBadRequest,
+	"invalid_api_key":         http.StatusUnauthorized,
+	"authentication_error":    http.StatusUnauthorized,
+	"401":                     http.StatusUnauthorized,
+	"permission_error":        http.StatusForbidden,
+	"403":                     http.StatusForbidden,
+	"model_not_found":         http.StatusNotFound,
+	"not_found_error":         http.StatusNotFound,
+	"404":                     http.StatusNotFound,
+}
+
+func nonEmpty(ss ...string) []string {
+	out := ss[:0]
+	for _, s := range ss {
+		if s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // hashCacheKey returns key as OpenAI's prompt_cache_key: unchanged up to 64
@@ -345,8 +390,14 @@ func imageURL(img *llm.Image) string {
 	return "data:" + mt + ";base64," + base64.StdEncoding.EncodeToString(img.Data)
 }
 
-// usage converts OpenAI counts, whose prompt includes cached tokens.
-func usage(prompt, cached, output, reasoning int64) llm.Usage {
+// usage converts OpenAI counts, whose prompt includes cached tokens and
+// whose output includes reasoning. A vendor whose output excludes reasoning
+// (xAI) gives itself away by its total: prompt + output + reasoning rather
+// than prompt + output; its reasoning is added to the output then.
+func usage(prompt, cached, output, reasoning, total int64) llm.Usage {
+	if reasoning > 0 && total == prompt+output+reasoning {
+		output += reasoning
+	}
 	return llm.Usage{InputTokens: max(prompt-cached, 0), CacheReadTokens: cached,
 		OutputTokens: output, ReasoningTokens: reasoning}
 }

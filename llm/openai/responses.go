@@ -45,7 +45,7 @@ func (p *Responses) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 			return
 		}
 		defer res.Body.Close()
-		s := newRespState(p.c, req.Model, yield)
+		s := newRespState(p.c, req, yield)
 		var done bool
 		if isJSON(res) {
 			var body []byte

@@ -1,16 +1,20 @@
 package openai
 
 import (
+	"cmp"
 	"encoding/json"
-	"github.com/reinhq/rein/internal/jsonevents"
 	"strings"
 
+	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
 )
 
 // The Responses stream: named events about output items, each at an
 // output_index, ending with response.completed or response.incomplete. Only
-// the events rein uses are decoded; the others are skipped unread.
+// the events rein uses are decoded; the others are skipped unread. Output
+// items are kept raw until their type is known: only the kinds rein reads
+// are decoded, so an item of another kind never fails the stream, whatever
+// its fields hold.
 
 // respEvent is the union of the events read; their type comes from the SSE
 // event name.
@@ -18,10 +22,21 @@ type respEvent struct {
 	OutputIndex  int             `json:"output_index"`
 	SummaryIndex int             `json:"summary_index"`
 	Delta        string          `json:"delta"`
-	Item         *respItem       `json:"item"`
+	Item         json.RawMessage `json:"item"`
 	Response     *respResponse   `json:"response"`
-	Code         json.RawMessage `json:"code"`
-	Message      string          `json:"message"`
+	// Code and Message are an error event's, as OpenAI documents it; Error
+	// holds them (and the error's type) as OpenAI sends it too:
+	// {"type":"error","error":{"type":…,"code":…,"message":…}}.
+	Code    json.RawMessage `json:"code"`
+	Message json.RawMessage `json:"message"`
+	Error   json.RawMessage `json:"error"`
+}
+
+// respError is an error object: an error event's, or a failed response's.
+type respError struct {
+	Type    string          `json:"type"`
+	Code    json.RawMessage `json:"code"`
+	Message string          `json:"message"`
 }
 
 type respItem struct {
@@ -42,17 +57,15 @@ type respItem struct {
 }
 
 type respResponse struct {
-	ID     string `json:"id"`
-	Status string `json:"status"`
-	Error  *struct {
-		Code    json.RawMessage `json:"code"`
-		Message string          `json:"message"`
-	} `json:"error"`
+	ID                string     `json:"id"`
+	Status            string     `json:"status"`
+	Error             *respError `json:"error"`
 	IncompleteDetails *struct {
 		Reason string `json:"reason"`
 	} `json:"incomplete_details"`
-	Output []respItem `json:"output"`
+	Output []json.RawMessage `json:"output"` // items, decoded by decodeItem
 	Usage  *struct {
+		TotalTokens        int64 `json:"total_tokens"`
 		InputTokens        int64 `json:"input_tokens"`
 		InputTokensDetails *struct {
 			CachedTokens int64 `json:"cached_tokens"`
@@ -64,10 +77,14 @@ type respResponse struct {
 	} `json:"usage"`
 }
 
+// maxItems bounds an output_index: a larger one is malformed data, not a
+// reason to allocate.
+const maxItems = 1 << 12
+
 // respState assembles one streamed response and yields its deltas.
 type respState struct {
 	c     *client
-	model string
+	req   *llm.Request
 	yield func(llm.Delta, error) bool
 
 	dec     *jsonevents.Decoder
@@ -78,6 +95,7 @@ type respState struct {
 	reason  string
 	refusal bool
 	usage   llm.Usage
+	counted bool // the response reported its usage
 }
 
 // respOut is one output item being assembled.
@@ -92,8 +110,8 @@ type respOut struct {
 	started      bool
 }
 
-func newRespState(c *client, model string, yield func(llm.Delta, error) bool) *respState {
-	return &respState{c: c, model: model, yield: yield, dec: &jsonevents.Decoder{}}
+func newRespState(c *client, req *llm.Request, yield func(llm.Delta, error) bool) *respState {
+	return &respState{c: c, req: req, yield: yield, dec: &jsonevents.Decoder{}}
 }
 
 // respEvents are the event types read; every other one is skipped.
@@ -127,7 +145,7 @@ func (s *respState) event(typ string, data []byte) (bool, error) {
 	if err := s.dec.Decode(data, &s.ev); err != nil {
 		return false, s.c.malformed(err)
 	}
-	return s.handle(typ, &s.ev)
+	return s.handle(typ, &s.ev, data)
 }
 
 var errInvalidJSON = jsonError("event data is not valid JSON")
@@ -136,7 +154,10 @@ type jsonError string
 
 func (e jsonError) Error() string { return string(e) }
 
-func (s *respState) handle(typ string, ev *respEvent) (bool, error) {
+func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error) {
+	if ev.OutputIndex < 0 || ev.OutputIndex >= maxItems {
+		return false, s.c.malformed(jsonError("output_index out of range"))
+	}
 	ok := true
 	switch typ {
 	case "response.created", "response.in_progress":
@@ -144,8 +165,14 @@ func (s *respState) handle(typ string, ev *respEvent) (bool, error) {
 			s.id = ev.Response.ID
 		}
 	case "response.output_item.added":
-		if ev.Item != nil {
-			ok = s.added(ev.OutputIndex, ev.Item)
+		item, kind, err := s.decodeItem(ev.Item)
+		switch {
+		case err != nil:
+			return false, err
+		case item != nil:
+			ok = s.added(ev.OutputIndex, item)
+		case kind != "":
+			s.at(ev.OutputIndex, kind).kind = kind // another kind: skipped
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
 		it := s.at(ev.OutputIndex, "reasoning")
@@ -165,8 +192,14 @@ func (s *respState) handle(typ string, ev *respEvent) (bool, error) {
 			ok = s.yield(llm.Delta{Kind: llm.DeltaToolInput, ToolUseID: it.callID, Text: ev.Delta}, nil)
 		}
 	case "response.output_item.done":
-		if ev.Item != nil {
-			ok = s.done(ev.OutputIndex, ev.Item)
+		item, kind, err := s.decodeItem(ev.Item)
+		switch {
+		case err != nil:
+			return false, err
+		case item != nil:
+			ok = s.done(ev.OutputIndex, item)
+		case kind != "":
+			s.at(ev.OutputIndex, kind).kind = kind
 		}
 	case "response.completed", "response.incomplete":
 		if ev.Response == nil {
@@ -175,16 +208,74 @@ func (s *respState) handle(typ string, ev *respEvent) (bool, error) {
 		return true, s.finish(ev.Response)
 	case "response.failed":
 		if ev.Response != nil && ev.Response.Error != nil {
-			return false, s.c.streamError(codeString(ev.Response.Error.Code), ev.Response.Error.Message, nil)
+			e := ev.Response.Error
+			return false, s.c.streamError(codeString(e.Code), e.Type, e.Message, nil)
 		}
-		return false, s.c.streamError("", "response failed", nil)
+		return false, s.c.streamError("", "", "response failed", nil)
 	case "error":
-		return false, s.c.streamError(codeString(ev.Code), ev.Message, nil)
+		return false, s.errorEvent(ev, data)
 	}
 	if !ok {
 		return false, errStopped
 	}
 	return false, nil
+}
+
+// errorEvent classifies an error event, its details at the top level (as
+// OpenAI documents it) or nested in "error" (as OpenAI sends it, e.g. a
+// used-up quota), with the vendor's message kept.
+func (s *respState) errorEvent(ev *respEvent, data []byte) *llm.Error {
+	code, msg := codeString(ev.Code), jsonText(ev.Message)
+	var typ string
+	if raw := ev.Error; len(raw) > 0 {
+		var e respError
+		switch {
+		case raw[0] == '{' && json.Unmarshal(raw, &e) == nil:
+			code, typ, msg = cmp.Or(codeString(e.Code), code), e.Type, cmp.Or(e.Message, msg)
+		case raw[0] == '"':
+			msg = cmp.Or(jsonText(raw), msg)
+		}
+	}
+	return s.c.streamError(code, typ, msg, data)
+}
+
+// jsonText is raw as text: a JSON string's value, else raw itself.
+func jsonText(raw json.RawMessage) string {
+	if len(raw) == 0 || string(raw) == "null" {
+		return ""
+	}
+	var s string
+	if raw[0] == '"' && json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	return string(raw)
+}
+
+// respKinds are the output items rein reads; every other kind is skipped.
+var respKinds = map[string]bool{"message": true, "reasoning": true, "function_call": true}
+
+// decodeItem decodes an output item of a kind rein reads; item is nil for
+// any other kind (its kind returned, "" when it names none), and for no item
+// at all. Only a read kind that does not decode is an error.
+func (s *respState) decodeItem(raw json.RawMessage) (item *respItem, kind string, err error) {
+	if len(raw) == 0 || raw[0] != '{' {
+		return nil, "", nil
+	}
+	var peek struct {
+		Type json.RawMessage `json:"type"`
+	}
+	if json.Unmarshal(raw, &peek) != nil {
+		return nil, "", nil
+	}
+	kind = jsonText(peek.Type)
+	if !respKinds[kind] {
+		return nil, kind, nil
+	}
+	item = &respItem{}
+	if err := json.Unmarshal(raw, item); err != nil {
+		return nil, kind, s.c.malformed(err)
+	}
+	return item, kind, nil
 }
 
 func codeString(raw json.RawMessage) string {
@@ -202,7 +293,7 @@ func (s *respState) whole(body []byte) error {
 		return s.c.malformed(err)
 	}
 	if r.Status == "failed" && r.Error != nil {
-		return s.c.streamError(codeString(r.Error.Code), r.Error.Message, nil)
+		return s.c.streamError(codeString(r.Error.Code), r.Error.Type, r.Error.Message, nil)
 	}
 	s.id = r.ID
 	return s.finish(&r)
@@ -335,12 +426,21 @@ func (s *respState) finish(r *respResponse) error {
 		if u.OutputTokensDetails != nil {
 			reasoning = u.OutputTokensDetails.ReasoningTokens
 		}
-		s.usage = usage(u.InputTokens, cached, u.OutputTokens, reasoning)
+		s.usage = usage(u.InputTokens, cached, u.OutputTokens, reasoning, u.TotalTokens)
+		s.counted = s.usage != (llm.Usage{})
 	}
 	if len(s.items) == 0 {
-		for i := range r.Output {
-			if !s.done(i, &r.Output[i]) {
-				return errStopped
+		for i, raw := range r.Output {
+			item, kind, err := s.decodeItem(raw)
+			switch {
+			case err != nil:
+				return err
+			case item != nil:
+				if !s.done(i, item) {
+					return errStopped
+				}
+			case kind != "":
+				s.at(i, kind).kind = kind
 			}
 		}
 	}
@@ -366,12 +466,16 @@ func (s *respState) response() *llm.Response {
 			blocks = append(blocks, &llm.ToolUse{ID: it.callID, Name: it.name, Input: toolInput(it.args.String())})
 		}
 	}
-	return &llm.Response{
+	r := &llm.Response{
 		ID:         s.id,
-		Message:    llm.Message{Role: llm.RoleAssistant, Content: blocks, Provider: s.c.name, Model: s.model},
+		Message:    llm.Message{Role: llm.RoleAssistant, Content: blocks, Provider: s.c.name, Model: s.req.Model},
 		StopReason: respStop(s.status, s.reason, calls, s.refusal),
 		Usage:      s.usage,
 	}
+	if !s.counted { // a server that reported no usage: estimated
+		r.Usage = jsonevents.EstimateUsage(s.req, &r.Message)
+	}
+	return r
 }
 
 func respStop(status, reason string, calls, refusal bool) llm.StopReason {

@@ -10,7 +10,8 @@
 // adapter sent without knowing the vendor's format. A turn may carry a
 // [Fault]: an error status with or without retry-after, 529 overloaded, a
 // connection reset before the first byte or mid-stream, a stream cut before
-// its final event, malformed SSE, a slow stream, or the vendor's own
+// its final event, malformed SSE, a slow stream, a byte-order mark before the
+// body, keep-alive events with empty data, or the vendor's own
 // context-length-exceeded error.
 //
 // The program in ./cmd/mockvendor serves a script file the same way, for

@@ -194,3 +194,39 @@ func TestOpenAIChatReply(t *testing.T) {
 		})
 	}
 }
+
+// TestFramingFaultsPROV2: the BOM fault starts a reply, streamed or plain,
+// with a UTF-8 byte-order mark; the KeepAlive fault sends an empty-data
+// event before every event, with and without the space after the colon.
+func TestFramingFaultsPROV2(t *testing.T) {
+	const stream = `{"model":"m","stream":true,"messages":[{"role":"user","content":"x"}]}`
+	const plain = `{"model":"m","messages":[{"role":"user","content":"x"}]}`
+	for _, c := range []struct {
+		name, body string
+		fault      Fault
+		prefix     string
+		count      string // appears this many times
+		n          int
+	}{
+		{"BOM, stream", stream, Fault{BOM: true}, "\xEF\xBB\xBFdata: {", "\xEF\xBB\xBF", 1},
+		{"BOM, plain", plain, Fault{BOM: true}, "\xEF\xBB\xBF{", "\xEF\xBB\xBF", 1},
+		{"keep-alives", stream, Fault{KeepAlive: true}, "data:\n\ndata: {", "data: \n\n", 3}, // 7 events
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := New()
+			defer s.Close()
+			s.ChunkSize = 1
+			f := c.fault
+			s.Enqueue(Turn{Text: "abcd", Fault: &f})
+			res, err := http.Post(s.URL+"/v1/chat/completions", "application/json", strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer res.Body.Close()
+			b, _ := io.ReadAll(res.Body)
+			if !strings.HasPrefix(string(b), c.prefix) || strings.Count(string(b), c.count) != c.n {
+				t.Errorf("reply %q: want it to start with %q and hold %q %d times", b, c.prefix, c.count, c.n)
+			}
+		})
+	}
+}

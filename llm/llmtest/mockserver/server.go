@@ -79,6 +79,13 @@ type Fault struct {
 	Malformed bool `json:"malformed,omitempty"`
 	// EventDelay sleeps before every stream event: a slow stream.
 	EventDelay time.Duration `json:"event_delay,omitempty"`
+	// BOM starts the reply body, stream or plain, with a UTF-8 byte-order
+	// mark, as some servers and proxies do. The reply must still be read
+	// whole (SPEC PROV-2).
+	BOM bool `json:"bom,omitempty"`
+	// KeepAlive sends an event with empty data, as proxies do to keep a
+	// connection open, before every stream event; it must be skipped.
+	KeepAlive bool `json:"keep_alive,omitempty"`
 }
 
 // Request is one logged request.

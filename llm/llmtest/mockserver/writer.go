@@ -8,7 +8,8 @@ import (
 )
 
 // replyWriter writes a reply's events and applies the turn's stream faults:
-// delay, reset after N events, malformed data, a cut before the final event.
+// delay, reset after N events, malformed data, a cut before the final event,
+// a byte-order mark, keep-alive events.
 type replyWriter struct {
 	w      http.ResponseWriter
 	fault  *Fault
@@ -26,8 +27,20 @@ func (rw *replyWriter) begin(contentType string) {
 	rw.w.Header().Set("Content-Type", contentType)
 	rw.w.Header().Set("Cache-Control", "no-cache")
 	rw.w.WriteHeader(http.StatusOK)
+	rw.bom()
 	flush(rw.w)
 }
+
+// bom writes a byte-order mark when the fault asks for one.
+func (rw *replyWriter) bom() {
+	if rw.fault != nil && rw.fault.BOM {
+		_, _ = rw.w.Write([]byte("\xEF\xBB\xBF"))
+	}
+}
+
+// keepAlives are the empty-data events KeepAlive sends, in turn: with and
+// without the space after the colon.
+var keepAlives = [2]string{"data:\n\n", "data: \n\n"}
 
 // SSE writes one server-sent event ("event:" is omitted when name is empty)
 // and reports whether the stream is still open.
@@ -46,6 +59,9 @@ func (rw *replyWriter) SSE(name string, data any) bool {
 		return false
 	}
 	buf := make([]byte, 0, 256)
+	if f != nil && f.KeepAlive {
+		buf = append(buf, keepAlives[rw.events%2]...)
+	}
 	if name != "" {
 		buf = append(buf, "event: "...)
 		buf = append(buf, name...)
@@ -99,6 +115,7 @@ func (rw *replyWriter) JSON(v any) {
 	}
 	rw.w.Header().Set("Content-Type", "application/json")
 	rw.w.WriteHeader(http.StatusOK)
+	rw.bom()
 	_, _ = rw.w.Write(mustJSON(v))
 }
 

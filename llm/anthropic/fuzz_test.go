@@ -1,0 +1,32 @@
+package anthropic_test
+
+import (
+	"testing"
+
+	"github.com/reinhq/rein/llm/anthropic"
+	"github.com/reinhq/rein/llm/llmtest"
+)
+
+// FuzzStream feeds arbitrary replies, streamed and whole, to the adapter:
+// it never panics and always keeps the stream's contract (SPEC PROV-1,
+// PROV-2). The seeds hold the shapes of PROV-2: content in message_start, a
+// tool input whole in its block's start, a byte-order mark, keep-alives.
+func FuzzStream(f *testing.F) {
+	for _, c := range streamCases() {
+		f.Add([]byte(c.body), false)
+	}
+	f.Add([]byte("\xEF\xBB\xBF"+sse(evStart, evEndDelta, evStop)), false)
+	f.Add([]byte("data:\n\nevent: ping\ndata:\n\n"+sse(evStart, evEndDelta, evStop)), false)
+	f.Add([]byte(sse(`{"type":"message_start","message":{"id":"m","content":[{"type":"tool_use","id":"t","name":"q","input":{"a":1},"caller":{"type":"code_execution_20250825","tool_id":"s"}}],"stop_reason":"tool_use","usage":{"input_tokens":1}}}`, evStop)), false)
+	f.Add([]byte(sse(evStart, `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"t","name":"q","input":{"a":1}}}`,
+		`{"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{}"}}`, evStop)), false)
+	f.Add([]byte(`{"id":"m","content":[{"type":"tool_use","id":"t","name":"q","input":{"a":1}}],"stop_reason":"tool_use","usage":{"input_tokens":1}}`), true)
+	f.Fuzz(func(t *testing.T, body []byte, whole bool) {
+		ct := "text/event-stream"
+		if whole {
+			ct = "application/json"
+		}
+		p := anthropic.New(anthropic.Config{APIKey: key, BaseURL: "http://vendor.invalid", HTTPClient: llmtest.StaticClient(ct, body)})
+		llmtest.CheckStream(t, p, userReq("hi"))
+	})
+}
