@@ -135,3 +135,11 @@ type Compactor interface {
 type UsageObserver interface {
 	ObserveUsage(sent []llm.Message, u llm.Usage)
 }
+
+// OverflowObserver is implemented by compactors that learn from a
+// context-overflow error (SPEC PROV-7: the provider's count is the truth);
+// the loop calls it with the history that was sent and the error, just before
+// it calls Compactor.Overflow.
+type OverflowObserver interface {
+	ObserveOverflow(sent []llm.Message, err error)
+}

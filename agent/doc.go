@@ -13,4 +13,11 @@
 // compaction arrive through interfaces; persistence is the caller's: every
 // durable change to the conversation is an [EventMessage] event, and a run
 // always ends with exactly one [EventDone].
+//
+// A caller that only wants the result uses [Agent.Complete], which drains
+// the same stream and returns the done event:
+//
+//	done, err := agent.New(cfg).Complete(ctx, agent.Input{Prompt: &msg, WorkDir: dir})
+//	if err != nil { … }
+//	fmt.Println(done.Reason, done.Text)
 package agent

@@ -116,6 +116,10 @@ type CompactionEvent struct {
 	TokensAfter  int      `json:"tokens_after"`
 	Layers       []string `json:"layers"`
 	Trigger      string   `json:"trigger"` // "budget", "overflow", "manual"
+	// Cause says why the cached prefix broke: the first layer that
+	// rewrote the history and from which message ("snip: 5 tool outputs,
+	// 0 inputs from message 23").
+	Cause string `json:"cause,omitempty"`
 	// Usage and ModelCalls count the summary calls the compaction made; the
 	// run's totals include them (SESS-4).
 	Usage      llm.Usage `json:"usage,omitzero"`

@@ -1,6 +1,10 @@
 package agent
 
-import "github.com/reinhq/rein/llm"
+import (
+	"slices"
+
+	"github.com/reinhq/rein/llm"
+)
 
 // Focus is the task state carried across turns and runs (SPEC LOOP-11): what
 // the user is after, what was read, what was changed, what was verified. It is
@@ -15,8 +19,9 @@ type Focus struct {
 	FilesRead []FileRead `json:"files_read,omitempty"`
 	// FilesChanged lists files written or edited, in first-change order.
 	FilesChanged []string `json:"files_changed,omitempty"`
-	// Verified lists checks that passed (commands that exited 0 after a
-	// change, e.g. "go test ./..."), newest last (at most 20).
+	// Verified lists checks that passed (test, build and lint commands that
+	// exited 0, e.g. "go test ./..."), newest last (at most 20; a check run
+	// again moves to the end).
 	Verified []string `json:"verified,omitempty"`
 }
 
@@ -57,7 +62,8 @@ func (f *Focus) setGoal(m llm.Message) {
 // observe updates the focus from a finished tool call's metadata. Tools
 // report what they touched with the metadata keys "path" (with "start_line",
 // "end_line", "preview") for reads, "changed" (a path) for writes, and
-// "exit_code" with "command" for commands.
+// "verified" (the command) for a check that passed — the bash tool sets it
+// for test, build and lint runs that exit 0 (builtin.MetaVerified).
 func (f *Focus) observe(name string, md map[string]any, isError bool) {
 	if md == nil || isError {
 		return
@@ -71,10 +77,8 @@ func (f *Focus) observe(name string, md map[string]any, isError bool) {
 		f.FilesChanged = append(f.FilesChanged, p)
 		return
 	}
-	if cmd, ok := md["command"].(string); ok && cmd != "" {
-		if code, ok := md["exit_code"]; ok && intOf(code) == 0 && len(f.FilesChanged) > 0 {
-			f.Verified = appendCapped(f.Verified, cmd, maxVerified)
-		}
+	if cmd, ok := md["verified"].(string); ok && cmd != "" {
+		f.Verified = appendCapped(slices.DeleteFunc(f.Verified, func(v string) bool { return v == cmd }), cmd, maxVerified)
 		return
 	}
 	if p, ok := md["path"].(string); ok && p != "" && name == "read_file" {

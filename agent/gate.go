@@ -100,13 +100,25 @@ func (g *Gate) Audit(ctx context.Context, a Audit) {
 		now = g.Now
 	}
 	req := g.request(a.Check)
-	rec := permission.NewAuditRecord(now(), req, permission.Outcome{Decision: permission.Decision(a.Decision), Reason: a.Reason})
+	d := a.Decision
+	if d == "" { // a caller that did not say: judge by the outcome
+		d = Deny
+		if a.Outcome == "ok" || a.Outcome == "error" || a.Outcome == "interrupted" {
+			d = Allow
+		}
+	}
+	rec := permission.NewAuditRecord(now(), req, permission.Outcome{Decision: permission.Decision(d), Reason: a.Reason})
 	rec.Rule = a.Rule
 	rec.Duration = time.Duration(a.DurationMS) * time.Millisecond
 	rec.Outcome = auditOutcome(a.Outcome)
-	if a.By == "user" || a.By == "timeout" {
-		rec.Answer = permission.AnswerDeny
-		if a.Decision == Allow {
+	rec.DecidedBy = decidedBy(a.By)
+	if rec.DecidedBy == permission.DecidedByUser {
+		switch {
+		case d != Allow:
+			rec.Answer = permission.AnswerDeny
+		case a.Always:
+			rec.Answer = permission.AnswerAlways
+		default:
 			rec.Answer = permission.AnswerOnce
 		}
 	}
@@ -115,11 +127,25 @@ func (g *Gate) Audit(ctx context.Context, a Audit) {
 	}
 }
 
+// decidedBy maps an [Audit]'s By onto the audit record's vocabulary; what
+// is not a user, a hook or a timeout is the policy.
+func decidedBy(by string) permission.DecidedBy {
+	switch by {
+	case "user":
+		return permission.DecidedByUser
+	case "hook":
+		return permission.DecidedByHook
+	case "timeout":
+		return permission.DecidedByTimeout
+	}
+	return permission.DecidedByPolicy
+}
+
 func auditOutcome(o string) permission.CallOutcome {
 	switch o {
 	case "ok":
 		return permission.OutcomeOK
-	case "denied", "blocked":
+	case "denied", "blocked", "unknown_tool", "invalid": // refused before it ran
 		return permission.OutcomeDenied
 	case "interrupted":
 		return permission.OutcomeInterrupted

@@ -59,22 +59,91 @@ func (r *run) submitPrompt(ctx context.Context, p llm.Message) (llm.Message, str
 	return p, ""
 }
 
-// modelHook fires pre_model_request; a hook may block the call.
+// modelRequest is the JSON a pre_model_request hook receives as request.
+type modelRequest struct {
+	Model    string        `json:"model"`
+	System   string        `json:"system"`
+	Messages []llm.Message `json:"messages"`
+	Tools    []string      `json:"tools"`
+}
+
+// modelRewrite is what a pre_model_request hook's updatedInput may set;
+// what it leaves out stays as it was.
+type modelRewrite struct {
+	// System replaces the system prompt.
+	System *string `json:"system"`
+	// AppendSystem is added at the end of the system prompt.
+	AppendSystem string `json:"append_system"`
+	// Messages replaces the messages.
+	Messages []llm.Message `json:"messages"`
+	// AppendMessages are added after the messages.
+	AppendMessages []llm.Message `json:"append_messages"`
+}
+
+// modelHook fires pre_model_request (SPEC HOOK-2): a hook may block the
+// call, rewrite the request (updatedInput: {"system", "append_system",
+// "messages", "append_messages"}) or add context, which is appended to the
+// newest user message. The rewrite applies to this request only; the
+// history keeps what it had. A rewrite that cannot be read blocks the call,
+// as a guard must fail closed.
+//
+// Before the hooks see the request, the task focus (LOOP-11) is appended to
+// its newest user message (see [Focus.Section]): after the cache-stable
+// prefix, and not stored in the history.
 func (r *run) modelHook(ctx context.Context, req *llm.Request) string {
+	if s := r.focus.Section(); s != "" && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == llm.RoleUser {
+		req.Messages = appendToLastUser(req.Messages, s)
+	}
 	if r.cfg.Hooks == nil || !r.cfg.Hooks.Has(hook.PreModelRequest) {
 		return ""
 	}
-	body, _ := json.Marshal(struct {
-		Model    string        `json:"model"`
-		System   string        `json:"system"`
-		Messages []llm.Message `json:"messages"`
-		Tools    []string      `json:"tools"`
-	}{req.Model, req.System, req.Messages, r.cfg.Tools.Names()})
+	body, _ := json.Marshal(modelRequest{req.Model, req.System, req.Messages, r.cfg.Tools.Names()})
 	out, _ := r.fire(ctx, hook.PreModelRequest, hook.Input{Model: req.Model, Request: body})
 	if out.Blocked() || out.Stop {
 		return firstNonEmpty(out.Reason, out.StopReason, "blocked")
 	}
+	if len(out.UpdatedInput) > 0 && string(out.UpdatedInput) != "null" {
+		var rw modelRewrite
+		if err := json.Unmarshal(out.UpdatedInput, &rw); err != nil {
+			return "the pre_model_request hook's rewrite of the request cannot be read: " + err.Error()
+		}
+		rw.apply(req)
+	}
+	if out.AdditionalContext != "" {
+		req.Messages = appendToLastUser(req.Messages, hookContext(out.AdditionalContext))
+	}
 	return ""
+}
+
+// apply rewrites req. It never changes the slices req shares with the
+// history.
+func (rw modelRewrite) apply(req *llm.Request) {
+	if rw.System != nil {
+		req.System = *rw.System
+	}
+	if rw.AppendSystem != "" {
+		req.System = strings.TrimRight(req.System, "\n") + "\n\n" + strings.TrimSpace(rw.AppendSystem)
+	}
+	if rw.Messages != nil {
+		req.Messages = rw.Messages
+	}
+	if len(rw.AppendMessages) > 0 {
+		req.Messages = append(append([]llm.Message(nil), req.Messages...), rw.AppendMessages...)
+	}
+}
+
+// appendToLastUser returns msgs with text added to the newest user message,
+// or with a new user message holding it when the last message is not the
+// user's. msgs itself is left as it was.
+func appendToLastUser(msgs []llm.Message, text string) []llm.Message {
+	out := append([]llm.Message(nil), msgs...)
+	if n := len(out); n > 0 && out[n-1].Role == llm.RoleUser {
+		m := out[n-1]
+		m.Content = append(append([]llm.Block(nil), m.Content...), &llm.Text{Text: text})
+		out[n-1] = m
+		return out
+	}
+	return append(out, llm.UserText(text))
 }
 
 // responseHook fires post_model_response.
@@ -178,18 +247,37 @@ func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o stri
 	return res
 }
 
+// permHook is what permission_request hooks said about a question.
+type permHook struct {
+	denied  string          // the hook answered deny, with this reason
+	allowed bool            // the hook answered allow
+	reason  string          // why it allowed
+	input   json.RawMessage // the input an allow rewrote, or nil
+	context string          // added to what the model sees about the call
+}
+
 // permissionHook fires permission_request before a question is put to the
-// user: a hook may answer it (block = deny, permission "allow" = allow).
-func (r *run) permissionHook(ctx context.Context, c Check, reason string) (denied string, allowed bool) {
+// user (SPEC HOOK-2): a hook may answer it (a block or behavior deny is a
+// deny; permission or behavior allow is an allow, optionally with an
+// updated input) and may add context, which reaches the model with the
+// call's result whoever answers.
+func (r *run) permissionHook(ctx context.Context, c Check, reason string) permHook {
 	out, ok := r.fire(ctx, hook.PermissionRequest, hook.Input{ToolName: c.Call.Name, ToolInput: c.Call.Input,
 		ToolUseID: c.Call.ID, Message: reason})
 	if !ok {
-		return "", false
+		return permHook{}
 	}
-	if out.Blocked() {
-		return firstNonEmpty(out.Reason, "a permission_request hook denied this call"), false
+	ph := permHook{context: out.AdditionalContext}
+	switch {
+	case out.Blocked() || out.Stop:
+		ph.denied = firstNonEmpty(out.Reason, out.StopReason, "a permission_request hook denied this call")
+	case out.Permission == "allow":
+		ph.allowed, ph.reason = true, out.Reason
+		if len(out.UpdatedInput) > 0 {
+			ph.input = out.UpdatedInput
+		}
 	}
-	return "", out.Permission == "allow"
+	return ph
 }
 
 // notify fires notification (a permission question waits for an answer).

@@ -140,3 +140,90 @@ func TestPromptAndStopHooks(t *testing.T) {
 		t.Errorf("stop_hook_active not set on the second stop: %+v", stops)
 	}
 }
+
+// HOOK-2: pre_model_request may rewrite the request (system and messages)
+// and add context; the history keeps what it had.
+func TestPreModelRequestRewrite_HOOK2(t *testing.T) {
+	tests := []struct {
+		name       string
+		out        hook.Outcome
+		wantSystem string
+		wantLast   string // the text of the request's last message
+		wantN      int    // messages in the request
+	}{
+		{"replace system", hook.Outcome{UpdatedInput: json.RawMessage(`{"system":"be brief"}`)}, "be brief", "hi", 1},
+		{"append system", hook.Outcome{UpdatedInput: json.RawMessage(`{"append_system":"no emojis"}`)}, "sys\n\nno emojis", "hi", 1},
+		{"replace messages", hook.Outcome{UpdatedInput: json.RawMessage(`{"messages":[{"role":"user","content":[{"type":"text","text":"redacted"}]}]}`)}, "sys", "redacted", 1},
+		{"append messages", hook.Outcome{UpdatedInput: json.RawMessage(`{"append_messages":[{"role":"assistant","content":[{"type":"text","text":"ok"}]},{"role":"user","content":[{"type":"text","text":"more"}]}]}`)}, "sys", "more", 3},
+		{"context", hook.Outcome{AdditionalContext: "today is Friday"}, "sys", "hi<hook-context>\ntoday is Friday\n</hook-context>", 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := hook.NewRegistry(hook.Options{})
+			_ = reg.Register(hook.Registration{Event: hook.PreModelRequest, Name: "h",
+				Hook: hook.Func(func(ctx context.Context, in hook.Input) (hook.Outcome, error) { return tt.out, nil })})
+			p := llmtest.NewScripted(llmtest.Reply{Text: "ok"})
+			res := drive(t, ctxb, newAgent(p, nil, func(c *Config) { c.Hooks = reg; c.System = "sys" }), Input{Prompt: prompt("hi")})
+			if res.done.Reason != ReasonCompleted {
+				t.Fatalf("done = %+v", res.done)
+			}
+			req := p.Requests()[0]
+			if req.System != tt.wantSystem || len(req.Messages) != tt.wantN || req.Messages[len(req.Messages)-1].TextOf() != tt.wantLast {
+				t.Errorf("request: system %q, %d messages, last %q", req.System, len(req.Messages), req.Messages[len(req.Messages)-1].TextOf())
+			}
+			if got := res.msgs[0].TextOf(); got != "hi" {
+				t.Errorf("the history changed: %q", got)
+			}
+		})
+	}
+	// A rewrite that cannot be read blocks the call.
+	reg := hook.NewRegistry(hook.Options{})
+	_ = reg.Register(hook.Registration{Event: hook.PreModelRequest, Name: "h",
+		Hook: hook.Func(func(ctx context.Context, in hook.Input) (hook.Outcome, error) {
+			return hook.Outcome{UpdatedInput: json.RawMessage(`{"system":5}`)}, nil
+		})})
+	res := drive(t, ctxb, newAgent(llmtest.NewScripted(llmtest.Reply{Text: "ok"}), nil, func(c *Config) { c.Hooks = reg }), Input{Prompt: prompt("hi")})
+	if res.done.Reason != ReasonError || !strings.Contains(res.done.Error, "cannot be read") {
+		t.Errorf("bad rewrite: %+v", res.done)
+	}
+}
+
+// HOOK-2: a permission_request hook may answer allow (with a rewritten
+// input) or deny, and may add context; the decision says it was a hook.
+func TestPermissionRequestHook_HOOK2(t *testing.T) {
+	tests := []struct {
+		name    string
+		out     hook.Outcome
+		asked   bool
+		want    string // in the result the model gets
+		outcome string
+	}{
+		{"allow", hook.Outcome{Permission: "allow"}, false, "wrote w", "ok"},
+		{"allow rewritten", hook.Outcome{Permission: "allow", UpdatedInput: json.RawMessage(`{"id":"safer"}`)}, false, "wrote safer", "ok"},
+		{"deny", hook.Outcome{Decision: hook.DecisionBlock, Reason: "not on Fridays"}, false, "permission denied by a hook: not on Fridays", "denied"},
+		{"context only", hook.Outcome{AdditionalContext: "the user is away"}, true, "wrote w<hook-context>\nthe user is away\n</hook-context>", "ok"},
+		{"deny with context", hook.Outcome{Decision: hook.DecisionBlock, Reason: "no", AdditionalContext: "ask again tomorrow"}, false, "ask again tomorrow", "denied"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			reg := hook.NewRegistry(hook.Options{})
+			_ = reg.Register(hook.Registration{Event: hook.PermissionRequest, Name: "h", Matcher: "write",
+				Hook: hook.Func(func(ctx context.Context, in hook.Input) (hook.Outcome, error) { return tt.out, nil })})
+			perms := &fakePerms{decision: Ask, answer: Answer{Allow: true, By: "user"}}
+			p := llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{call("c1", "write", sleepIn{ID: "w"})}}, llmtest.Reply{Text: "ok"})
+			res := drive(t, ctxb, newAgent(p, testTools(t, &probe{}), func(c *Config) { c.Hooks = reg; c.Permissions = perms }), Input{Prompt: prompt("go")})
+			if got := resultsOf(res.msgs[2])["c1"]; !strings.Contains(got, tt.want) {
+				t.Errorf("result = %q, want it to contain %q", got, tt.want)
+			}
+			if got := res.count(EventPermissionRequest) == 1; got != tt.asked {
+				t.Errorf("asked the user: %v, want %v", got, tt.asked)
+			}
+			if len(perms.audits) != 1 || perms.audits[0].Outcome != tt.outcome {
+				t.Fatalf("audits = %+v", perms.audits)
+			}
+			if by := perms.audits[0].By; (by == "hook") == tt.asked {
+				t.Errorf("decided by %q", by)
+			}
+		})
+	}
+}

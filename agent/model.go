@@ -153,18 +153,43 @@ func (r *run) modelFailed(ctx context.Context, req *llm.Request, shown string, e
 		}
 		return ending{reason: ReasonCancelled, err: err}, false
 	case kind == llm.KindContextOverflow && r.cfg.Compactor != nil && !r.compactedOnOverflow:
-		r.compactedOnOverflow = true
-		r.fire(ctx, hook.PreCompact, hook.Input{Trigger: "auto"})
-		hist, report, cerr := r.cfg.Compactor.Overflow(ctx, r.rawRequest(), &r.focus)
-		if cerr != nil || report == nil {
-			return ending{reason: ReasonContextOverflow, err: errors.Join(err, cerr)}, false
-		}
-		r.compacted(hist, report, "overflow")
-		return ending{}, true
+		return r.overflowed(ctx, err)
+	case kind == llm.KindContextOverflow && r.compactedOnOverflow:
+		return ending{reason: ReasonContextOverflow,
+			err: fmt.Errorf("the request was still too long after compacting the conversation once: %w", err)}, false
 	case kind == llm.KindContextOverflow:
-		return ending{reason: ReasonContextOverflow, err: err}, false
+		return ending{reason: ReasonContextOverflow,
+			err: fmt.Errorf("the request is too long and no compactor is configured: %w", err)}, false
 	}
 	return ending{reason: ReasonError, err: err}, false
+}
+
+// overflowed compacts once after the provider rejected the request as too
+// long (PROV-7): the compactor first hears the provider's count, then
+// compacts; the caller retries the model call. When compaction cannot make
+// the history fit, its error says why, and the run ends with
+// context_overflow.
+func (r *run) overflowed(ctx context.Context, err error) (ending, bool) {
+	r.compactedOnOverflow = true
+	if o, ok := r.cfg.Compactor.(OverflowObserver); ok {
+		o.ObserveOverflow(r.history, err)
+	}
+	r.fire(ctx, hook.PreCompact, hook.Input{Trigger: "auto"})
+	hist, report, cerr := r.cfg.Compactor.Overflow(ctx, r.rawRequest(), &r.focus)
+	switch {
+	case cerr != nil && ctx.Err() != nil:
+		return ending{reason: ReasonCancelled, err: cerr}, false
+	case cerr != nil && llm.KindOf(cerr) == llm.KindContextOverflow:
+		return ending{reason: ReasonContextOverflow, err: cerr}, false
+	case cerr != nil:
+		return ending{reason: ReasonContextOverflow, err: fmt.Errorf("the request is too long and compacting it failed: %w (provider: %v)", cerr, err)}, false
+	case report == nil:
+		return ending{reason: ReasonContextOverflow, err: fmt.Errorf("the request is too long and the compactor found nothing to compact: %w", err)}, false
+	}
+	r.cfg.Logger.Info("context overflow: compacted, retrying the model call once", "session_id", r.in.SessionID, "run_id", r.in.RunID,
+		"turn", r.turn, "layers", report.Layers, "tokens_before", report.TokensBefore, "tokens_after", report.TokensAfter)
+	r.compacted(hist, report, "overflow")
+	return ending{}, true
 }
 
 // stream sends req and relays the reply's deltas as events. It returns the

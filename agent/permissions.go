@@ -53,7 +53,9 @@ type Answer struct {
 	Always bool
 	// Stop: deny and end the run (ReasonPermissionDenied).
 	Stop bool
-	// By is "user", "timeout" or "hook".
+	// By says who answered: "user", "timeout" (nobody answered in time) or
+	// "policy" (no one can answer in this run, or asking failed). Empty
+	// means "user".
 	By string
 	// Message is passed to the model with a deny.
 	Message string
@@ -65,8 +67,12 @@ type Audit struct {
 	Decision Decision
 	Reason   string
 	Rule     string
-	// By says who decided: "policy", "user", "timeout", "hook".
+	// By says who decided: "policy", "user", "timeout", "hook". Calls the
+	// harness refuses before any check (an unknown tool, an invalid input)
+	// are denied by "policy"; calls a pre_tool_use hook blocks, by "hook".
 	By string
+	// Always is set when the user's allow was kept as a rule.
+	Always bool
 	// Outcome is the tool_end outcome ("ok", "error", "denied", …).
 	Outcome    string
 	DurationMS int64

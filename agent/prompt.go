@@ -100,3 +100,55 @@ func line(b *strings.Builder, k, v string) {
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
 }
+
+// maxFocusFiles bounds the files the focus section lists per kind.
+const maxFocusFiles = 10
+
+// Section renders the focus as a short "Current focus" section for the
+// model (SPEC LOOP-11), or "" until something changed, was verified or an
+// earlier goal exists: the goal alone is what the newest user message says,
+// and reads are in the recent history. It is never part of the system
+// prompt: the run loop appends it to the newest user message of each
+// request, after the cache-stable prefix (SPEC PROV-6), and does not store
+// it in the history.
+func (f *Focus) Section() string {
+	if f == nil || (len(f.RecentGoals) == 0 && len(f.FilesChanged) == 0 && len(f.Verified) == 0) {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("<system-reminder>\n# Current focus\nTask state rein keeps across turns; it is not a message from the user.\n")
+	if f.Goal != "" {
+		fmt.Fprintf(&b, "Goal: %s\n", oneLine(f.Goal))
+	}
+	for _, g := range f.RecentGoals {
+		fmt.Fprintf(&b, "Earlier goal: %s\n", clipText(oneLine(g), 200))
+	}
+	if n := len(f.FilesChanged); n > 0 {
+		fmt.Fprintf(&b, "Files changed: %s\n", strings.Join(f.FilesChanged[max(0, n-maxFocusFiles):], ", "))
+	}
+	if n := len(f.FilesRead); n > 0 {
+		var reads []string
+		for _, r := range f.FilesRead[max(0, n-maxFocusFiles):] {
+			if r.Start > 0 && r.End >= r.Start {
+				reads = append(reads, fmt.Sprintf("%s:%d-%d", r.Path, r.Start, r.End))
+			} else {
+				reads = append(reads, r.Path)
+			}
+		}
+		fmt.Fprintf(&b, "Files read: %s\n", strings.Join(reads, ", "))
+	}
+	if len(f.Verified) > 0 {
+		fmt.Fprintf(&b, "Verified (passed): %s\n", strings.Join(f.Verified, "; "))
+	} else if len(f.FilesChanged) > 0 {
+		b.WriteString("Verified: nothing yet since the changes.\n")
+	}
+	b.WriteString("</system-reminder>")
+	return b.String()
+}
+
+func clipText(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}

@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"runtime/debug"
 	"strings"
@@ -156,7 +157,7 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 	dur := r.cfg.Now().Sub(started)
 	if r.cfg.Permissions != nil {
 		r.cfg.Permissions.Audit(context.WithoutCancel(ctx), Audit{Check: check, Decision: v.Decision, Reason: v.Reason,
-			Rule: v.Rule, By: v.by, Outcome: o, DurationMS: dur.Milliseconds()})
+			Rule: v.Rule, By: v.by, Always: v.always, Outcome: o, DurationMS: dur.Milliseconds()})
 	}
 	block := toResultBlock(u.ID, res)
 	emit(Event{Type: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, IsError: res.IsError, Output: res.TextOf(),
@@ -167,9 +168,37 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 // verdict is the gate's decision on a call.
 type verdict struct {
 	Verdict
-	by      string
+	by      string // "policy", "user", "hook", "timeout" (SPEC PERM-4)
+	always  bool   // the user's allow was kept as a rule
 	stop    string
-	context string // added to the result by a pre_tool_use hook
+	context string          // added to the result by a pre_tool_use or permission_request hook
+	input   json.RawMessage // the input a permission_request hook's allow rewrote, or nil
+}
+
+// refused is the verdict on a call the harness or a hook refuses before any
+// permission check.
+func refused(by, reason string) verdict {
+	return verdict{Verdict: Verdict{Decision: Deny, Reason: reason}, by: by}
+}
+
+// deniedMessage is what the model reads about a denied call: who denied it
+// (SPEC PERM-4) and why.
+func deniedMessage(by, reason string) string {
+	msg := "permission denied"
+	switch by {
+	case "user":
+		msg += " by the user"
+	case "hook":
+		msg += " by a hook"
+	case "timeout":
+		msg += " because nobody answered the permission request in time"
+	default:
+		msg += " by the permission policy"
+	}
+	if reason != "" {
+		msg += ": " + reason
+	}
+	return msg
 }
 
 // gate checks a call before it may run. A non-empty outcome means it must
@@ -181,32 +210,54 @@ func (r *run) gate(ctx context.Context, call tool.Call, emit func(Event)) (strin
 		if near := r.cfg.Tools.Closest(call.Name, 3); len(near) > 0 {
 			msg += "; did you mean " + strings.Join(near, ", ") + "?"
 		}
-		return "unknown_tool", tool.Errorf("%s", msg), Check{Call: call}, verdict{}
+		return "unknown_tool", tool.Errorf("%s", msg), Check{Call: call}, refused("policy", msg)
 	}
 	check := Check{Call: call, Meta: entry.Meta, Origin: entry.Origin}
 	if err := entry.Schema.Validate(call.Input); err != nil {
-		return "invalid", tool.Errorf("invalid input for %s: %v. Fix the input and call again.", call.Name, err), check, verdict{}
+		msg := fmt.Sprintf("invalid input for %s: %v", call.Name, err)
+		return "invalid", tool.Errorf("%s. Fix the input and call again.", msg), check, refused("policy", msg)
 	}
 	th := r.preToolHook(ctx, check)
 	if th.blocked != "" {
-		return "blocked", tool.Errorf("blocked by a hook: %s", th.blocked), check, verdict{by: "hook", stop: th.stop}
+		v := refused("hook", "blocked by a pre_tool_use hook: "+th.blocked)
+		v.stop = th.stop
+		return "blocked", tool.Errorf("blocked by a hook: %s", th.blocked), check, v
 	}
 	if th.input != nil {
 		if err := entry.Schema.Validate(th.input); err != nil {
-			return "invalid", tool.Errorf("a hook rewrote the input of %s into an invalid one: %v", call.Name, err), check, verdict{by: "hook"}
+			msg := fmt.Sprintf("a hook rewrote the input of %s into an invalid one: %v", call.Name, err)
+			return "invalid", tool.Errorf("%s", msg), check, refused("hook", msg)
 		}
 		check.Call.Input = th.input
 	}
 	v := r.authorize(ctx, check, th.permission, emit)
 	if v.Decision == Deny {
-		msg := "permission denied"
-		if v.Reason != "" {
-			msg += ": " + v.Reason
+		msg := deniedMessage(v.by, v.Reason)
+		if v.context != "" {
+			msg += "\n" + hookContext(v.context)
 		}
 		return "denied", tool.Errorf("%s", msg), check, v
 	}
-	v.context = th.context
+	if v.input != nil {
+		if err := entry.Schema.Validate(v.input); err != nil {
+			msg := fmt.Sprintf("a permission_request hook rewrote the input of %s into an invalid one: %v", call.Name, err)
+			return "invalid", tool.Errorf("%s", msg), check, refused("hook", msg)
+		}
+		check.Call.Input = v.input
+	}
+	v.context = joinContext(th.context, v.context)
 	return "", tool.Result{}, check, v
+}
+
+// joinContext joins the context several hooks added.
+func joinContext(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, "\n\n")
 }
 
 // invoke runs the tool itself, turning a cancellation, a panic or a Go error
@@ -259,38 +310,39 @@ func (r *run) authorize(ctx context.Context, c Check, say string, emit func(Even
 	if v.Decision != Ask {
 		return verdict{Verdict: v, by: "policy"}
 	}
-	if blocked, allowed := r.permissionHook(ctx, c, v.Reason); blocked != "" || allowed {
-		d := Allow
-		if blocked != "" {
-			d = Deny
+	ph := r.permissionHook(ctx, c, v.Reason)
+	if ph.denied != "" || ph.allowed {
+		d, reason := Allow, firstNonEmpty(ph.reason, "allowed by a permission_request hook")
+		if ph.denied != "" {
+			d, reason = Deny, ph.denied
 		}
-		emit(Event{Type: EventPermissionDecision, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Decision: string(d), By: "hook", Reason: blocked}})
-		return verdict{Verdict: Verdict{Decision: d, Reason: blocked, Rule: v.Rule}, by: "hook"}
+		emit(Event{Type: EventPermissionDecision, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Decision: string(d), By: "hook", Reason: reason}})
+		return verdict{Verdict: Verdict{Decision: d, Reason: reason, Rule: v.Rule}, by: "hook", context: ph.context, input: ph.input}
 	}
 	// One question at a time per run; waiting for the turn honours ctx.
 	select {
 	case r.asking <- struct{}{}:
 	case <-ctx.Done():
-		return verdict{Verdict: Verdict{Decision: Deny, Reason: "the run was cancelled before the question was asked"}, by: "error"}
+		return refused("policy", "the run was cancelled before the question was asked")
 	}
 	emit(Event{Type: EventPermissionRequest, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Input: c.Call.Input, Reason: v.Reason}})
 	r.notify(ctx, "rein needs your permission to run "+c.Call.Name)
 	a, err := p.Ask(ctx, c, v.Reason)
 	<-r.asking
 	if err != nil {
-		a = Answer{By: "error", Message: "could not ask for permission: " + err.Error()}
+		a = Answer{By: "policy", Message: "could not ask for permission: " + err.Error()}
 	}
-	out := verdict{Verdict: Verdict{Decision: Allow, Rule: v.Rule}, by: a.By}
+	if a.By == "" {
+		a.By = "user"
+	}
+	out := verdict{Verdict: Verdict{Decision: Allow, Rule: v.Rule, Reason: v.Reason}, by: a.By, always: a.Allow && a.Always, context: ph.context}
 	if !a.Allow {
-		out.Decision, out.Reason = Deny, "the user denied this call"
-		if a.By == "timeout" {
-			out.Reason = "no answer to the permission request in time"
-		}
-		if a.Message != "" {
-			out.Reason += ": " + a.Message
+		out.Decision, out.Reason = Deny, a.Message
+		if out.Reason == "" {
+			out.Reason = map[string]string{"user": "the user answered deny", "timeout": "no answer in time"}[a.By]
 		}
 		if a.Stop {
-			out.stop = "the user denied " + c.Call.Name + " and stopped the run"
+			out.stop = deniedMessage(a.By, "") + " (" + c.Call.Name + "), which stops the run"
 		}
 	}
 	emit(Event{Type: EventPermissionDecision, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name,

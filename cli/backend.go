@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/cli/tui"
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm"
 )
@@ -65,6 +66,9 @@ func (e *engine) compactNow(ctx context.Context) (string, error) {
 	e.agentFor(nil) // builds the compactor
 	req := &llm.Request{Model: e.model.Name, System: e.system, Messages: e.history, Tools: e.tools.Specs(),
 		MaxTokens: e.cfg.Effective.Int(config.MaxTokens), CacheKey: e.sess.ID}
+	// pre_compact and post_compact fire for a manual compaction as for an
+	// automatic one (SPEC HOOK-1); they observe, they cannot stop it.
+	e.fireHook(ctx, hook.PreCompact, hook.Input{Trigger: "manual"})
 	hist, rep, err := e.compactor.Compact(ctx, req, &e.focus)
 	if err != nil {
 		return "", fmt.Errorf("compaction failed: %w", err)
@@ -72,6 +76,7 @@ func (e *engine) compactNow(ctx context.Context) (string, error) {
 	if rep == nil {
 		return "The conversation is too short to compact.", nil
 	}
+	defer e.fireHook(context.WithoutCancel(ctx), hook.PostCompact, hook.Input{Trigger: "manual"})
 	rep.Trigger, rep.History = "manual", hist
 	ev := agent.Event{Type: agent.EventCompaction, Time: time.Now(), SessionID: e.sess.ID, Compaction: rep}
 	if err := e.rec.Record(ctx, ev); err != nil {

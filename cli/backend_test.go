@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -146,5 +147,58 @@ func TestHistory(t *testing.T) {
 	b, _ := os.ReadFile(h.path)
 	if n := strings.Count(string(b), "\n"); n != historyMax {
 		t.Errorf("file holds %d lines after the cut, want %d", n, historyMax)
+	}
+}
+
+// HOOK-1: a manual /compact fires pre_compact and post_compact with trigger
+// manual, and resuming a stored session fires session_start with source
+// resume.
+func TestFrontEndHooks_HOOK1(t *testing.T) {
+	te := newTestEnv(t)
+	log := filepath.Join(te.home, "hooks.log")
+	cfgDir := filepath.Join(te.home, ".config", "rein")
+	if err := os.MkdirAll(cfgDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rec := "{command: \"cat >> " + log + "; echo >> " + log + "\"}"
+	hooks := "hooks:\n  pre_compact:\n    - " + rec + "\n  post_compact:\n    - " + rec + "\n  session_start:\n    - " + rec + "\n"
+	if err := os.WriteFile(filepath.Join(cfgDir, "hooks.yaml"), []byte(hooks), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	u := llm.Usage{InputTokens: 1000, OutputTokens: 100}
+	te.script("m", llmtest.Reply{Text: "one", Usage: u}, llmtest.Reply{Text: "two", Usage: u}, llmtest.Reply{Text: "three", Usage: u},
+		llmtest.Reply{Text: "four", Usage: u}, llmtest.Reply{Text: "five", Usage: u}, llmtest.Reply{Text: "Summary of the conversation."})
+	drive(t, te, func(ctx context.Context, b tui.Backend, opts tui.Options) {
+		for _, p := range []string{"a", "b", "c", "d", "e"} {
+			submit(t, ctx, b, p, nil)
+		}
+		id := b.Info().SessionID
+		if out, err := b.Command(ctx, "compact", ""); err != nil || !strings.Contains(out, "Compacted") {
+			t.Fatalf("/compact = %q, %v", out, err)
+		}
+		b.Command(ctx, "clear", "")
+		if out, err := b.Command(ctx, "resume", id); err != nil {
+			t.Fatalf("/resume = %q, %v", out, err)
+		}
+	}, "--model", "scripted/m")
+	data, err := os.ReadFile(log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var in struct {
+			Event   string `json:"hook_event_name"`
+			Trigger string `json:"trigger"`
+			Source  string `json:"source"`
+		}
+		if err := json.Unmarshal([]byte(line), &in); err != nil {
+			t.Fatalf("hook input %q: %v", line, err)
+		}
+		got = append(got, in.Event+":"+in.Trigger+in.Source)
+	}
+	want := []string{"session_start:startup", "pre_compact:manual", "post_compact:manual", "session_start:resume"}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("hooks fired %v, want %v", got, want)
 	}
 }

@@ -297,6 +297,29 @@ func (e *engine) agentFor(approver permission.Approver) *agent.Agent {
 	return agent.New(cfg)
 }
 
+// fireHook runs the hooks of an event the front end owns (a manual
+// compaction, a resumed session) for the current session. A hook's failure
+// is logged by the registry, never returned.
+func (e *engine) fireHook(ctx context.Context, ev hook.Event, in hook.Input) hook.Outcome {
+	if e.hooks == nil || !e.hooks.Has(ev) {
+		return hook.Outcome{}
+	}
+	in.SessionID, in.CWD = e.sessionID(), e.ws.Root
+	out, _ := e.hooks.Fire(ctx, ev, in)
+	return out
+}
+
+// sessionStarted fires session_start with the way the session started
+// (SPEC HOOK-1): "resume" when a stored session was loaded (--resume,
+// --continue, /resume). A new session's first run fires it with "startup"
+// from the run loop.
+func (e *engine) sessionStarted(ctx context.Context, source string) {
+	out := e.fireHook(ctx, hook.SessionStart, hook.Input{Source: source})
+	if out.SystemMessage != "" {
+		e.note("%s", out.SystemMessage)
+	}
+}
+
 // Close releases the session and finishes the cassette being recorded.
 func (e *engine) Close() error {
 	var errs []string

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -85,7 +86,15 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*resolved, erro
 	if err := r.Profile.CheckAuth(); err != nil {
 		return nil, fail(ExitError, "%v\nSet the key, or choose another model with --model (rein provider list shows the profiles).", err)
 	}
-	p, name := newAdapter(r.Profile)
+	var token func(context.Context) (string, error)
+	if r.Profile.OAuth != nil {
+		ts, err := r.Profile.TokenSource(a.getenv, nil)
+		if err != nil {
+			return nil, fail(ExitError, "%v\nrein provider list shows the profile's oauth settings.", err)
+		}
+		token = ts.Token
+	}
+	p, name := newAdapter(r.Profile, token)
 	return &resolved{Model: Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps},
 		Label: r.Profile.Name + "/" + r.Model, Warning: r.Warning}, nil
 }
@@ -93,17 +102,21 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*resolved, erro
 // newAdapter builds the adapter a profile names, and returns it with the
 // provider name it stamps on replies. The OpenAI kinds are "openai" (the
 // adapter sends OpenAI-only fields under that name); an OpenAI-compatible
-// endpoint goes by its profile's name.
-func newAdapter(p registry.Profile) (llm.Provider, string) {
+// endpoint goes by its profile's name. token, when set, is the OAuth
+// profile's bearer token source (PROV-4).
+func newAdapter(p registry.Profile, token func(context.Context) (string, error)) (llm.Provider, string) {
 	switch p.Provider {
 	case registry.KindAnthropic:
-		return anthropic.New(anthropic.Config{APIKey: p.APIKey, BaseURL: p.BaseURL, Name: "anthropic"}), "anthropic"
+		return anthropic.New(anthropic.Config{APIKey: p.APIKey, Token: token, BaseURL: p.BaseURL, Name: "anthropic"}), "anthropic"
 	case registry.KindOpenAI:
-		return openai.NewChat(openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL, Name: "openai"}), "openai"
+		return openai.NewChat(openai.Config{APIKey: p.APIKey, Token: token, BaseURL: p.BaseURL, Name: "openai"}), "openai"
 	case registry.KindOpenAIResponses:
-		return openai.NewResponses(openai.Config{APIKey: p.APIKey, BaseURL: p.BaseURL, Name: "openai"}), "openai"
+		return openai.NewResponses(openai.Config{APIKey: p.APIKey, Token: token, BaseURL: p.BaseURL, Name: "openai"}), "openai"
 	case registry.KindGoogle:
-		return gemini.New(gemini.Config{APIKey: p.APIKey, BaseURL: p.BaseURL, Name: "google"}), "google"
+		return gemini.New(gemini.Config{APIKey: p.APIKey, Token: token, BaseURL: p.BaseURL, Name: "google"}), "google"
+	}
+	if token != nil {
+		return openai.NewChat(openai.Config{Token: token, BaseURL: p.BaseURL, Name: p.Name}), p.Name
 	}
 	key := p.APIKey
 	if key == "" && p.APIKeyEnv == "" {

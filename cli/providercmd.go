@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -83,6 +84,10 @@ func (a *App) providerList() *cobra.Command {
 				if p.APIKey != "" {
 					v.KeyFrom = "config"
 				}
+				if p.OAuth != nil {
+					v.KeyFrom = "oauth " + p.OAuth.RefreshTokenEnv + p.OAuth.RefreshTokenFile
+					v.KeySet = p.CheckOAuth(a.getenv) == nil
+				}
 				views = append(views, v)
 			}
 			if asJSON {
@@ -123,18 +128,66 @@ func orDash(s string) string {
 	return s
 }
 
+// oauthFlags are the OAuth settings of `rein provider add` (SPEC PROV-4).
+type oauthFlags struct {
+	tokenURL, clientID, secretEnv, refreshEnv, refreshFile string
+	scopes                                                 []string
+}
+
+// profile returns the OAuth settings the flags give, nil when none is set,
+// or a usage error naming what is missing or wrong.
+func (o *oauthFlags) profile(a *App, p registry.Profile) (*registry.OAuthProfile, error) {
+	if o.tokenURL == "" && o.clientID == "" && o.secretEnv == "" && o.refreshEnv == "" && o.refreshFile == "" && len(o.scopes) == 0 {
+		return nil, nil
+	}
+	if o.tokenURL == "" {
+		return nil, fail(ExitUsage, "OAuth settings need --oauth-token-url (the provider's OAuth2 token endpoint)")
+	}
+	if o.refreshEnv == "" && o.refreshFile == "" {
+		return nil, fail(ExitUsage, "OAuth settings need the refresh token: --oauth-refresh-token-env VAR or --oauth-refresh-token-file PATH")
+	}
+	if p.APIKey != "" || p.APIKeyEnv != "" {
+		return nil, fail(ExitUsage, "--api-key and --api-key-env cannot be combined with OAuth settings: a profile uses one or the other")
+	}
+	op := &registry.OAuthProfile{TokenURL: o.tokenURL, ClientID: o.clientID, ClientSecretEnv: o.secretEnv,
+		RefreshTokenEnv: o.refreshEnv}
+	if o.refreshFile != "" {
+		op.RefreshTokenFile = a.abs(o.refreshFile)
+		fi, err := os.Stat(op.RefreshTokenFile)
+		if err != nil {
+			return nil, fail(ExitUsage, "--oauth-refresh-token-file: %v", err)
+		}
+		if fi.IsDir() {
+			return nil, fail(ExitUsage, "--oauth-refresh-token-file: %s is a directory", op.RefreshTokenFile)
+		}
+	}
+	for _, s := range o.scopes {
+		op.Scopes = append(op.Scopes, strings.Fields(s)...)
+	}
+	return op, nil
+}
+
 func (a *App) providerAdd() *cobra.Command {
 	var p registry.Profile
 	var use bool
+	var oauth oauthFlags
 	cmd := &cobra.Command{
 		Use:   "add NAME",
 		Short: "Add (or replace) a provider profile",
 		Example: `  rein provider add local --provider openai-compatible --base-url http://127.0.0.1:11434/v1 --default-model qwen3-coder
   rein provider add work --provider anthropic --base-url-env WORK_GATEWAY_URL --api-key-env WORK_KEY --use
-  rein provider add openai-chat --provider openai --default-model gpt-4o   # OpenAI over Chat Completions`,
+  rein provider add openai-chat --provider openai --default-model gpt-4o   # OpenAI over Chat Completions
+  rein provider add corp --provider anthropic --base-url https://llm.corp.example \
+      --oauth-token-url https://login.corp.example/oauth2/token --oauth-client-id rein \
+      --oauth-refresh-token-file ~/.config/rein/corp.refresh --oauth-scopes llm.invoke`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			p.Name = args[0]
+			op, err := oauth.profile(a, p)
+			if err != nil {
+				return err
+			}
+			p.OAuth = op
 			l, err := a.loadConfig()
 			if err != nil {
 				return err
@@ -151,6 +204,9 @@ func (a *App) providerAdd() *cobra.Command {
 				return fail(ExitError, "saving %s: %v", l.Paths.ProfilesFile(), err)
 			}
 			fmt.Fprintf(a.Stdout, "Added profile %s (%s) to %s.\n", p.Name, p.Provider, l.Paths.ProfilesFile())
+			if err := p.CheckOAuth(a.getenv); err != nil {
+				fmt.Fprintf(a.Stdout, "Note: %v: the profile works once the refresh token is there.\n", err)
+			}
 			if use {
 				fmt.Fprintf(a.Stdout, "It is now the default.\n")
 			} else {
@@ -167,6 +223,12 @@ func (a *App) providerAdd() *cobra.Command {
 	f.StringVar(&p.APIKey, "api-key", "", "the key itself, stored in config.yaml (mode 0600); prefer --api-key-env")
 	f.StringVar(&p.DefaultModel, "default-model", "", "model used when a model string names only the profile")
 	f.BoolVar(&use, "use", false, "also make it the default")
+	f.StringVar(&oauth.tokenURL, "oauth-token-url", "", "OAuth2 token endpoint: authenticate with refreshed bearer tokens instead of a key")
+	f.StringVar(&oauth.clientID, "oauth-client-id", "", "OAuth2 client id")
+	f.StringVar(&oauth.secretEnv, "oauth-client-secret-env", "", "variable that holds the OAuth2 client secret, if the client has one")
+	f.StringVar(&oauth.refreshEnv, "oauth-refresh-token-env", "", "variable that holds the OAuth2 refresh token")
+	f.StringVar(&oauth.refreshFile, "oauth-refresh-token-file", "", "file that holds the OAuth2 refresh token (rotated tokens are written back)")
+	f.StringSliceVar(&oauth.scopes, "oauth-scopes", nil, "OAuth2 scopes sent with each refresh (comma-separated or repeated)")
 	_ = cmd.MarkFlagRequired("provider")
 	return cmd
 }

@@ -62,6 +62,7 @@ func (e *engine) resume(ctx context.Context, id string, killOrphans bool) error 
 	}
 	defer func() { e.healed = healedNote(st) }()
 	e.reportPending(ctx, id, st.Pending, killOrphans)
+	st.Recheck() // what reportPending stopped is no longer "still running"
 	e.unbind()
 	if err := e.bind(st.Session, st); err != nil {
 		return failErr(err)
@@ -69,6 +70,7 @@ func (e *engine) resume(ctx context.Context, id string, killOrphans bool) error 
 	if err := e.rec.RecordHeal(ctx, st); err != nil {
 		return fail(ExitError, "session %s: recording the repairs: %v", id, err)
 	}
+	e.sessionStarted(ctx, "resume")
 	return nil
 }
 

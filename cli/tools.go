@@ -16,8 +16,9 @@ import (
 
 // buildTools builds the session's tools (SPEC TOOL-3): the file tools
 // sharing one read tracker, bash journaling the process group of each
-// command, the search tools, web_fetch, web_search (not configured),
-// todo_write and ask_user. Tools a bare --disallowed-tools names are left
+// command, the search tools, web_fetch, web_search (on the backend the
+// environment configures, see builtin.SearchFromEnv; a "not configured"
+// result without one), todo_write and ask_user. Tools a bare --disallowed-tools names are left
 // out. The order is fixed: the tool list is part of the prompt-cache prefix.
 func (e *engine) buildTools() error {
 	backend, err := e.backend()
@@ -30,10 +31,14 @@ func (e *engine) buildTools() error {
 			e.logger.Warn("could not journal a command's process group", "tool", c.Name, "err", err)
 		}
 	}})
+	search, _, err := builtin.SearchFromEnv(e.app.getenv, nil)
+	if err != nil {
+		e.note("web_search is off: %v", err)
+	}
 	all := append(builtin.FileTools(backend, e.tracker),
 		builtin.NewListDir(), builtin.NewGlob(), builtin.NewGrep(builtin.GrepOptions{}), bash,
 		builtin.NewTodoWrite(e.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: "rein/" + Version()}),
-		builtin.NewWebSearch(nil), builtin.NewAskUser(&e.asker))
+		builtin.NewWebSearch(search), builtin.NewAskUser(&e.asker))
 	kept := all[:0]
 	for _, t := range all {
 		if !slices.Contains(e.hidden, t.Spec().Name) {

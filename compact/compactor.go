@@ -3,6 +3,7 @@ package compact
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/reinhq/rein/agent"
@@ -14,8 +15,10 @@ import (
 // one conversation best, so give each session its own.
 type Compactor struct {
 	cfg Config
-	mu  sync.Mutex // guards est; never held during a model call
+	mu  sync.Mutex // guards est and overflow; never held during a model call
 	est estimator
+	// overflow is what the last context-overflow error said (ObserveOverflow).
+	overflow overflowObs
 }
 
 var _ agent.Compactor = (*Compactor)(nil)
@@ -79,6 +82,8 @@ type pass struct {
 	// snipped is set once snip rewrote msgs; msgs then still lines up with
 	// req.Messages index for index until a summary replaces a prefix.
 	snipped bool
+	// cause is the first rewrite of the history, for the event (CTX-5).
+	cause string
 	// summary is the summary written by this pass, once there is one.
 	summary   string
 	collapsed bool
@@ -86,10 +91,16 @@ type pass struct {
 	// usage and calls count the summary calls this pass made (SESS-4).
 	usage llm.Usage
 	calls int
+	// raw measures without the provider's last reported usage: an overflow
+	// pass scales raw estimates by what the rejection proved (calibrate).
+	raw bool
+	// window, when set, is the vendor's limit, smaller than the configured
+	// window; vendorPrompt is the prompt size the vendor reported.
+	window, vendorPrompt int
 }
 
 func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *agent.Focus) ([]llm.Message, *agent.CompactionEvent, error) {
-	p := &pass{c: c, cfg: &c.cfg, req: req, mode: m, msgs: req.Messages, scale: 1, task: focus}
+	p := &pass{c: c, cfg: &c.cfg, req: req, mode: m, msgs: req.Messages, scale: 1, task: focus, raw: m == modeOverflow}
 	p.measure()
 	if m == modeBudget && !p.over(c.cfg.firstThreshold()) {
 		return req.Messages, nil, nil
@@ -98,7 +109,10 @@ func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *ag
 		return nil, nil, p.overflowError()
 	}
 	if m == modeOverflow {
-		p.scale = overflowScale(p.b, req)
+		p.calibrate()
+	}
+	if size, big := p.newestTooBig(); big {
+		return nil, nil, p.newestError(size)
 	}
 	before := p.prompt()
 	if err := p.layersInOrder(ctx); err != nil {
@@ -111,20 +125,21 @@ func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *ag
 		return req.Messages, nil, nil
 	}
 	c.cfg.Logger.Info("context compacted", "trigger", triggers[m], "layers", p.layers,
-		"tokens_before", before, "tokens_after", p.prompt(), "messages_before", len(req.Messages), "messages_after", len(p.msgs))
-	return p.msgs, &agent.CompactionEvent{TokensBefore: before, TokensAfter: p.prompt(), Layers: p.layers,
+		"tokens_before", before, "tokens_after", p.prompt(), "messages_before", len(req.Messages), "messages_after", len(p.msgs),
+		"scale", p.scale, "vendor_prompt_tokens", p.vendorPrompt)
+	return p.msgs, &agent.CompactionEvent{TokensBefore: before, TokensAfter: p.prompt(), Layers: p.layers, Cause: p.cause,
 		Usage: p.usage, ModelCalls: p.calls,
 		Trigger: triggers[m], History: p.msgs}, nil
 }
 
 // layersInOrder runs snip, summarize and collapse, each while the estimate is
-// still above its threshold (CTX-3). Overflow and manual compactions skip the
-// threshold checks up to the summary.
+// still above its threshold (CTX-3). A manual compaction skips the threshold
+// checks up to the summary.
 func (p *pass) layersInOrder(ctx context.Context) error {
-	if p.mode == modeBudget && p.over(p.cfg.Snip) {
+	if p.mode != modeManual && p.over(p.cfg.Snip) {
 		p.snip()
 	}
-	if p.mode != modeBudget || p.over(p.cfg.Summarise) {
+	if p.mode == modeManual || p.over(p.cfg.Summarise) {
 		if err := p.summarise(ctx); err != nil {
 			return err
 		}
@@ -137,8 +152,15 @@ func (p *pass) layersInOrder(ctx context.Context) error {
 
 func (p *pass) measure() {
 	p.c.mu.Lock()
-	p.b = p.c.measure(p.req, p.msgs)
+	p.b = p.c.measure(p.req, p.msgs, !p.raw)
 	p.c.mu.Unlock()
+	if p.window > 0 && p.window < p.b.Window {
+		// The vendor's limit is smaller than the configured window.
+		cfg := *p.cfg
+		cfg.ContextWindow = p.window
+		p.b.Window, p.b.Reserve = p.window, cfg.reserve(p.req)
+		p.b.Budget = p.b.Window - p.b.Reserve - p.b.System - p.b.Tools
+	}
 }
 
 // used is the scaled size of the messages.
@@ -152,29 +174,78 @@ func (p *pass) over(frac float64) bool {
 	return float64(p.used()) > frac*float64(p.b.Budget)
 }
 
-// overflowScale returns how much the estimate of b must undercount, given
-// that the provider rejected the prompt: it held at least the window minus
-// the requested output.
-func overflowScale(b Budget, req *llm.Request) float64 {
-	floor := b.Window - max(req.MaxTokens, 0)
-	prompt := b.Prompt()
-	if prompt <= 0 || floor <= prompt {
-		return 1
-	}
-	return float64(floor) / float64(prompt)
-}
-
 // snip is layer (a): old large tool outputs, before the recent tail, keep
 // their head and tail lines.
+//
+// It snips with hysteresis (SPEC CTX-5): oldest first, down to the low
+// watermark SnipTarget rather than just under the threshold, first outside
+// the recent tail, then — when that is not enough — inside it up to the
+// newest CollapseKeep messages. The prefix before the first output it
+// snips stays byte for byte, and the turns after it only append until the
+// history grows back to the threshold.
 func (p *pass) snip() {
-	cut := cleanCut(p.msgs, p.cfg.KeepRecent)
-	out, n := snipOutputs(p.msgs, 0, cut, p.cfg)
-	if n == 0 {
+	out, outputs, inputs, first := p.msgs, 0, 0, -1
+	for _, keep := range []int{p.cfg.KeepRecent, p.cfg.CollapseKeep} {
+		cut := cleanCut(p.msgs, keep)
+		for i := 0; i < cut && p.over(p.cfg.SnipTarget); i++ {
+			var o, in int
+			out, o, in = shrink(out, i, i+1, p.cfg)
+			if o+in == 0 {
+				continue
+			}
+			outputs, inputs = outputs+o, inputs+in
+			if first < 0 {
+				first = i
+			}
+			p.msgs = out
+			p.measure()
+		}
+	}
+	if outputs+inputs == 0 {
 		return
 	}
+	p.snipped = true
+	p.noteShrunk(outputs, inputs, first)
+}
+
+// shrinkRange snips the tool outputs and shrinks the tool inputs of
+// p.msgs[from:to], reporting the layers that changed something.
+func (p *pass) shrinkRange(from, to int) bool {
+	out, outputs, inputs := shrink(p.msgs, from, to, p.cfg)
+	if outputs == 0 && inputs == 0 {
+		return false
+	}
 	p.msgs, p.snipped = out, true
-	p.layers = append(p.layers, LayerSnip)
+	p.noteShrunk(outputs, inputs, from)
 	p.measure()
+	return true
+}
+
+// noteShrunk records the snip layers and logs where the prompt cache
+// breaks: at message first, the oldest one rewritten.
+func (p *pass) noteShrunk(outputs, inputs, first int) {
+	if p.cause == "" {
+		p.cause = fmt.Sprintf("snip: %d tool outputs, %d inputs from message %d", outputs, inputs, first)
+	}
+	if outputs > 0 {
+		p.addLayer(LayerSnip)
+	}
+	if inputs > 0 {
+		p.addLayer(LayerSnipInputs)
+	}
+	p.cfg.Logger.Debug("compact: cache break: snipped tool outputs and inputs",
+		"trigger", triggers[p.mode], "outputs", outputs, "inputs", inputs, "first_message", first,
+		"messages", len(p.msgs), "tokens_after", p.prompt())
+}
+
+// addLayer records that layer ran, once.
+func (p *pass) addLayer(layer string) {
+	if !slices.Contains(p.layers, layer) {
+		p.layers = append(p.layers, layer)
+	}
+	if p.cause == "" {
+		p.cause = layer
+	}
 }
 
 // summarise is layer (b): everything before the recent tail becomes one
@@ -229,14 +300,9 @@ func (p *pass) collapse(ctx context.Context) error {
 	if !p.over(p.cfg.Collapse) {
 		return nil
 	}
-	out, n := snipOutputs(p.msgs, 0, len(p.msgs), p.cfg)
-	if n > 0 {
-		p.msgs = out
-		if !p.collapsed {
-			p.layers = append(p.layers, LayerCollapse)
-			p.collapsed = true
-		}
-		p.measure()
+	if p.shrinkRange(0, len(p.msgs)) && !p.collapsed {
+		p.layers = append(p.layers, LayerCollapse)
+		p.collapsed = true
 	}
 	return nil
 }
@@ -262,14 +328,6 @@ func (p *pass) tailSize(cut int) int {
 }
 
 func (p *pass) scaled(n int) int { return int(float64(n) * p.scale) }
-
-func (p *pass) overflowError() error {
-	return &llm.Error{Kind: llm.KindContextOverflow,
-		Message: fmt.Sprintf("the conversation does not fit the context window even after compaction: "+
-			"~%d tokens of messages for a budget of %d (window %d, reserved output %d, system prompt %d, tools %d)",
-			p.used(), p.b.Budget, p.b.Window, p.b.Reserve, p.b.System, p.b.Tools),
-		Hint: "start a new session, shorten the system prompt or tool list, or use a model with a larger context window"}
-}
 
 // cleanCut returns where a tail of at least keep messages starts, moved back
 // to a clean boundary (SPEC CTX-4): msgs[cut] holds no tool results, so the

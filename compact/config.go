@@ -11,6 +11,7 @@ import (
 const (
 	DefaultContextWindow    = 128_000
 	DefaultSnip             = 0.5
+	DefaultSnipTarget       = 0.2
 	DefaultSummarise        = 0.6
 	DefaultCollapse         = 0.9
 	DefaultKeepRecent       = 6
@@ -28,6 +29,7 @@ const (
 // The layer names reported in agent.CompactionEvent.Layers.
 const (
 	LayerSnip       = "snip"
+	LayerSnipInputs = "snip_inputs" // oversized tool inputs of calls that already ran were shrunk
 	LayerSummarize  = "summarize"
 	LayerExtractive = "extractive" // summarize fell back to a summary built without a model
 	LayerCollapse   = "collapse"
@@ -50,6 +52,11 @@ type Config struct {
 	// fractions of the budget (defaults 0.5, 0.6 and 0.9). A layer runs when
 	// the estimate is above its threshold once the layers before it ran.
 	Snip, Summarise, Collapse float64
+	// SnipTarget is the low watermark snip trims down to once it runs
+	// (default 0.2, at most Snip): trimming well below the threshold means
+	// the turns after it only append, so the prompt cache keeps serving
+	// the prefix (SPEC CTX-5).
+	SnipTarget float64
 
 	// KeepRecent is how many of the newest messages summarize keeps verbatim
 	// (default 6); the cut moves back to a clean boundary, so a few more may
@@ -92,6 +99,8 @@ func (cfg Config) withDefaults() Config {
 	setInt(&cfg.ContextWindow, DefaultContextWindow)
 	setFrac(&cfg.Snip, DefaultSnip)
 	setFrac(&cfg.Summarise, DefaultSummarise)
+	setFrac(&cfg.SnipTarget, min(DefaultSnipTarget, cfg.Snip))
+	cfg.SnipTarget = min(cfg.SnipTarget, cfg.Snip)
 	setFrac(&cfg.Collapse, DefaultCollapse)
 	setInt(&cfg.KeepRecent, DefaultKeepRecent)
 	setInt(&cfg.CollapseKeep, DefaultCollapseKeep)

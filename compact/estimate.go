@@ -207,9 +207,10 @@ func (e *estimator) reported(msgs []llm.Message) (prompt, prefix int, ok bool) {
 	return e.obsTokens, len(e.obs), true
 }
 
-// measure returns the budget of req with msgs as its messages. Call with
-// c.mu held.
-func (c *Compactor) measure(req *llm.Request, msgs []llm.Message) Budget {
+// measure returns the budget of req with msgs as its messages, with the
+// provider's last reported count standing in for the prefix it covered when
+// reported is set. Call with c.mu held.
+func (c *Compactor) measure(req *llm.Request, msgs []llm.Message, reported bool) Budget {
 	e := &c.est
 	b := Budget{
 		Window:  c.cfg.ContextWindow,
@@ -219,7 +220,7 @@ func (c *Compactor) measure(req *llm.Request, msgs []llm.Message) Budget {
 	}
 	b.Budget = b.Window - b.Reserve - b.System - b.Tools
 	b.Messages = e.messages(msgs)
-	if prompt, prefix, ok := e.reported(msgs); ok {
+	if prompt, prefix, ok := e.reported(msgs); ok && reported {
 		b.Messages = max(0, prompt-b.System-b.Tools) + e.sum(prefix, len(msgs))
 		b.Reported = true
 	}
@@ -231,7 +232,7 @@ func (c *Compactor) measure(req *llm.Request, msgs []llm.Message) Budget {
 func (c *Compactor) Measure(req *llm.Request) Budget {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.measure(req, req.Messages)
+	return c.measure(req, req.Messages, true)
 }
 
 // ObserveUsage records the prompt size a provider reported for a request

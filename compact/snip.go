@@ -1,6 +1,8 @@
 package compact
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -194,4 +196,104 @@ func lineCount(s string) int {
 		n++
 	}
 	return n
+}
+
+// inputMarker ends the note a shrunk tool input carries in place of the text
+// it cut.
+const inputMarker = "cut by compaction; the tool already ran …]"
+
+// shrinkInputs returns msgs with the oversized tool inputs of the assistant
+// messages in msgs[from:to] shrunk, and how many inputs changed: every JSON
+// string longer than SnipMinChars keeps its head and tail lines and says what
+// was cut, so the input stays a valid JSON object of the same shape. A 10 MB
+// write_file content then no longer keeps a session over the window for good
+// (SPEC PROV-7). Like snipOutputs it never modifies msgs, shares what does
+// not change, and returns msgs itself when nothing does.
+func shrinkInputs(msgs []llm.Message, from, to int, cfg *Config) ([]llm.Message, int) {
+	var out []llm.Message
+	changed := 0
+	for i := from; i < to; i++ {
+		m := &msgs[i]
+		if m.Role != llm.RoleAssistant {
+			continue
+		}
+		var content []llm.Block
+		for j, b := range m.Content {
+			u, ok := b.(*llm.ToolUse)
+			if !ok || len(u.Input) <= 2*cfg.SnipMinChars {
+				continue
+			}
+			in, ok := shrinkInput(u.Input, cfg)
+			if !ok {
+				continue
+			}
+			if content == nil {
+				content = append([]llm.Block(nil), m.Content...)
+			}
+			nu := *u
+			nu.Input = in
+			content[j] = &nu
+			changed++
+		}
+		if content == nil {
+			continue
+		}
+		if out == nil {
+			out = append([]llm.Message(nil), msgs...)
+		}
+		out[i].Content = content
+	}
+	if out == nil {
+		return msgs, 0
+	}
+	return out, changed
+}
+
+// shrinkInput returns raw with its long strings snipped; false when raw does
+// not parse or would not get shorter.
+func shrinkInput(raw json.RawMessage, cfg *Config) (json.RawMessage, bool) {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil {
+		return nil, false
+	}
+	v = shrinkValue(v, cfg)
+	out, err := json.Marshal(v)
+	if err != nil || len(out) >= len(raw) {
+		return nil, false
+	}
+	return out, true
+}
+
+// shrinkValue snips the long strings of a decoded JSON value.
+func shrinkValue(v any, cfg *Config) any {
+	switch v := v.(type) {
+	case string:
+		if len(v) <= cfg.SnipMinChars || strings.Contains(v, inputMarker) {
+			return v
+		}
+		limit := cfg.SnipMinChars / 2
+		head := capHead(firstLines(v, cfg.SnipHeadLines/2), limit)
+		tail := capTail(lastLines(v[len(head):], cfg.SnipTailLines/2), limit)
+		cut := v[len(head) : len(v)-len(tail)]
+		return fmt.Sprintf("%s\n[… %d lines (%d chars) %s\n%s", head, lineCount(cut), utf8.RuneCountInString(cut), inputMarker, tail)
+	case map[string]any:
+		for k, e := range v {
+			v[k] = shrinkValue(e, cfg)
+		}
+	case []any:
+		for i, e := range v {
+			v[i] = shrinkValue(e, cfg)
+		}
+	}
+	return v
+}
+
+// shrink snips the tool outputs and shrinks the tool inputs of msgs[from:to]
+// and returns the result with the counts of each.
+func shrink(msgs []llm.Message, from, to int, cfg *Config) (out []llm.Message, outputs, inputs int) {
+	out, outputs = snipOutputs(msgs, from, to, cfg)
+	out, inputs = shrinkInputs(out, from, to, cfg)
+	return out, outputs, inputs
 }

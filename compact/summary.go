@@ -94,7 +94,7 @@ func (p *pass) summaryInput(original []llm.Message, cut int) []llm.Message {
 	}
 	snipped := p.msgs[:cut]
 	if !p.snipped {
-		snipped, _ = snipOutputs(original, 0, len(original), p.cfg)
+		snipped, _, _ = shrink(original, 0, len(original), p.cfg)
 	}
 	if p.scaled(p.size(snipped)) <= room {
 		return snipped

@@ -174,10 +174,18 @@ type Outcome struct {
 	// event stops what was about to happen; Reason goes to the model.
 	Decision Decision
 	Reason   string
-	// UpdatedInput replaces the tool input (tool events), the prompt (a
-	// JSON string, user_prompt_submit) or the request (pre_model_request).
+	// UpdatedInput replaces the tool input (pre_tool_use, and
+	// permission_request with an allow), the prompt (a JSON string,
+	// user_prompt_submit) or parts of the request (pre_model_request: an
+	// object whose "system" replaces the system prompt, "append_system" is
+	// added to it, "messages" replaces the messages and "append_messages"
+	// is added after them; what it leaves out stays; the rewrite applies to
+	// that one request, not to the stored history).
 	UpdatedInput json.RawMessage
-	// AdditionalContext is added to what the model sees next.
+	// AdditionalContext is added to what the model sees next: the prompt
+	// (user_prompt_submit), the newest user message of the request
+	// (pre_model_request) or the call's result (pre_tool_use,
+	// post_tool_use, permission_request).
 	AdditionalContext string
 	// ForceContinue keeps the run going when it was about to stop (stop,
 	// subagent_stop); Reason tells the model why.

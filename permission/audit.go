@@ -25,8 +25,19 @@ const (
 	OutcomeInterrupted CallOutcome = "interrupted" // the run was cancelled
 )
 
+// DecidedBy says who made a decision (SPEC PERM-4).
+type DecidedBy string
+
+// Who decides.
+const (
+	DecidedByPolicy  DecidedBy = "policy"  // modes, rules, built-in protections, the harness's own checks
+	DecidedByUser    DecidedBy = "user"    // whoever drives the run answered a question
+	DecidedByHook    DecidedBy = "hook"    // a pre_tool_use or permission_request hook
+	DecidedByTimeout DecidedBy = "timeout" // nobody answered a question in time: deny
+)
+
 // AuditRecord is one line of the audit log: who asked for what, what was
-// decided and how the call ended (SPEC PERM-4).
+// decided, who decided it and how the call ended (SPEC PERM-4).
 type AuditRecord struct {
 	Time      time.Time       `json:"time"`
 	SessionID string          `json:"session_id,omitempty"`
@@ -36,11 +47,14 @@ type AuditRecord struct {
 	Input     json.RawMessage `json:"input,omitempty"` // secrets redacted, see [Redact]
 	Decision  Decision        `json:"decision"`
 	Reason    string          `json:"reason,omitempty"`
-	Rule      string          `json:"rule,omitempty"`   // the deciding rule, as ParseRule reads it
-	Answer    Answer          `json:"answer,omitempty"` // the approver's, when asked
-	Duration  time.Duration   `json:"-"`                // of the call; JSON duration_ms
-	Outcome   CallOutcome     `json:"outcome"`
-	Error     string          `json:"error,omitempty"`
+	Rule      string          `json:"rule,omitempty"` // the deciding rule, as ParseRule reads it
+	// DecidedBy says who decided: policy, user, hook or timeout.
+	DecidedBy DecidedBy `json:"decided_by,omitempty"`
+	// Answer is the approver's (once, always, deny), when one answered.
+	Answer   Answer        `json:"answer,omitempty"`
+	Duration time.Duration `json:"-"` // of the call; JSON duration_ms
+	Outcome  CallOutcome   `json:"outcome"`
+	Error    string        `json:"error,omitempty"`
 }
 
 type auditJSON AuditRecord
@@ -67,12 +81,14 @@ func (r *AuditRecord) UnmarshalJSON(data []byte) error {
 	return nil
 }
 
-// NewAuditRecord starts the record of a decided request; the caller fills in
-// Answer, Duration, Outcome and Error once the call is over.
+// NewAuditRecord starts the record of a request the policy decided
+// (DecidedBy policy); the caller changes DecidedBy and fills in Answer when
+// someone else decided, and Duration, Outcome and Error once the call is
+// over.
 func NewAuditRecord(now time.Time, r Request, o Outcome) AuditRecord {
 	rec := AuditRecord{
 		Time: now, SessionID: r.SessionID, RunID: r.RunID, CallID: r.CallID,
-		Tool: r.Tool, Input: Redact(r.Input), Decision: o.Decision, Reason: o.Reason,
+		Tool: r.Tool, Input: Redact(r.Input), Decision: o.Decision, Reason: o.Reason, DecidedBy: DecidedByPolicy,
 	}
 	if o.Rule != nil {
 		rec.Rule = o.Rule.String()

@@ -59,7 +59,7 @@ func TestFileAuditor_PERM4(t *testing.T) {
 	wg.Wait()
 	raw := rec
 	raw.Input = req.Input // an unredacted record is redacted by the auditor
-	raw.Decision, raw.Answer, raw.Outcome = DecisionAsk, AnswerDeny, OutcomeDenied
+	raw.Decision, raw.DecidedBy, raw.Answer, raw.Outcome = DecisionDeny, DecidedByUser, AnswerDeny, OutcomeDenied
 	if err := a.Record(ctx, raw); err != nil {
 		t.Fatal(err)
 	}
@@ -91,15 +91,15 @@ func TestFileAuditor_PERM4(t *testing.T) {
 	}
 	want := AuditRecord{Time: now, SessionID: "s1", RunID: "r1", CallID: "c1", Tool: "web_fetch",
 		Input: json.RawMessage(`{"token":"[REDACTED]","url":"https://x"}`), Decision: DecisionAllow,
-		Reason: "allowed", Rule: "web_fetch(domain:x)", Duration: 1500 * time.Millisecond, Outcome: OutcomeOK}
+		Reason: "allowed", Rule: "web_fetch(domain:x)", DecidedBy: DecidedByPolicy, Duration: 1500 * time.Millisecond, Outcome: OutcomeOK}
 	if diff := cmp.Diff(want, got[0]); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
-	if last := got[20]; last.Answer != AnswerDeny || last.Outcome != OutcomeDenied || !strings.Contains(string(last.Input), "REDACTED") {
+	if last := got[20]; last.Answer != AnswerDeny || last.DecidedBy != DecidedByUser || last.Outcome != OutcomeDenied || !strings.Contains(string(last.Input), "REDACTED") {
 		t.Errorf("last record: %+v", last)
 	}
 	line, _ := json.Marshal(want)
-	if !strings.Contains(string(line), `"duration_ms":1500`) {
+	if !strings.Contains(string(line), `"duration_ms":1500`) || !strings.Contains(string(line), `"decided_by":"policy"`) {
 		t.Errorf("duration not in milliseconds: %s", line)
 	}
 }

@@ -436,16 +436,22 @@ func (d *decider) allowRules() (Outcome, bool) {
 	return Outcome{Decision: DecisionAllow, Reason: fmt.Sprintf("allowed by %s rule %s", sourceName(r.Source), strings.Join(names, ", ")), Rule: &r}, true
 }
 
-// modeDefault decides what no rule covers (SPEC PERM-1).
+// modeDefault decides what no rule covers (SPEC PERM-1), by the tool's
+// declared effect: a tool with no effect outside the session (todo_write,
+// ask_user) runs in every mode but strict.
 func (d *decider) modeDefault() Outcome {
 	m := d.f.req.Meta
 	cat := m.Category
 	if cat == "" {
 		cat = tool.CategoryOther
 	}
-	switch d.mode {
-	case ModeStrict:
+	switch {
+	case d.mode == ModeStrict:
 		return ask("strict mode confirms every tool call")
+	case m.SessionOnly():
+		return Outcome{Decision: DecisionAllow, Reason: fmt.Sprintf("%s has no effect outside the session; it runs in %s mode", d.f.req.Tool, d.mode)}
+	}
+	switch d.mode {
 	case ModeBypass:
 		return Outcome{Decision: DecisionAllow, Reason: "bypass mode runs every tool call no rule denies"}
 	case ModeReadOnly:

@@ -18,6 +18,7 @@ var (
 	metaExec    = tool.Meta{Category: tool.CategoryExecute}
 	metaNetwork = tool.Meta{Category: tool.CategoryNetwork}
 	metaOther   = tool.Meta{Category: tool.CategoryOther}
+	metaSession = tool.Meta{ReadOnly: true, Category: tool.CategorySession}
 )
 
 // in marshals a tool input.
@@ -74,7 +75,8 @@ func decide(t testing.TB, s Settings, r Request) Outcome {
 	return o
 }
 
-// PERM-1: every mode against every category.
+// PERM-1: every mode against every category. Tools with no effect outside
+// the session (todo_write, ask_user) run in every mode but strict.
 func TestModeByCategory_PERM1(t *testing.T) {
 	ws := t.TempDir()
 	reqs := map[tool.Category]Request{
@@ -82,15 +84,16 @@ func TestModeByCategory_PERM1(t *testing.T) {
 		tool.CategoryEdit:    editReq(ws, "main.go"),
 		tool.CategoryExecute: bashReq(ws, "ls -la"),
 		tool.CategoryNetwork: {Tool: "web_fetch", Input: in("url", "https://example.com/x"), Meta: metaNetwork, WorkDir: ws},
-		tool.CategoryOther:   {Tool: "todo_write", Input: in("todo", "x"), Meta: metaOther, WorkDir: ws},
+		tool.CategoryOther:   {Tool: "mcp__x__y", Input: in("q", "x"), Meta: metaOther, WorkDir: ws},
+		tool.CategorySession: {Tool: "todo_write", Input: in("todo", "x"), Meta: metaSession, WorkDir: ws},
 	}
-	cats := []tool.Category{tool.CategoryRead, tool.CategoryEdit, tool.CategoryExecute, tool.CategoryNetwork, tool.CategoryOther}
+	cats := []tool.Category{tool.CategoryRead, tool.CategoryEdit, tool.CategoryExecute, tool.CategoryNetwork, tool.CategoryOther, tool.CategorySession}
 	want := map[Mode][]Decision{
-		ModeStrict:      {DecisionAsk, DecisionAsk, DecisionAsk, DecisionAsk, DecisionAsk},
-		ModeDefault:     {DecisionAllow, DecisionAsk, DecisionAsk, DecisionAsk, DecisionAsk},
-		ModeAcceptEdits: {DecisionAllow, DecisionAllow, DecisionAsk, DecisionAsk, DecisionAsk},
-		ModeReadOnly:    {DecisionAllow, DecisionDeny, DecisionDeny, DecisionDeny, DecisionDeny},
-		ModeBypass:      {DecisionAllow, DecisionAllow, DecisionAllow, DecisionAllow, DecisionAllow},
+		ModeStrict:      {DecisionAsk, DecisionAsk, DecisionAsk, DecisionAsk, DecisionAsk, DecisionAsk},
+		ModeDefault:     {DecisionAllow, DecisionAsk, DecisionAsk, DecisionAsk, DecisionAsk, DecisionAllow},
+		ModeAcceptEdits: {DecisionAllow, DecisionAllow, DecisionAsk, DecisionAsk, DecisionAsk, DecisionAllow},
+		ModeReadOnly:    {DecisionAllow, DecisionDeny, DecisionDeny, DecisionDeny, DecisionDeny, DecisionAllow},
+		ModeBypass:      {DecisionAllow, DecisionAllow, DecisionAllow, DecisionAllow, DecisionAllow, DecisionAllow},
 	}
 	for mode, decisions := range want {
 		var got []Decision
@@ -102,7 +105,7 @@ func TestModeByCategory_PERM1(t *testing.T) {
 			}
 		}
 		if diff := cmp.Diff(decisions, got); diff != "" {
-			t.Errorf("mode %s (read, edit, execute, network, other) -want +got:\n%s", mode, diff)
+			t.Errorf("mode %s (read, edit, execute, network, other, session) -want +got:\n%s", mode, diff)
 		}
 	}
 }
@@ -282,5 +285,26 @@ func TestEngineSetModeAndCancel_PERM1(t *testing.T) {
 	}
 	if _, err := NewPolicy(Settings{Mode: "nope"}); err == nil {
 		t.Error("NewPolicy accepted a bad mode")
+	}
+}
+
+// PERM-1: the built-in session tools declare their effect, so a headless
+// run in default mode (no approver) runs todo_write and ask_user.
+func TestSessionToolsRunHeadless_PERM1(t *testing.T) {
+	ws := t.TempDir()
+	for _, name := range []string{"todo_write", "ask_user"} {
+		for _, mode := range []Mode{ModeDefault, ModeReadOnly, ModeAcceptEdits} {
+			o := decide(t, Settings{Mode: mode}, Request{Tool: name, Input: in("x", "y"), Meta: metaSession, WorkDir: ws})
+			if o.Decision != DecisionAllow || !strings.Contains(o.Reason, "no effect outside the session") {
+				t.Errorf("%s in %s mode: %+v", name, mode, o)
+			}
+		}
+		if o := decide(t, Settings{Mode: ModeStrict}, Request{Tool: name, Meta: metaSession, WorkDir: ws}); o.Decision != DecisionAsk {
+			t.Errorf("%s in strict mode: %+v", name, o)
+		}
+		deny := mustRules(t, SourceUser, "deny "+name)
+		if o := decide(t, Settings{Rules: deny}, Request{Tool: name, Meta: metaSession, WorkDir: ws}); o.Decision != DecisionDeny {
+			t.Errorf("deny rule on %s: %+v", name, o)
+		}
 	}
 }

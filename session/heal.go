@@ -8,15 +8,46 @@ import (
 )
 
 // The texts of the results [Heal] gives to calls that have none. All are
-// marked is_error.
+// marked is_error. They say what is known and no more: "rein stopped" is
+// about rein's own process; what became of a process group a call started
+// is told by [ProcessText], from the group's state when the session is
+// loaded.
 const (
 	// InterruptedText answers a call when no journal says whether it started.
-	InterruptedText = "interrupted: the call did not finish (the process was stopped); it may have had side effects — check before repeating it"
-	// StartedText answers a call the journal shows started.
-	StartedText = "interrupted: the call started but did not finish (the process was stopped); it may have had side effects — check before repeating it"
+	InterruptedText = "interrupted: rein stopped before this call finished (no journal says whether it started or started a process); it may have had side effects — check before repeating it"
+	// StartedText answers a call the journal shows started, with no process
+	// group recorded.
+	StartedText = "interrupted: the call started but rein stopped before it finished; it may have had side effects — check before repeating it"
 	// NotRunText answers a call the journal shows never started.
-	NotRunText = "not run: the process was stopped before this call started; call it again if it is still needed"
+	NotRunText = "not run: rein stopped before this call started; call it again if it is still needed"
 )
+
+// processPrefix starts every [ProcessText]; Load recognises a stored one by
+// it and restates it when the group's state has changed.
+const processPrefix = "interrupted: rein stopped before this call finished; the command it started (process group "
+
+// legacyStartedText is what StartedText said before process groups were
+// reported; a stored repair holding it is restated too.
+const legacyStartedText = "interrupted: the call started but did not finish (the process was stopped); it may have had side effects — check before repeating it"
+
+// ProcessText is the result healing gives a call whose journal recorded the
+// process group pgid (SPEC SESS-1, SESS-2), from that group's state: alive
+// says it still has a live member. A running command must not be started
+// again; a gone one may have done part of its work.
+func ProcessText(pgid int, alive bool) string {
+	if alive {
+		return fmt.Sprintf("%s%d) is STILL RUNNING — do not start it again; wait for it to finish, "+
+			"or stop it (kill -TERM -- -%d) before repeating it; its output will not be returned here", processPrefix, pgid, pgid)
+	}
+	return fmt.Sprintf("%s%d) is no longer running: it finished or was stopped, and its output was lost; "+
+		"it may have had side effects — check before repeating it", processPrefix, pgid)
+}
+
+// isProcessText reports whether text is a result healing wrote about a
+// process group (or an older text that did not say), one [Load] restates.
+func isProcessText(text string) bool {
+	return strings.HasPrefix(text, processPrefix) || text == legacyStartedText
+}
 
 // Report says what healing fixed. The zero value means nothing was wrong.
 type Report struct {

@@ -69,30 +69,115 @@ func Load(ctx context.Context, store Store, id string) (*State, error) {
 		}
 		r.apply(st, e)
 	}
+	// A call's process group is checked before healing, so the result
+	// healing writes says whether the command still runs (SESS-1, SESS-2).
+	for _, p := range r.pending {
+		if p != nil {
+			p.Alive = p.PGID > 0 && groupAlive(p.PGID, p.Start)
+		}
+	}
 	var journal map[string]string
 	if len(r.started) > 0 {
 		journal = make(map[string]string, len(r.started))
 		for id := range r.started {
 			journal[id] = ""
 		}
+		for _, p := range r.pending {
+			if p != nil && p.PGID > 0 {
+				journal[p.CallID] = ProcessText(p.PGID, p.Alive)
+			}
+		}
 		for id, end := range r.finished {
 			journal[id] = FinishedText(end)
 		}
 	}
 	msgs, rep := Heal(r.msgs, journal)
-	st.Messages = msgs
 	rep.Damaged = r.damage
 	st.Heal = rep
 	for _, p := range r.pending {
 		if p != nil {
-			p.Alive = p.PGID > 0 && groupAlive(p.PGID, p.Start)
 			if r.repaired[p.CallID] && !p.Alive {
 				continue // answered by a stored repair, and nothing of it runs
 			}
 			st.Pending = append(st.Pending, *p)
 		}
 	}
+	// A stored repair wrote the state of a group as it was then; say what
+	// it is now.
+	st.Messages = restate(msgs, r.processTexts())
 	return st, nil
+}
+
+// Recheck looks again at the process groups of st.Pending (after
+// [StopPending], say) and brings their Alive flags and the results healing
+// gave their calls up to date, so the conversation does not tell the model a
+// stopped command still runs. Calls whose group is gone stay in Pending.
+func (st *State) Recheck() {
+	texts := map[string]string{}
+	for i := range st.Pending {
+		p := &st.Pending[i]
+		if p.PGID <= 0 {
+			continue
+		}
+		p.Alive = groupAlive(p.PGID, p.Start)
+		texts[p.CallID] = ProcessText(p.PGID, p.Alive)
+	}
+	st.Messages = restate(st.Messages, texts)
+}
+
+// processTexts returns the current [ProcessText] of every journaled call
+// with a process group that has no result of its own: the calls healing (now
+// or in a stored repair) answered.
+func (r *replay) processTexts() map[string]string {
+	texts := map[string]string{}
+	for _, p := range r.pending {
+		if p != nil && p.PGID > 0 {
+			texts[p.CallID] = ProcessText(p.PGID, p.Alive)
+		}
+	}
+	return texts
+}
+
+// restate replaces, in the results of the calls in texts, a text healing
+// wrote about a process group by the one in texts. Messages it changes are
+// copied; the others are shared.
+func restate(msgs []llm.Message, texts map[string]string) []llm.Message {
+	if len(texts) == 0 {
+		return msgs
+	}
+	var out []llm.Message
+	for i, m := range msgs {
+		if m.Role != llm.RoleUser {
+			continue
+		}
+		var content []llm.Block
+		for j, b := range m.Content {
+			r, ok := b.(*llm.ToolResult)
+			if !ok || !r.IsError {
+				continue
+			}
+			text, want := llm.Message{Content: r.Content}.TextOf(), texts[r.ToolUseID]
+			if want == "" || text == want || !isProcessText(text) {
+				continue
+			}
+			if content == nil {
+				content = slices.Clone(m.Content)
+			}
+			nr := *r
+			nr.Content = []llm.Block{&llm.Text{Text: want}}
+			content[j] = &nr
+		}
+		if content != nil {
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			out[i].Content = content
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // replay accumulates the log while Load reads it.

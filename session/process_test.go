@@ -5,9 +5,13 @@ package session
 import (
 	"context"
 	"os/exec"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/reinhq/rein/llm"
 )
 
 // startGroup starts script in a process group of its own and returns the
@@ -70,5 +74,139 @@ func TestStopPending(t *testing.T) {
 	}
 	if isLinux && !groupAlive(reused, 0) {
 		t.Error("StopPending killed a group it did not start")
+	}
+}
+
+// crashedWith returns a store holding session "s" cut off while a bash call
+// ran the process group pgid (started at start).
+func crashedWith(t *testing.T, pgid int, start uint64) *MemStore {
+	t.Helper()
+	ctx := context.Background()
+	store := NewMemStore()
+	if err := store.Create(ctx, &Session{ID: "s"}); err != nil {
+		t.Fatal(err)
+	}
+	user := llm.UserText("build it")
+	asst := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{
+		&llm.ToolUse{ID: "c1", Name: "bash", Input: []byte(`{"command":"make"}`)},
+	}}
+	_, err := store.Append(ctx, "s",
+		Entry{Kind: KindMessage, Message: &user},
+		Entry{Kind: KindMessage, Message: &asst},
+		Entry{Kind: KindToolStart, ToolStart: &ToolStart{CallID: "c1", Tool: "bash"}},
+		Entry{Kind: KindToolProcess, ToolProcess: &ToolProcess{CallID: "c1", PGID: pgid, Start: start}},
+	)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return store
+}
+
+// resultText returns the text of call id's result in msgs.
+func resultText(t *testing.T, msgs []llm.Message, id string) string {
+	t.Helper()
+	if err := llm.CheckPairing(msgs); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range msgs {
+		for _, r := range m.ToolResults() {
+			if r.ToolUseID == id {
+				return llm.Message{Content: r.Content}.TextOf()
+			}
+		}
+	}
+	t.Fatalf("no result for %s", id)
+	return ""
+}
+
+func waitGone(t *testing.T, pgid int) {
+	t.Helper()
+	for i := 0; groupAlive(pgid, 0); i++ {
+		if i > 250 {
+			t.Fatalf("process group %d still alive", pgid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// SESS-2, SESS-1: the result healing gives a call whose process group still
+// runs says so, with the group's id, so the model does not start the command
+// again; once the group is gone, healing (and a stored repair, reloaded)
+// says it is no longer running.
+func TestSESS2HealTellsProcessState(t *testing.T) {
+	ctx := context.Background()
+	pgid := startGroup(t, "sleep 30")
+	store := crashedWith(t, pgid, processStart(pgid))
+
+	st, err := Load(ctx, store, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := resultText(t, st.Messages, "c1")
+	if text != ProcessText(pgid, true) || !strings.Contains(text, "STILL RUNNING") || !strings.Contains(text, strconv.Itoa(pgid)) {
+		t.Errorf("running group: result %q", text)
+	}
+	if strings.Contains(text, "was stopped") {
+		t.Errorf("running group: result %q claims it was stopped", text)
+	}
+	if len(st.Pending) != 1 || !st.Pending[0].Alive {
+		t.Fatalf("pending = %+v, want c1 alive", st.Pending)
+	}
+	// Resume: the repair is stored with the "still running" text.
+	if err := NewRecorder(store, "s").RecordHeal(ctx, st); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := syscall.Kill(-pgid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pgid)
+	st, err = Load(ctx, store, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text = resultText(t, st.Messages, "c1")
+	if text != ProcessText(pgid, false) || !strings.Contains(text, "no longer running") {
+		t.Errorf("gone group, stored repair: result %q", text)
+	}
+	if len(st.Pending) != 0 {
+		t.Errorf("pending = %+v, want none once the repaired call's group is gone", st.Pending)
+	}
+	if !st.Heal.Empty() {
+		t.Errorf("reloading a repaired session reported %s", st.Heal.String())
+	}
+
+	// A fresh crash whose group is already gone says so at once.
+	st, err = Load(ctx, crashedWith(t, pgid, processStart(pgid)), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(t, st.Messages, "c1"); text != ProcessText(pgid, false) {
+		t.Errorf("gone group: result %q", text)
+	}
+}
+
+// SESS-1, SESS-2: after StopPending, Recheck updates both Alive and the
+// healed result, so the conversation no longer says the command runs.
+func TestSESS2RecheckAfterStop(t *testing.T) {
+	ctx := context.Background()
+	pgid := startGroup(t, "sleep 30")
+	st, err := Load(ctx, crashedWith(t, pgid, processStart(pgid)), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := st.Messages
+	if err := StopPending(ctx, st.Pending); err != nil {
+		t.Fatal(err)
+	}
+	st.Recheck()
+	if st.Pending[0].Alive {
+		t.Error("Recheck left Alive set after the group was stopped")
+	}
+	if text := resultText(t, st.Messages, "c1"); text != ProcessText(pgid, false) {
+		t.Errorf("after stop: result %q", text)
+	}
+	if resultText(t, before, "c1") != ProcessText(pgid, true) {
+		t.Error("Recheck modified the messages it was given instead of copying them")
 	}
 }

@@ -73,7 +73,7 @@ type Meta struct {
 	// (SPEC LOOP-6).
 	ConcurrencySafe bool
 	// Category groups tools for permission modes: CategoryRead, CategoryEdit,
-	// CategoryExecute, CategoryNetwork or CategoryOther.
+	// CategoryExecute, CategoryNetwork, CategorySession or CategoryOther.
 	Category Category
 }
 
@@ -87,7 +87,16 @@ const (
 	CategoryExecute Category = "execute" // runs commands
 	CategoryNetwork Category = "network" // reaches the network
 	CategoryOther   Category = "other"   // anything else; asks in default mode
+	// CategorySession tools have no effect outside the session: they keep
+	// conversation state (a todo list) or talk to whoever drives the run
+	// (ask_user). They run in every mode but strict, read-only included, and
+	// should set ReadOnly too.
+	CategorySession Category = "session"
 )
+
+// SessionOnly reports a tool declared to have no effect outside the
+// session (CategorySession).
+func (m Meta) SessionOnly() bool { return m.Category == CategorySession }
 
 // MetaTool is implemented by tools that describe their behaviour. A tool that
 // does not is treated as mutating, not concurrency-safe, category other.

@@ -41,6 +41,9 @@ type Profile struct {
 	APIKey string `json:"api_key,omitempty" yaml:"api_key,omitempty"`
 	// DefaultModel is used when a model string names only the profile.
 	DefaultModel string `json:"default_model,omitempty" yaml:"default_model,omitempty"`
+	// OAuth, when set, authenticates with OAuth2 bearer tokens refreshed
+	// from a refresh token (SPEC PROV-4) instead of an API key.
+	OAuth *OAuthProfile `json:"oauth,omitempty" yaml:"oauth,omitempty"`
 }
 
 // builtinProfiles returns the profiles rein knows without configuration.
@@ -87,6 +90,12 @@ func (p Profile) validate() error {
 	if p.Provider == KindOpenAICompatible && p.BaseURL == "" && p.BaseURLEnv == "" {
 		return fmt.Errorf("profile %q: an openai-compatible profile needs a base_url", p.Name)
 	}
+	if p.OAuth != nil {
+		if p.APIKey != "" || p.APIKeyEnv != "" {
+			return fmt.Errorf("profile %q: %w", p.Name, errOAuthAndKey)
+		}
+		return p.OAuth.validate(p.Name)
+	}
 	return nil
 }
 
@@ -103,6 +112,13 @@ func (p Profile) merge(o Profile) Profile {
 	set(&p.APIKeyEnv, o.APIKeyEnv)
 	set(&p.APIKey, o.APIKey)
 	set(&p.DefaultModel, o.DefaultModel)
+	if o.OAuth != nil {
+		p.OAuth = o.OAuth
+		// OAuth replaces the key of the profile it overrides.
+		if o.APIKeyEnv == "" && o.APIKey == "" {
+			p.APIKeyEnv, p.APIKey = "", ""
+		}
+	}
 	return p
 }
 
@@ -159,6 +175,9 @@ func Auth(p Profile, getenv func(string) string) Profile {
 // needs a key and has none (after [Auth]); nil otherwise. `rein doctor` and
 // the CLI call it before the first request.
 func (p Profile) CheckAuth() error {
+	if p.OAuth != nil {
+		return nil // see CheckOAuth
+	}
 	names := p.envNames()
 	if p.APIKey != "" || len(names) == 0 {
 		return nil

@@ -235,8 +235,8 @@ func TestHelperToolCall(t *testing.T) {
 	os.Exit(3)
 }
 
-// SESS-1: a process killed while a tool call runs leaves a session whose
-// call is answered "interrupted … may have had side effects", and whose
+// SESS-1, SESS-2: a process killed while a tool call runs leaves a session
+// whose call is answered "interrupted … still running (process group N)", and whose
 // still-running process group is listed as pending and can be stopped.
 func TestInterruptedToolCall(t *testing.T) {
 	dir := t.TempDir()
@@ -259,7 +259,7 @@ func TestInterruptedToolCall(t *testing.T) {
 	if len(results) != 1 || results[0].ToolUseID != "call_1" || !results[0].IsError {
 		t.Fatalf("last message %+v, want an error result for call_1", last)
 	}
-	if text := (llm.Message{Content: results[0].Content}).TextOf(); text != session.StartedText || !strings.Contains(text, "may have had side effects") {
+	if text := (llm.Message{Content: results[0].Content}).TextOf(); text != session.ProcessText(pgid, true) || !strings.Contains(text, "STILL RUNNING") {
 		t.Errorf("result text %q", text)
 	}
 	if err := llm.CheckPairing(state.Messages); err != nil {
@@ -298,6 +298,10 @@ func TestInterruptedToolCall(t *testing.T) {
 	}
 	if len(again.Pending) != 0 {
 		t.Errorf("after StopPending: %+v, want nothing pending (answered and stopped)", again.Pending)
+	}
+	// SESS-2: the stored repair said the group ran; it no longer does.
+	if text := again.Messages[len(again.Messages)-1].ToolResults()[0]; (llm.Message{Content: text.Content}).TextOf() != session.ProcessText(pgid, false) {
+		t.Errorf("after StopPending: result %q, want it to say the group is gone", (llm.Message{Content: text.Content}).TextOf())
 	}
 	if err := session.StopPending(ctx, again.Pending); err != nil {
 		t.Errorf("StopPending of a stopped group: %v", err)

@@ -245,8 +245,90 @@ func (b *bash) result(call tool.Call, in bashIn, timeout time.Duration, out exec
 		meta["sandbox_notes"] = out.Notes
 	}
 	r.IsError = out.TimedOut || out.Cancelled || out.OutputLimited || out.ExitCode != 0
+	if !r.IsError && isCheck(in.Command) {
+		meta[MetaVerified] = in.Command
+	}
 	r.Metadata = meta
 	return r
+}
+
+// MetaVerified is the metadata key of a passed check: a command that looks
+// like a test, build, lint or type-check run and exited 0. Its value is the
+// command; the run loop's focus records it as a verified step (SPEC LOOP-11).
+const MetaVerified = "verified"
+
+// checkTools are programs whose run is a check by itself; checkVerbs are
+// the sub-commands that make a build tool's run one.
+var (
+	checkTools = map[string]bool{
+		"pytest": true, "tox": true, "nox": true, "jest": true, "vitest": true, "mocha": true, "tsc": true,
+		"eslint": true, "ruff": true, "mypy": true, "pyright": true, "flake8": true, "pylint": true,
+		"staticcheck": true, "golangci-lint": true, "govulncheck": true, "shellcheck": true, "ctest": true,
+		"rspec": true, "phpunit": true, "clippy-driver": true,
+	}
+	checkVerbs = map[string]map[string]bool{
+		"go":      {"test": true, "build": true, "vet": true},
+		"cargo":   {"test": true, "build": true, "check": true, "clippy": true, "nextest": true},
+		"make":    {"test": true, "check": true, "build": true, "lint": true, "vet": true, "tests": true, "ci": true, "all": true},
+		"npm":     {"test": true, "t": true, "run": true},
+		"pnpm":    {"test": true, "run": true, "build": true, "lint": true},
+		"yarn":    {"test": true, "run": true, "build": true, "lint": true},
+		"bun":     {"test": true, "run": true},
+		"mvn":     {"test": true, "verify": true, "package": true, "compile": true},
+		"gradle":  {"test": true, "build": true, "check": true},
+		"dotnet":  {"test": true, "build": true},
+		"python":  {"-m": true},
+		"python3": {"-m": true},
+		"uv":      {"run": true},
+		"just":    {"test": true, "check": true, "build": true, "lint": true},
+	}
+	// runTargets are what "npm run", "python -m", "uv run" must run to
+	// count as a check.
+	runTargets = map[string]bool{"test": true, "tests": true, "build": true, "lint": true, "check": true,
+		"typecheck": true, "pytest": true, "mypy": true, "ruff": true, "unittest": true, "tox": true, "vet": true}
+)
+
+// isCheck reports a command line one of whose commands is a check run: go
+// test, cargo build, make check, npm test, pytest, … Commands joined by
+// &&, ||, ; and | are looked at one by one; variable assignments, cd and
+// sudo before the program are skipped.
+func isCheck(command string) bool {
+	f := func(r rune) bool { return r == '&' || r == '|' || r == ';' || r == '\n' || r == '(' || r == ')' }
+	for _, part := range strings.FieldsFunc(command, f) {
+		words := strings.Fields(part)
+		for len(words) > 0 && (strings.Contains(words[0], "=") || words[0] == "sudo" || words[0] == "time" || words[0] == "env") {
+			words = words[1:]
+		}
+		if len(words) == 0 || words[0] == "cd" {
+			continue
+		}
+		prog := filepath.Base(words[0])
+		if prog == "gradlew" {
+			prog = "gradle"
+		}
+		if checkTools[prog] {
+			return true
+		}
+		verbs, ok := checkVerbs[prog]
+		if !ok || len(words) < 2 {
+			continue
+		}
+		args := words[1:]
+		for len(args) > 0 && strings.HasPrefix(args[0], "-") && args[0] != "-m" { // make -j4 test, go -C dir test
+			args = args[1:]
+		}
+		if len(args) == 0 || !verbs[args[0]] {
+			continue
+		}
+		if args[0] == "run" || args[0] == "-m" {
+			if len(args) > 1 && runTargets[strings.SplitN(args[1], ":", 2)[0]] {
+				return true
+			}
+			continue
+		}
+		return true
+	}
+	return false
 }
 
 // fmtSecs prints seconds without a needless fraction: 120, 0.3.

@@ -13,6 +13,11 @@ import (
 	"github.com/reinhq/rein/tool"
 )
 
+// BashPreviewChars is how many characters of an output above the cap the
+// model sees, head and tail together (less when the cap is smaller); the
+// whole output is saved to a file it can read.
+const BashPreviewChars = 2_000
+
 // outputText returns what the model sees of a command's output: all of it up
 // to the cap, else the head and the tail around a line saying how much was
 // cut and where the whole output was saved.
@@ -27,7 +32,10 @@ func (b *bash) outputText(call tool.Call, out exec.Output) (text, path string, e
 			spill = ""
 		}
 	}
-	budget := limit * 2 / 5
+	// Above the cap the model sees a short preview, head and tail, and the
+	// path of the whole output (SPEC CTX-5: a big output costs its preview
+	// on every later turn, not tens of kilobytes).
+	budget := min(limit*2/5, BashPreviewChars/2)
 	var head, tail string
 	var total int64
 	if !truncated {

@@ -368,3 +368,32 @@ func TestFmtBytes(t *testing.T) {
 		}
 	}
 }
+
+// LOOP-11: a check run (test, build, lint) that exits 0 is reported as a
+// verified step under MetaVerified; other commands and failed checks are not.
+func TestBashVerifiedStep_LOOP11(t *testing.T) {
+	for cmd, want := range map[string]bool{
+		"go test ./...": true, "cd sub && go vet ./pkg": true, "GOFLAGS=-race go test -run X .": true,
+		"cargo clippy": true, "make -j4 check": true, "npm test": true, "npm run build": true, "npm run dev": false,
+		"python -m pytest -q": true, "python -m http.server": false, "./node_modules/.bin/tsc --noEmit": true,
+		"ls -la": false, "go mod tidy": false, "echo go test": false, "git status | grep test": false, "": false,
+	} {
+		if got := isCheck(cmd); got != want {
+			t.Errorf("isCheck(%q) = %v, want %v", cmd, got, want)
+		}
+	}
+	c := newBash(t, BashOptions{})
+	script := filepath.Join(c.call.WorkDir, "pytest")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\nexit \"${1:-0}\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if r := c.run(context.Background(), "./pytest 0"); r.Metadata[MetaVerified] != "./pytest 0" {
+		t.Errorf("passed check: metadata %v", r.Metadata)
+	}
+	if r := c.run(context.Background(), "./pytest 1"); r.Metadata[MetaVerified] != nil {
+		t.Errorf("failed check recorded as verified: %v", r.Metadata)
+	}
+	if r := c.run(context.Background(), "true"); r.Metadata[MetaVerified] != nil {
+		t.Errorf("plain command recorded as verified: %v", r.Metadata)
+	}
+}

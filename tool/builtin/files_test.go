@@ -126,8 +126,8 @@ func TestToolMetas(t *testing.T) {
 		"write_file": {Category: tool.CategoryEdit},
 		"edit_file":  {Category: tool.CategoryEdit},
 		"multi_edit": {Category: tool.CategoryEdit},
-		"todo_write": {ReadOnly: true, Category: tool.CategoryOther},
-		"ask_user":   {ReadOnly: true, Category: tool.CategoryOther},
+		"todo_write": {ReadOnly: true, Category: tool.CategorySession},
+		"ask_user":   {ReadOnly: true, Category: tool.CategorySession},
 	}
 	for _, tl := range allTools() {
 		name := tl.Spec().Name

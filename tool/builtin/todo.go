@@ -55,7 +55,7 @@ const todoDesc = "Keeps a todo list for multi-step work; send the whole list eac
 
 // NewTodoWrite returns the todo_write tool, keeping the list in s.
 func NewTodoWrite(s *Todos) tool.Tool {
-	return tool.Define("todo_write", todoDesc, tool.Meta{ReadOnly: true, Category: tool.CategoryOther},
+	return tool.Define("todo_write", todoDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession},
 		func(sc *jsonschema.Schema) {
 			enum(prop(prop(sc, "todos").Items, "status"), TodoPending, TodoInProgress, TodoCompleted)
 		}, func(ctx context.Context, call tool.Call, in todoIn) (tool.Result, error) {

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/reinhq/rein/tool"
 )
 
 func TestTodoWrite(t *testing.T) {
@@ -77,4 +78,15 @@ func TestAskUser(t *testing.T) {
 	}
 	mustContain(t, runTool(t, au, "", map[string]any{"question": "fail?"}), true, "terminal closed", "best judgement")
 	mustContain(t, runTool(t, au, "", map[string]any{"question": "silent?"}), false, "no answer")
+}
+
+// PERM-1: todo_write and ask_user declare that they have no effect outside
+// the session, so the permission modes run them without asking.
+func TestSessionToolsDeclareEffect_PERM1(t *testing.T) {
+	for _, tl := range []tool.Tool{NewTodoWrite(&Todos{}), NewAskUser(nil)} {
+		m := tool.MetaOf(tl)
+		if !m.SessionOnly() || !m.ReadOnly {
+			t.Errorf("%s: meta %+v, want read-only session tool", tl.Spec().Name, m)
+		}
+	}
 }

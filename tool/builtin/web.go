@@ -263,14 +263,14 @@ type searchIn struct {
 const searchDesc = "Searches the web and returns titles, URLs and snippets. Use web_fetch to read a result."
 
 // NewWebSearch returns the web_search tool. With a nil backend every call
-// returns an error result saying search is not configured.
+// returns an error result saying search is not configured and how to
+// configure it ([NotConfiguredText]); [SearchFromEnv] picks a backend.
 func NewWebSearch(b SearchBackend) tool.Tool {
 	return tool.Define("web_search", searchDesc, metaNetwork, func(s *jsonschema.Schema) {
 		minimum(prop(s, "max_results"), 1)
 	}, func(ctx context.Context, call tool.Call, in searchIn) (tool.Result, error) {
 		if b == nil {
-			return tool.Errorf("web search is not configured: set a search backend in rein's settings to enable it. " +
-				"Meanwhile use web_fetch on URLs you know, or proceed without searching"), nil
+			return tool.Errorf("%s", NotConfiguredText), nil
 		}
 		q := strings.TrimSpace(in.Query)
 		if q == "" {

@@ -1,0 +1,238 @@
+// Command economy measures rein's token economy on long tasks (SPEC CTX-2,
+// CTX-4, CTX-5): it replays three scripted tasks through the real agent loop,
+// compactor and tools, with a scripted model and no network, and prints what
+// the requests cost.
+//
+//	go run ./bench/economy
+//
+// The scenarios: 20 read_file calls of 8.5 KB files, 40 bash calls printing
+// 25 KB each, 20 bash calls printing 62 KB each; a 200,000-token window and
+// 16,000 tokens of output reserved.
+//
+// The formula. Every request (the task's model calls and the compactor's
+// summary calls alike, in the order sent) is cut into segments: the system
+// prompt, the tool definitions, then each content block of each message.
+// Its prompt tokens are the sum of the segments' estimates (package tokens).
+// The cache-read part is the longest run of leading segments identical to
+// the previous request's (a prompt cache serves a prefix of whole blocks);
+// the rest is uncached (written to the cache or not, it is paid in full).
+// Cache-priced tokens = 0.1 × cache-read + 1.0 × uncached, summed over the
+// requests. Bytes sent is the sum of the requests' segment bytes.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/compact"
+	"github.com/reinhq/rein/exec"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/tokens"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/builtin"
+)
+
+// scenario is one long task: calls tool calls, each producing size bytes.
+type scenario struct {
+	name  string
+	tool  string // "read_file" or "bash"
+	calls int
+	size  int
+}
+
+var scenarios = []scenario{
+	{"20 reads of 8.5 KB", "read_file", 20, 8_700},
+	{"40 bash outputs of 25 KB", "bash", 40, 25_600},
+	{"20 bash outputs of 62 KB", "bash", 20, 63_500},
+}
+
+// result is what one scenario cost.
+type result struct {
+	requests, summaries, compactions int
+	cacheRead, uncached              int
+	bytes                            int64
+	breaks                           []string
+}
+
+func (r result) priced() float64 { return 0.1*float64(r.cacheRead) + float64(r.uncached) }
+
+func main() {
+	verbose := len(os.Args) > 1 && os.Args[1] == "-v"
+	fmt.Printf("%-26s %9s %9s %9s %12s %10s %6s %6s\n", "scenario", "requests", "read", "uncached", "cache-priced", "bytes", "summ", "comp")
+	for _, s := range scenarios {
+		r, err := run(s, verbose)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, s.name+":", err)
+			os.Exit(1)
+		}
+		fmt.Printf("%-26s %9d %9d %9d %11.0fk %9.1fM %6d %6d\n", s.name, r.requests, r.cacheRead, r.uncached,
+			r.priced()/1000, float64(r.bytes)/1e6, r.summaries, r.compactions)
+		if verbose {
+			fmt.Println("  cache breaks:", strings.Join(r.breaks, "; "))
+		}
+	}
+}
+
+// content returns size bytes of log-like lines, distinct per file.
+func content(file, size int) string {
+	var b strings.Builder
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "2026-11-24T10:%02d:%02d file=%d worker=%d processed item %d in %d ms status=ok\n", i/60%60, i%60, file, i%7, i*13+file, (i*37+file)%997)
+	}
+	return b.String()[:size]
+}
+
+func run(s scenario, verbose bool) (result, error) {
+	dir, err := os.MkdirTemp("", "rein-economy-")
+	if err != nil {
+		return result{}, err
+	}
+	defer os.RemoveAll(dir)
+	for i := range s.calls {
+		if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("part%02d.log", i)), []byte(content(i, s.size)), 0o600); err != nil {
+			return result{}, err
+		}
+	}
+	backend := &exec.Local{}
+	tools, err := tool.NewSet(tool.OriginBuiltin, builtin.NewReadFile(backend, builtin.NewFileTracker()), builtin.NewBash(backend, builtin.BashOptions{}))
+	if err != nil {
+		return result{}, err
+	}
+	m := &meter{s: s}
+	logger := slog.New(slog.DiscardHandler)
+	if verbose {
+		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	c := compact.New(compact.Config{ContextWindow: 200_000, MaxOutput: 16_000, Provider: m, Logger: logger})
+	a := agent.New(agent.Config{Provider: c.Observe(m), ProviderName: "scripted", Model: "m", System: system,
+		Tools: tools, MaxTokens: 16_000, MaxTurns: s.calls + 5, Compactor: c, NoRetry: true})
+	p := llm.UserText("Go through every part*.log file in this directory one at a time and report what failed.")
+	var done *agent.DoneEvent
+	for ev, err := range a.Run(context.Background(), agent.Input{SessionID: "economy", RunID: "r1", Prompt: &p, WorkDir: dir, SessionDir: filepath.Join(dir, ".session")}) {
+		if err != nil {
+			return result{}, err
+		}
+		switch ev.Type {
+		case agent.EventCompaction:
+			m.r.compactions++
+			m.r.breaks = append(m.r.breaks, fmt.Sprintf("turn %d: compaction %v", ev.Turn, ev.Compaction.Layers))
+		case agent.EventDone:
+			done = ev.Done
+		}
+	}
+	if done == nil || done.Reason != agent.ReasonCompleted {
+		return m.r, fmt.Errorf("the run did not complete: %+v", done)
+	}
+	return m.r, nil
+}
+
+var system = "You are rein, a coding agent. " + strings.Repeat("Follow the user's instructions carefully and use the tools. ", 60)
+
+// meter is the scripted model: it asks for the scenario's tool calls one
+// turn at a time, then answers; it writes summaries when asked; and it
+// meters every request against the one before.
+type meter struct {
+	s    scenario
+	turn int
+	prev []string
+	r    result
+}
+
+func (m *meter) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+	segs := segments(req)
+	common := 0
+	for common < len(segs) && common < len(m.prev) && segs[common] == m.prev[common] {
+		common++
+	}
+	in := 0
+	for i, s := range segs {
+		n := tokens.Estimate(s)
+		in += n
+		if i < common {
+			m.r.cacheRead += n
+		} else {
+			m.r.uncached += n
+		}
+		m.r.bytes += int64(len(s))
+	}
+	if common < len(m.prev) && m.turn > 0 {
+		m.r.breaks = append(m.r.breaks, fmt.Sprintf("request %d: prefix broken at segment %d of %d", m.r.requests, common, len(m.prev)))
+	}
+	m.prev = segs
+	m.r.requests++
+	var msg llm.Message
+	last := req.Messages[len(req.Messages)-1].TextOf()
+	switch {
+	case strings.HasPrefix(last, compact.SummaryInstruction[:40]):
+		m.r.summaries++
+		msg = text("Goals: report failures in part*.log. Files: " + strings.Repeat("part files read so far, all status=ok. ", 30))
+	case m.turn < m.s.calls:
+		msg = m.call(m.turn)
+		m.turn++
+	default:
+		msg = text("Every part was read; nothing failed.")
+	}
+	resp := &llm.Response{Message: msg, StopReason: llm.StopEndTurn, Usage: llm.Usage{InputTokens: int64(in), OutputTokens: 50}}
+	if len(msg.ToolUses()) > 0 {
+		resp.StopReason = llm.StopToolUse
+	}
+	return func(yield func(llm.Delta, error) bool) { yield(llm.Delta{Kind: llm.DeltaDone, Response: resp}, nil) }
+}
+
+func text(s string) llm.Message {
+	return llm.Message{Role: llm.RoleAssistant, Provider: "scripted", Model: "m", Content: []llm.Block{&llm.Text{Text: s}}}
+}
+
+func (m *meter) call(i int) llm.Message {
+	file := fmt.Sprintf("part%02d.log", i)
+	var in []byte
+	if m.s.tool == "bash" {
+		in, _ = json.Marshal(map[string]string{"command": "cat " + file})
+	} else {
+		in, _ = json.Marshal(map[string]any{"path": file})
+	}
+	return llm.Message{Role: llm.RoleAssistant, Provider: "scripted", Model: "m", Content: []llm.Block{
+		&llm.Text{Text: fmt.Sprintf("Reading %s.", file)},
+		&llm.ToolUse{ID: fmt.Sprintf("call_%02d", i), Name: m.s.tool, Input: in},
+	}}
+}
+
+// segments cuts a request into the units a prompt cache matches.
+func segments(req *llm.Request) []string {
+	specs, _ := json.Marshal(req.Tools)
+	out := []string{req.System, string(specs)}
+	for _, msg := range req.Messages {
+		for _, b := range msg.Content {
+			out = append(out, string(msg.Role)+":"+block(b))
+		}
+	}
+	return out
+}
+
+func block(b llm.Block) string {
+	switch b := b.(type) {
+	case *llm.Text:
+		return b.Text
+	case *llm.Thinking:
+		return b.Text + b.Signature
+	case *llm.ToolUse:
+		return b.ID + b.Name + string(b.Input)
+	case *llm.ToolResult:
+		var s strings.Builder
+		s.WriteString(b.ToolUseID)
+		for _, c := range b.Content {
+			s.WriteString(block(c))
+		}
+		return s.String()
+	case *llm.Image:
+		return "[image]"
+	}
+	return ""
+}
