@@ -272,11 +272,20 @@ func (s *TrustStore) List() ([]TrustEntry, error) {
 	return out, nil
 }
 
-// Update changes the record of dir under the store's lock and writes the
-// file; a record left empty is removed.
+// Update changes the record of dir under the store's lock — and a file
+// lock beside it (trust.json.lock), so two rein processes never lose each
+// other's write — and writes the file; a record left empty is removed.
 func (s *TrustStore) Update(dir string, fn func(r *TrustRecord)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if err := os.MkdirAll(filepath.Dir(s.Path), 0o700); err != nil {
+		return fmt.Errorf("trust file: %w", err)
+	}
+	unlock, err := lockFile(s.Path + ".lock")
+	if err != nil {
+		return fmt.Errorf("trust file: lock: %w", err)
+	}
+	defer unlock()
 	doc, err := s.read()
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -343,5 +344,27 @@ func TestTrustStore_PERM5(t *testing.T) {
 	l := e.load()
 	if l.Trust.Trusted || l.Trust.Err == nil || len(l.Permissions(permission.Settings{}).Rules) != 0 {
 		t.Errorf("a corrupt trust file: trusted=%v err=%v", l.Trust.Trusted, l.Trust.Err)
+	}
+}
+
+// PERM-5: rein processes trusting workspaces at the same time (separate
+// stores on one file) lose none of each other's records.
+func TestTrustStoreConcurrent_PERM5(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rein", "trust.json")
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s := &TrustStore{Path: path} // another process's view
+			if err := s.Trust(fmt.Sprintf("/ws/%d", i), "fp", time.Unix(0, 0)); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+	list, err := (&TrustStore{Path: path}).List()
+	if err != nil || len(list) != 16 {
+		t.Errorf("%d records after 16 concurrent trusts (%v); want 16", len(list), err)
 	}
 }
