@@ -236,7 +236,7 @@ func (e *engine) buildPolicy() error {
 	ev := e.cfg.Effective
 	run := permission.Settings{Mode: permission.Mode(ev.String(config.PermissionMode)),
 		AskTimeout: ev.Duration(config.AskTimeout), Rules: e.runRules,
-		Store: e.cfg.RuleStore()}
+		Store: e.cfg.RuleStore(), SensitiveHidden: e.sandboxed()}
 	p, err := permission.NewPolicy(e.cfg.Permissions(run))
 	if err != nil {
 		return fail(ExitError, "permissions: %v", err)

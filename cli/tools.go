@@ -84,6 +84,14 @@ func (e *engine) backend() (exec.Backend, error) {
 	return &local, nil
 }
 
+// sandboxed reports whether commands will run under bubblewrap, which
+// hides the workspace's sensitive files (see backend): the policy then
+// lets a recursive read of the workspace run (SPEC PERM-2).
+func (e *engine) sandboxed() bool {
+	mode := e.cfg.Effective.String(config.Sandbox)
+	return (mode == "on" || mode == "auto") && (&exec.Sandbox{}).Available() == nil
+}
+
 // sandboxHide reports the files the sandbox hides: the sensitive files of
 // the permission policy — the defaults, the user's sensitive_files and the
 // workspace's additions; a workspace's exceptions only once it is trusted

@@ -262,3 +262,32 @@ func TestAttackWorldSeesHarm_PERM6(t *testing.T) {
 		t.Errorf("%d cases", n)
 	}
 }
+
+// PERM-2: where the sandbox hides the workspace's sensitive files, a
+// recursive read of the workspace reveals none and runs; one outside it,
+// and naming a sensitive file, are judged as without the sandbox.
+func TestSensitiveHiddenBySandbox_PERM2(t *testing.T) {
+	w := newAttackWorld(t)
+	t.Setenv("HOME", w.home)
+	if err := os.WriteFile(filepath.Join(w.out, ".env"), []byte(attackSecret), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		cmd  string
+		want Decision
+	}{
+		{"grep -rn hello .", DecisionAllow},
+		{"find . -type f | xargs grep hello", DecisionAllow},
+		{"grep -r x " + w.out, DecisionAsk},
+		{"cat .env", DecisionDeny},
+	} {
+		s := Settings{Mode: ModeBypass, SensitiveHidden: true}
+		if o := decide(t, s, Request{Tool: "bash", Input: in("command", c.cmd), Meta: metaExec, WorkDir: w.ws}); o.Decision != c.want {
+			t.Errorf("%q: %s (%s), want %s", c.cmd, o.Decision, o.Reason, c.want)
+		}
+		s.SensitiveHidden = false
+		if o := decide(t, s, Request{Tool: "bash", Input: in("command", c.cmd), Meta: metaExec, WorkDir: w.ws}); o.Decision == DecisionAllow {
+			t.Errorf("%q without the sandbox: allowed (%s)", c.cmd, o.Reason)
+		}
+	}
+}

@@ -25,6 +25,7 @@ type Engine struct {
 	sensitive  sensitiveSet
 	askTimeout time.Duration
 	store      RuleStore
+	hidden     bool      // Settings.SensitiveHidden
 	roots      *sync.Map // workspace directory → its symlinks resolved
 }
 
@@ -38,7 +39,7 @@ func NewPolicy(s Settings) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{mode: mode, askTimeout: s.AskTimeout, store: s.Store, roots: &sync.Map{}}
+	e := &Engine{mode: mode, askTimeout: s.AskTimeout, store: s.Store, hidden: s.SensitiveHidden, roots: &sync.Map{}}
 	if e.askTimeout <= 0 {
 		e.askTimeout = DefaultAskTimeout
 	}
@@ -122,7 +123,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Outcome, error) {
 		return Outcome{}, err
 	}
 	e.mu.RLock()
-	d := decider{mode: e.mode, rules: e.rules, sensitive: e.sensitive}
+	d := decider{mode: e.mode, rules: e.rules, sensitive: e.sensitive, hidden: e.hidden}
 	e.mu.RUnlock()
 	f := gather(ctx, req, e.roots)
 	d.f = &f
@@ -191,6 +192,7 @@ type decider struct {
 	mode      Mode
 	rules     []compiled
 	sensitive sensitiveSet
+	hidden    bool // the backend hides the workspace's sensitive files
 	f         *facts
 }
 

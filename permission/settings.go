@@ -32,6 +32,11 @@ type Settings struct {
 	// Store keeps the rules [Engine.Add] is given ("always" answers); nil
 	// keeps them for the life of the engine only.
 	Store RuleStore
+	// SensitiveHidden says commands run where the workspace's sensitive
+	// files are hidden from them (the bubblewrap sandbox): a recursive read
+	// inside the workspace then reveals none, and does not ask. Naming a
+	// sensitive file is denied all the same.
+	SensitiveHidden bool
 }
 
 // settingsFile is the YAML shape: `permissions: {mode, allow, ask, deny}`.
@@ -139,6 +144,7 @@ func Merge(layers ...Settings) Settings {
 		if l.Store != nil {
 			out.Store = l.Store
 		}
+		out.SensitiveHidden = out.SensitiveHidden || l.SensitiveHidden
 		out.Rules = append(out.Rules, l.Rules...)
 		out.SensitiveFiles = append(out.SensitiveFiles, l.SensitiveFiles...)
 	}

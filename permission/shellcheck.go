@@ -304,7 +304,10 @@ func (d *decider) recursiveRead(c *command) (Outcome, bool) {
 	}
 	var roots []pathInfo
 	hidden := false
+	fed := len(c.Words) > 0 && (path.Base(c.Words[0].Value) == "xargs" || path.Base(c.Words[0].Value) == "parallel")
 	switch rr, ok := recursiveReaders[prog]; {
+	case fed && !namesOnly[prog] && !noFileArgs[prog]:
+		// The names come from the input: any file below.
 	case ok:
 		if !rr.always && !recursiveFlag(inner[1:], rr.flags) {
 			return Outcome{}, false
@@ -322,9 +325,6 @@ func (d *decider) recursiveRead(c *command) (Outcome, bool) {
 			ps, _ := d.f.wordPaths(w)
 			roots = append(roots, ps...)
 		}
-	case len(c.Words) > 0 && (path.Base(c.Words[0].Value) == "xargs" || path.Base(c.Words[0].Value) == "parallel") &&
-		!namesOnly[prog] && !noFileArgs[prog]:
-		// The names come from the input: any file below.
 	default:
 		return Outcome{}, false
 	}
@@ -334,6 +334,9 @@ func (d *decider) recursiveRead(c *command) (Outcome, bool) {
 		}
 	}
 	for _, r := range roots {
+		if d.hidden && r.inside() {
+			continue // the sandbox hides them: nothing to reveal
+		}
 		found, complete := d.sensitiveUnder(r.abs, hidden)
 		switch {
 		case found != "":
