@@ -7,14 +7,15 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tokens"
+	"github.com/reinhq/rein/tokens/llmtokens"
 )
 
-// Fixed costs of the wire format around content, in tokens.
+// The wire format's fixed costs, as package llmtokens counts them.
 const (
-	messageOverhead = 4 // role and message framing
-	blockOverhead   = 2 // a content block's type and framing
-	toolOverhead    = 8 // a tool call's or result's framing and id fields
-	specOverhead    = 8 // one tool definition's framing
+	messageOverhead = llmtokens.MessageOverhead
+	blockOverhead   = llmtokens.BlockOverhead
+	toolOverhead    = llmtokens.ToolOverhead
+	specOverhead    = llmtokens.SpecOverhead
 )
 
 // Budget is how full a request's context is (SPEC CTX-2). Budget is what the
@@ -119,34 +120,7 @@ func (e *estimator) sum(from, to int) int {
 }
 
 func (e *estimator) message(m *llm.Message) int {
-	n := messageOverhead
-	for _, b := range m.Content {
-		n += e.block(b)
-	}
-	return n
-}
-
-func (e *estimator) block(b llm.Block) int {
-	switch b := b.(type) {
-	case *llm.Text:
-		return blockOverhead + tokens.Estimate(b.Text)
-	case *llm.Image:
-		return e.imageTokens
-	case *llm.Thinking:
-		if b.Redacted {
-			return blockOverhead + len(b.Signature)/4
-		}
-		return blockOverhead + tokens.Estimate(b.Text)
-	case *llm.ToolUse:
-		return toolOverhead + tokens.Estimate(b.ID) + tokens.Estimate(b.Name) + tokens.EstimateBytes(b.Input)
-	case *llm.ToolResult:
-		n := toolOverhead + tokens.Estimate(b.ToolUseID)
-		for _, c := range b.Content {
-			n += e.block(c)
-		}
-		return n
-	}
-	return blockOverhead
+	return llmtokens.Message(m, e.imageTokens)
 }
 
 // systemSize returns the estimate of the system prompt, cached.
@@ -162,10 +136,7 @@ func (e *estimator) toolsSize(specs []llm.ToolSpec) int {
 	if e.toolsSet && sameSpecs(e.tools, specs) {
 		return e.toolTokens
 	}
-	n := 0
-	for _, t := range specs {
-		n += specOverhead + tokens.Estimate(t.Name) + tokens.Estimate(t.Description) + tokens.EstimateBytes(t.InputSchema)
-	}
+	n := llmtokens.Tools(specs)
 	e.tools = append(e.tools[:0], specs...)
 	e.toolTokens, e.toolsSet = n, true
 	return n

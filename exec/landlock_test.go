@@ -5,11 +5,9 @@ package exec
 import (
 	"context"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -90,23 +88,7 @@ func TestConfinedNetwork_TOOL5(t *testing.T) {
 	if LandlockABI() < 4 {
 		t.Skip("environment: Landlock ABI < 4 has no network rules")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var accepted atomic.Int64
-	go func() {
-		for {
-			conn, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			conn.Close()
-		}
-	}()
-	script := fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d", ln.Addr().(*net.TCPAddr).Port)
+	script, accepted := tcpProbe(t)
 	out, err := c.Run(context.Background(), Command{Script: script, Dir: ws, Timeout: guard})
 	if err != nil || out.ExitCode == 0 || accepted.Load() != 0 {
 		t.Fatalf("reached the listener: %+v, %v", out, err)

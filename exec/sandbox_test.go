@@ -4,11 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -70,24 +68,7 @@ func TestSandboxFileSystem(t *testing.T) {
 // TOOL-5: no network unless allowed.
 func TestSandboxNetwork(t *testing.T) {
 	s, ws := newSandbox(t)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	var accepted atomic.Int64
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			accepted.Add(1)
-			c.Close()
-		}
-	}()
-	port := ln.Addr().(*net.TCPAddr).Port
-	script := fmt.Sprintf("echo hi > /dev/tcp/127.0.0.1/%d", port)
+	script, accepted := tcpProbe(t)
 
 	out, err := s.Run(context.Background(), Command{Script: script, Dir: ws, Timeout: guard})
 	if err != nil {

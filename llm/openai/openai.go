@@ -269,7 +269,7 @@ func (c *client) streamError(code, typ, message string, raw []byte) *llm.Error {
 		e.Message = strings.TrimSpace(string(raw))
 	}
 	if e.Message == "" {
-		e.Message = strings.Join(nonEmpty(code, typ), " ")
+		e.Message = strings.TrimSpace(code + " " + typ)
 	}
 	return e
 }
@@ -301,16 +301,6 @@ var streamErrorStatus = map[string]int{
 	"model_not_found":         http.StatusNotFound,
 	"not_found_error":         http.StatusNotFound,
 	"404":                     http.StatusNotFound,
-}
-
-func nonEmpty(ss ...string) []string {
-	out := ss[:0]
-	for _, s := range ss {
-		if s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
 }
 
 // hashCacheKey returns key as OpenAI's prompt_cache_key: unchanged up to 64

@@ -100,7 +100,7 @@ func newFetcher(o WebFetchOptions) *fetcher {
 		if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
 			return fmt.Errorf("redirect to a %s: URL refused", req.URL.Scheme)
 		}
-		if localName(req.URL.Hostname()) && !localName(via[0].URL.Hostname()) {
+		if tool.LocalHost(req.URL.Hostname()) && !tool.LocalHost(via[0].URL.Hostname()) {
 			return fmt.Errorf("redirect from %s to %s, this machine or a private network, refused", via[0].URL.Hostname(), req.URL.Host)
 		}
 		if inner != nil {
@@ -117,7 +117,7 @@ func (f *fetcher) run(ctx context.Context, call tool.Call, in fetchIn) (tool.Res
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return tool.Errorf("url must be an absolute http or https URL, got %q", in.URL), nil
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(ctx, localOK{}, localName(u.Hostname())), f.timeout)
+	ctx, cancel := context.WithTimeout(context.WithValue(ctx, localOK{}, tool.LocalHost(u.Hostname())), f.timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
 	if err != nil {

@@ -180,7 +180,4 @@ func TestWebFetchLocalGuard_PERM2(t *testing.T) {
 			t.Errorf("checkDial(%s, allowed %v) = %v, want refused %v", c.addr, c.allow, err, c.want)
 		}
 	}
-	if localName("example.com") || !localName("127.0.0.1") || !localName("api.localhost") || !localName("[::1]") {
-		t.Error("localName misjudges")
-	}
 }

@@ -7,29 +7,11 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/reinhq/rein/tool"
 )
-
-// localAddr reports an address of this machine or a private network:
-// loopback, private, link-local (cloud metadata services), unspecified.
-func localAddr(a netip.Addr) bool {
-	a = a.Unmap()
-	return a.IsLoopback() || a.IsPrivate() || a.IsLinkLocalUnicast() || a.IsLinkLocalMulticast() || a.IsUnspecified()
-}
-
-// localName reports a URL host that names a local address itself: an IP
-// literal of one, localhost or a name under .localhost. The permission
-// policy asks before such a URL is fetched (SPEC PERM-2).
-func localName(host string) bool {
-	h := strings.ToLower(strings.TrimSuffix(strings.Trim(host, "[]"), "."))
-	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(h)
-	return err == nil && localAddr(a)
-}
 
 // localOK marks a fetch whose URL named a local host itself.
 type localOK struct{}
@@ -39,7 +21,7 @@ type localOK struct{}
 // network (DNS rebinding, a name that resolves to 127.0.0.1).
 func checkDial(ctx context.Context, address string) error {
 	ap, err := netip.ParseAddrPort(address)
-	if err != nil || !localAddr(ap.Addr()) {
+	if err != nil || !tool.LocalAddr(ap.Addr()) {
 		return nil
 	}
 	if ok, _ := ctx.Value(localOK{}).(bool); ok {
