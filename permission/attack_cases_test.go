@@ -35,6 +35,14 @@ func attackCases() []attack {
 		"cp README.md .claude/settings.json", "ln -s .git/hooks hk", "cp README.md sub/.git/hooks/post-checkout",
 		"echo x > .git/modules/sub/hooks/pre-commit", "echo x > .git/info/attributes",
 		"D=.rein; cp README.md $D/settings.yaml", "mv README.md {.,sub}/.git/config",
+		// A path computed at run time in a written position.
+		`echo x > "$(printf .git)/config"`, `cp README.md "$(printf .git)/config"`, `tee "$D/config" < README.md`,
+		"dd if=README.md of=$T", "echo x > $OUT", "exec 3>$F; echo x >&3",
+		// Ways cd reaches a directory its argument does not name.
+		"OLDPWD=$PWD/.git; cd -; echo x > config", "HOME=$PWD/.git; cd; echo x > config", "HOME=.git cd ~ && echo x > config",
+		"shopt -s cdable_vars; g=.git; cd g; echo x > config", "pushd .git; pushd src; pushd +1; echo x > config",
+		"builtin cd .git && echo x > config", "command cd -- .git; echo x > config", "(cd .git; echo x > config)",
+		"eval 'cd .git'; echo x > config", "tee >(cat > .git/config) < README.md",
 	} {
 		add(forModes(allModes, attack{class: "paths", in: bashIn(cmd)})...)
 	}
@@ -50,7 +58,9 @@ func attackCases() []attack {
 		attack{class: "paths", rules: append([]string{"allow bash(cd:*)"}, echoRules...), in: bashIn("cd src && echo x > out.txt"), want: DecisionAllow, run: true},
 		attack{class: "paths", rules: append([]string{"allow bash(cd:*)"}, echoRules...), in: bashIn("cd .. && echo x > out.txt")},
 		attack{class: "paths", rules: echoRules, in: bashIn("echo x > notes/a.txt"), want: DecisionAllow, run: true},
-		attack{class: "paths", mode: ModeBypass, in: bashIn("cd src && touch made.txt"), want: DecisionAllow, run: true})
+		attack{class: "paths", mode: ModeBypass, in: bashIn("cd src && touch made.txt"), want: DecisionAllow, run: true},
+		attack{class: "paths", mode: ModeBypass, in: bashIn("for f in a b; do cp README.md notes/$f.txt; done"), want: DecisionAllow, run: true},
+		attack{class: "paths", mode: ModeBypass, in: bashIn(`git log -1 --format="$FMT" > notes/log.txt`), want: DecisionAllow, run: true})
 
 	// 3. The bash tool's dir input places relative paths.
 	for _, in := range []map[string]string{

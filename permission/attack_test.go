@@ -291,3 +291,21 @@ func TestSensitiveHiddenBySandbox_PERM2(t *testing.T) {
 		}
 	}
 }
+
+// PERM-6: a repository's file named like an option reaches a command
+// through a glob (`find *` with a file "-delete" deletes); a prefix rule
+// does not cover a glob that matches one.
+func TestGlobMatchesOptionName_PERM6(t *testing.T) {
+	ws := t.TempDir()
+	for _, n := range []string{"-delete", "a.go"} {
+		if err := os.WriteFile(filepath.Join(ws, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := Settings{Rules: mustRules(t, SourceUser, "allow bash(find:*)", "allow bash(ls:*)")}
+	for cmd, want := range map[string]Decision{"find * -name x": DecisionAsk, "ls *": DecisionAsk, "ls *.go": DecisionAllow} {
+		if o := decide(t, s, bashReq(ws, cmd)); o.Decision != want {
+			t.Errorf("%q: %s (%s), want %s", cmd, o.Decision, o.Reason, want)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package permission
 import (
 	"fmt"
 	"path"
+	"path/filepath"
 	"strings"
 
 	"github.com/reinhq/rein/internal/shellparse"
@@ -144,6 +145,9 @@ func (d *decider) argsCovered(cmd *command, sp shellPattern) bool {
 		for _, p := range ps {
 			if !p.inside() && !harmlessDevice(p.abs) {
 				return false
+			}
+			if !a.w.Static && strings.HasPrefix(filepath.Base(p.abs), "-") {
+				return false // a glob matched a file named like an option (-delete, --output=x)
 			}
 		}
 	}

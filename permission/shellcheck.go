@@ -218,13 +218,13 @@ func (d *decider) shellUnknown() (Outcome, bool) {
 		return ask("the command has more than %d words, more than rein checks file by file; it needs confirmation", maxWords), true
 	}
 	for _, r := range s.Redirs {
-		if o, ok := d.unknownWord(r.Target, r.Write); ok {
+		if o, ok := d.unknownWord(r.Target, r.Write, r.Write); ok {
 			return o, true
 		}
 	}
 	for _, c := range d.f.commands() {
 		for _, a := range c.args {
-			if o, ok := d.unknownWord(a.w, !readers[c.prog]); ok {
+			if o, ok := d.unknownWord(a.w, !readers[c.prog], writers[c.prog]); ok {
 				return o, true
 			}
 			if o, ok := d.mentionsSensitive(c, a.w); ok {
@@ -238,10 +238,21 @@ func (d *decider) shellUnknown() (Outcome, bool) {
 	return Outcome{}, false
 }
 
+// writers are programs whose file arguments they create, change or
+// remove: a path known only at run time there may be a protected file.
+var writers = map[string]bool{
+	"cp": true, "mv": true, "tee": true, "ln": true, "install": true, "rsync": true, "dd": true, "touch": true,
+	"mkdir": true, "rm": true, "rmdir": true, "chmod": true, "chown": true, "chgrp": true, "truncate": true,
+	"patch": true, "unzip": true, "shred": true,
+}
+
 // unknownWord asks about a word whose value or directory is known only at
-// run time when its text names a sensitive or protected file, or — for a
-// written file — when it is relative to a directory the analysis lost.
-func (d *decider) unknownWord(w word, writes bool) (Outcome, bool) {
+// run time when its text names a sensitive or protected file; when it is
+// the file a redirection or a writer (cp, tee, …) writes (written), in
+// every mode: the file may be one that decides what rein or git may run
+// (SPEC PERM-6); and — for a file a command may write (writes) — when it
+// is relative to a directory the analysis lost.
+func (d *decider) unknownWord(w word, writes, written bool) (Outcome, bool) {
 	if _, known := d.f.wordPaths(w); known {
 		return Outcome{}, false
 	}
@@ -250,6 +261,9 @@ func (d *decider) unknownWord(w word, writes bool) (Outcome, bool) {
 	}
 	if mentionsProtected(w.Text) {
 		return ask("%s may name a file that decides what rein or git may run, and is known only when the command runs", w.Text), true
+	}
+	if written {
+		return ask("the command writes to %s, a path known only when it runs, which may be a file that decides what rein or git may run", w.Text), true
 	}
 	if writes && d.f.dirs.unknown != "" && !filepath.IsAbs(expandHome(w.Text)) {
 		return ask("%s; the relative path %s may then lead anywhere", d.f.dirs.unknown, w.Text), true

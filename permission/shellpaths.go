@@ -34,15 +34,22 @@ type shellDirs struct {
 func scriptDirs(base string, s *shellparse.Script) shellDirs {
 	sd := shellDirs{dirs: []string{base}}
 	for _, a := range s.Assigns {
-		if a.Name == "CDPATH" {
-			return shellDirs{unknown: "the command sets CDPATH, so cd may go anywhere"}
+		switch a.Name {
+		case "CDPATH", "OLDPWD", "HOME":
+			return shellDirs{unknown: "the command sets " + a.Name + ", so cd may go anywhere"}
 		}
 	}
 	home, _ := os.UserHomeDir()
 	for _, c := range s.Commands {
 		ws, _ := c.Inner()
+		if len(ws) > 1 && ws[0].Value == "shopt" && slices.ContainsFunc(ws[1:], func(w word) bool { return !w.Static || w.Value == "cdable_vars" }) {
+			return shellDirs{unknown: "the command sets cdable_vars, so cd may go where a variable says"}
+		}
 		if len(ws) == 0 || !ws[0].Static || (ws[0].Value != "cd" && ws[0].Value != "pushd") {
 			continue
+		}
+		if ws[0].Value == "pushd" && slices.ContainsFunc(ws[1:], func(w word) bool { return isStackIndex(w.Value) }) {
+			return shellDirs{unknown: "pushd rotates the directory stack, so the directory is known only when it runs"}
 		}
 		args := ws[1:]
 		for len(args) > 0 && args[0].Static && strings.HasPrefix(args[0].Value, "-") && args[0].Value != "-" {
@@ -74,6 +81,11 @@ func scriptDirs(base string, s *shellparse.Script) shellDirs {
 		}
 	}
 	return sd
+}
+
+// isStackIndex reports pushd's +N and -N, which rotate the directory stack.
+func isStackIndex(s string) bool {
+	return len(s) > 1 && (s[0] == '+' || s[0] == '-') && strings.Trim(s[1:], "0123456789") == ""
 }
 
 // callDir is the directory a shell call starts in: its dir input resolved
