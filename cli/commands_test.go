@@ -15,6 +15,7 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/jsonl"
 )
@@ -236,7 +237,7 @@ func orphanSession(t *testing.T, te *testEnv) (string, <-chan struct{}) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	if err := session.NewRecorder(store, s.ID).RecordProcess("c1", sleeper.Process.Pid); err != nil {
+	if err := runner.NewRecorder(store, s.ID).RecordProcess("c1", sleeper.Process.Pid); err != nil {
 		t.Fatal(err)
 	}
 	return s.ID, exited

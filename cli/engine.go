@@ -22,6 +22,7 @@ import (
 	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/llm/replay"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/jsonl"
 	"github.com/reinhq/rein/tool"
@@ -53,7 +54,7 @@ type engine struct {
 
 	store   *jsonl.Store
 	sess    *session.Session // nil until the first run of a new session
-	rec     *session.Recorder
+	rec     *runner.Recorder
 	sessDir string
 	history []llm.Message
 	focus   agent.Focus

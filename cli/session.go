@@ -15,6 +15,7 @@ import (
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool/builtin"
 )
@@ -173,7 +174,7 @@ func (e *engine) bind(s *session.Session, st *session.State) error {
 	if err := os.MkdirAll(e.sessDir, 0o700); err != nil {
 		return fmt.Errorf("session directory: %w", err)
 	}
-	e.rec = session.NewRecorder(e.store, s.ID)
+	e.rec = runner.NewRecorder(e.store, s.ID)
 	audit, err := permission.OpenFileAuditor(filepath.Join(e.sessDir, "audit.jsonl"))
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
@@ -189,7 +190,7 @@ func (e *engine) bind(s *session.Session, st *session.State) error {
 	e.mu.Unlock()
 	e.history, e.focus = nil, agent.Focus{}
 	if st != nil {
-		e.history, e.focus = st.Messages, st.Focus
+		e.history, e.focus = st.Messages, runner.FocusOf(st)
 	}
 	e.tracker, e.todos, e.compactor = builtin.NewFileTracker(), &builtin.Todos{}, nil
 	return e.buildTools()

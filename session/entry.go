@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -56,28 +55,43 @@ type Entry struct {
 	ToolStart   *ToolStart   `json:"tool_start,omitempty"`
 	ToolProcess *ToolProcess `json:"tool_process,omitempty"`
 	ToolEnd     *ToolEnd     `json:"tool_end,omitempty"`
-	Focus       *agent.Focus `json:"focus,omitempty"`
-	Heal        *HealRecord  `json:"heal,omitempty"`
+	// Focus is the run loop's task state (agent.Focus, SPEC LOOP-11) as
+	// JSON: the store keeps it without knowing the loop's types.
+	Focus json.RawMessage `json:"focus,omitempty"`
+	Heal  *HealRecord     `json:"heal,omitempty"`
 }
 
 // RunRecord is what a finished run leaves in the session (SPEC SESS-4,
 // LOOP-7).
 type RunRecord struct {
-	ID        string       `json:"id"`
-	Provider  string       `json:"provider,omitempty"`
-	Model     string       `json:"model,omitempty"`
-	StartedAt time.Time    `json:"started_at"`
-	EndedAt   time.Time    `json:"ended_at"`
-	Reason    agent.Reason `json:"reason"`
-	Turns     int          `json:"turns"`
-	Usage     llm.Usage    `json:"usage"`
-	CostUSD   float64      `json:"cost_usd,omitempty"`
-	Stats     agent.Stats  `json:"stats"`
+	ID        string    `json:"id"`
+	Provider  string    `json:"provider,omitempty"`
+	Model     string    `json:"model,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+	Reason    string    `json:"reason"`
+	Turns     int       `json:"turns"`
+	Usage     llm.Usage `json:"usage"`
+	CostUSD   float64   `json:"cost_usd,omitempty"`
+	Stats     RunStats  `json:"stats"`
 	// Error describes the failure of a run that did not complete.
 	Error string `json:"error,omitempty"`
 	// Continued is set on a run that continued a pending conversation
 	// without a new prompt (SPEC LOOP-9).
 	Continued bool `json:"continued,omitempty"`
+}
+
+// RunStats counts what a run did (SPEC LOOP-7). Its fields are those of
+// agent.Stats, so one converts to the other.
+type RunStats struct {
+	ModelCalls int `json:"model_calls"`
+	ToolCalls  int `json:"tool_calls"`
+	ToolErrors int `json:"tool_errors"`
+	// ErrorsByTool counts failed calls per tool, then per outcome
+	// ("error", "denied", "invalid", …).
+	ErrorsByTool map[string]map[string]int `json:"errors_by_tool,omitempty"`
+	Retries      int                       `json:"retries,omitempty"`
+	Compactions  int                       `json:"compactions,omitempty"`
 }
 
 // Compaction records a compaction of the history (SPEC CTX-5).

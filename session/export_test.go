@@ -2,6 +2,7 @@ package session_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"flag"
 	"os"
@@ -16,6 +17,8 @@ import (
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sessiontest"
 )
+
+var ctx = context.Background()
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 

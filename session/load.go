@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 )
 
@@ -16,8 +15,9 @@ type State struct {
 	Session *Session
 	// Messages is the healed conversation, ready for agent.Input.History.
 	Messages []llm.Message
-	// Focus is the newest task focus recorded (LOOP-11).
-	Focus agent.Focus
+	// Focus is the newest task focus recorded (agent.Focus as JSON,
+	// LOOP-11); nil when none was.
+	Focus json.RawMessage
 	// Runs lists the session's finished runs, oldest first.
 	Runs []RunRecord
 	// Pending lists the tool calls journaled as started that never got a
@@ -223,7 +223,7 @@ func (r *replay) apply(st *State, e Entry) {
 			r.pending[k].PGID, r.pending[k].Start = e.ToolProcess.PGID, e.ToolProcess.Start
 		}
 	case KindFocus:
-		st.Focus = *e.Focus
+		st.Focus = e.Focus
 	case KindRun:
 		st.Runs = append(st.Runs, *e.Run)
 	case KindHeal:
@@ -272,4 +272,23 @@ func (r *replay) resolve(id string) {
 		r.pending[k] = nil
 		delete(r.open, id)
 	}
+}
+
+// SaveHeal stores what [Load] healed in session id, when anything was: a
+// heal entry holding the report and, when the messages changed, the healed
+// history, so the next load starts from it and reports nothing. Call it once
+// after Load, before the session's next run is recorded.
+func SaveHeal(ctx context.Context, store Store, id string, st *State) error {
+	if st.Heal.Empty() {
+		return nil
+	}
+	h := &HealRecord{Report: st.Heal}
+	if st.Heal.Changed() {
+		h.History = st.Messages
+		if h.History == nil {
+			h.History = []llm.Message{}
+		}
+	}
+	_, err := store.Append(context.WithoutCancel(ctx), id, Entry{Kind: KindHeal, Heal: h})
+	return err
 }

@@ -153,7 +153,7 @@ func TestSESS2HealTellsProcessState(t *testing.T) {
 		t.Fatalf("pending = %+v, want c1 alive", st.Pending)
 	}
 	// Resume: the repair is stored with the "still running" text.
-	if err := NewRecorder(store, "s").RecordHeal(ctx, st); err != nil {
+	if err := SaveHeal(ctx, store, "s", st); err != nil {
 		t.Fatal(err)
 	}
 

@@ -38,6 +38,11 @@ type Session struct {
 	ID string `json:"id"`
 	// WorkDir is the workspace directory the session works in (absolute).
 	WorkDir string `json:"work_dir,omitempty"`
+	// Caller owns the session on a server (SPEC API-4); empty for the CLI.
+	Caller string `json:"caller,omitempty"`
+	// Workspace is the id of the server workspace it belongs to (see
+	// [Workspace]); empty for the CLI.
+	Workspace string `json:"workspace,omitempty"`
 	// Title is a name given by the user or the front end; may be empty.
 	Title string `json:"title,omitempty"`
 	// Preview is the first user message's text, cut to about 100 characters
@@ -65,6 +70,9 @@ type ListOptions struct {
 	// WorkDir keeps only sessions of this directory (compared exactly);
 	// empty keeps all.
 	WorkDir string
+	// Caller and Workspace, when set, keep only sessions of that caller
+	// and workspace (compared exactly).
+	Caller, Workspace string
 	// Limit caps the page; 0 or less means [DefaultListLimit].
 	Limit int
 	// Cursor continues a listing where the previous page ended: the cursor
@@ -154,7 +162,8 @@ func Page(sessions []*Session, opts ListOptions) ([]*Session, string, error) {
 	}
 	var keep []*Session
 	for _, s := range sessions {
-		if opts.WorkDir != "" && s.WorkDir != opts.WorkDir {
+		if opts.WorkDir != "" && s.WorkDir != opts.WorkDir || opts.Caller != "" && s.Caller != opts.Caller ||
+			opts.Workspace != "" && s.Workspace != opts.Workspace {
 			continue
 		}
 		if after != nil && !after.before(s) {

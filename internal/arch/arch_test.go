@@ -107,22 +107,6 @@ type exception struct{ pkg, dep, todo string }
 // known are the violations the layout has today. Each names its issue; the
 // test fails when one no longer occurs, so the list only shrinks.
 var known = []exception{
-	// TODO(issue 9, SESS/DESIGN Layout): session imports agent for
-	// agent.Focus (State.Focus, Entry.Focus) and agent.Event (Recorder). Move
-	// the Recorder to the runtime (runner/, per DESIGN) and the Focus type to
-	// llm or session; agent then depends on nothing of session's.
-	{"session", "agent", "issue 9: session→agent (Focus, Recorder)"},
-	{"session", "hook", "issue 9: via session→agent"},
-	{"session", "permission", "issue 9: via session→agent"},
-	{"session", "tool", "issue 9: via session→agent"},
-	{"session/jsonl", "agent", "issue 9: via session→agent"},
-	{"session/jsonl", "hook", "issue 9: via session→agent"},
-	{"session/jsonl", "permission", "issue 9: via session→agent"},
-	{"session/jsonl", "tool", "issue 9: via session→agent"},
-	{"session/sessiontest", "agent", "issue 9: via session→agent"},
-	{"session/sessiontest", "hook", "issue 9: via session→agent"},
-	{"session/sessiontest", "permission", "issue 9: via session→agent"},
-	{"session/sessiontest", "tool", "issue 9: via session→agent"},
 }
 
 // frontEnd reports the packages that wire everything: cli, cmd, examples.

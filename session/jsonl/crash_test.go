@@ -19,6 +19,7 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/jsonl"
 )
@@ -206,7 +207,7 @@ func TestHelperToolCall(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
-	rec := session.NewRecorder(st, "s")
+	rec := runner.NewRecorder(st, "s")
 	input := json.RawMessage(`{"command":"sleep 30"}`)
 	prompt := llm.UserText("wait a bit")
 	reply := llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{&llm.Text{Text: "Waiting."},
@@ -279,7 +280,7 @@ func TestInterruptedToolCall(t *testing.T) {
 	// A resume stores the repair before anyone stopped the group: the call
 	// is answered, but its still-running group stays pending, so a later
 	// `--kill-orphans` finds it.
-	if err := session.NewRecorder(st, "s").RecordHeal(ctx, state); err != nil {
+	if err := runner.NewRecorder(st, "s").RecordHeal(ctx, state); err != nil {
 		t.Fatal(err)
 	}
 	resumed, err := session.Load(ctx, st, "s")
@@ -307,7 +308,7 @@ func TestInterruptedToolCall(t *testing.T) {
 		t.Errorf("StopPending of a stopped group: %v", err)
 	}
 	// Resuming stores the heal: the next load is clean.
-	if err := session.NewRecorder(st, "s").RecordHeal(ctx, again); err != nil {
+	if err := runner.NewRecorder(st, "s").RecordHeal(ctx, again); err != nil {
 		t.Fatal(err)
 	}
 	clean, err := session.Load(ctx, st, "s")

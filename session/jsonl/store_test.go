@@ -216,7 +216,7 @@ func TestDamageReportedOnce(t *testing.T) {
 	if err != nil || len(first.Heal.Damaged) != 1 {
 		t.Fatalf("first load: %v, damage %+v", err, first.Heal.Damaged)
 	}
-	if err := session.NewRecorder(st, "s").RecordHeal(ctx, first); err != nil {
+	if err := session.SaveHeal(ctx, st, "s", first); err != nil {
 		t.Fatal(err)
 	}
 	again, err := session.Load(ctx, st, "s")

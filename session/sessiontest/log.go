@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 )
@@ -65,7 +64,7 @@ func AllKinds() []session.Entry {
 	}}
 	res := llm.Message{Role: llm.RoleUser, Content: []llm.Block{&llm.ToolResult{ToolUseID: "c1", IsError: true,
 		Content: []llm.Block{&llm.Text{Text: "FAIL"}, &llm.Image{MediaType: "image/gif", Data: []byte("GIF89a")}}}}}
-	stats := agent.Stats{ModelCalls: 2, ToolCalls: 1, ToolErrors: 1, ErrorsByTool: map[string]map[string]int{"bash": {"error": 1}}, Retries: 1}
+	stats := session.RunStats{ModelCalls: 2, ToolCalls: 1, ToolErrors: 1, ErrorsByTool: map[string]map[string]int{"bash": {"error": 1}}, Retries: 1}
 	return []session.Entry{
 		{Time: t, Kind: session.KindMessage, RunID: "r1", Message: &msg},
 		{Time: t, Kind: session.KindToolStart, RunID: "r1", ToolStart: &session.ToolStart{CallID: "c1", Tool: "bash", Input: json.RawMessage(`{"command":"go test ./..."}`)}},
@@ -74,11 +73,11 @@ func AllKinds() []session.Entry {
 		{Time: t, Kind: session.KindCompaction, RunID: "r1", Compaction: &session.Compaction{History: []llm.Message{llm.UserText("summary")},
 			TokensBefore: 1000, TokensAfter: 100, Layers: []string{"snip", "summarize"}, Trigger: "budget"}},
 		{Time: t, Kind: session.KindRun, RunID: "r1", Run: &session.RunRecord{ID: "r1", Provider: "anthropic", Model: "claude",
-			StartedAt: t.Add(-time.Minute), EndedAt: t, Reason: agent.ReasonError, Turns: 2,
+			StartedAt: t.Add(-time.Minute), EndedAt: t, Reason: "error", Turns: 2,
 			Usage:   llm.Usage{InputTokens: 1, OutputTokens: 2, CacheReadTokens: 3, CacheWriteTokens: 4, ReasoningTokens: 1},
 			CostUSD: 0.25, Stats: stats, Error: "boom", Continued: true}},
-		{Time: t, Kind: session.KindFocus, RunID: "r1", Focus: &agent.Focus{Goal: "g", RecentGoals: []string{"old"},
-			FilesRead: []agent.FileRead{{Path: "a.go", Start: 1, End: 9, Preview: "package a"}}, FilesChanged: []string{"a.go"}, Verified: []string{"go test"}}},
+		{Time: t, Kind: session.KindFocus, RunID: "r1", Focus: json.RawMessage(`{"goal":"g","recent_goals":["old"],` +
+			`"files_read":[{"path":"a.go","start":1,"end":9,"preview":"package a"}],"files_changed":["a.go"],"verified":["go test"]}`)},
 		{Time: t, Kind: session.KindHeal, Heal: &session.HealRecord{Report: session.Report{Interrupted: []string{"c9"}, NotRun: []string{"c10"}, Merged: 1,
 			Damaged: []session.Damage{{Line: 3, Offset: 10, Bytes: 5, Reason: "torn last line"}}}, History: []llm.Message{llm.UserText("healed")}}},
 	}
@@ -246,7 +245,7 @@ func testLoadHeals(t *testing.T, st session.Store) {
 	if len(state.Pending) != 1 || state.Pending[0].CallID != "c1" || state.Pending[0].RunID != "r1" || state.Pending[0].Alive {
 		t.Errorf("pending %+v, want c1 of run r1, not alive", state.Pending)
 	}
-	if err := session.NewRecorder(st, "s").RecordHeal(ctx, state); err != nil {
+	if err := session.SaveHeal(ctx, st, "s", state); err != nil {
 		t.Fatal(err)
 	}
 	again, err := session.Load(ctx, st, "s")

@@ -1,13 +1,15 @@
-package session
+package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/session"
 )
 
 // Recorder persists a run's durable events as they happen (SPEC SESS-1):
@@ -26,9 +28,9 @@ import (
 // cancelled run is still recorded).
 //
 // A front end resuming a session takes the store's lock first (see
-// [Locker]), loads it, calls [Recorder.RecordHeal], then records runs.
+// [session.Locker]), loads it, calls [Recorder.RecordHeal], then records runs.
 type Recorder struct {
-	store Store
+	store session.Store
 	id    string
 
 	mu       sync.Mutex
@@ -42,7 +44,7 @@ type Recorder struct {
 }
 
 // NewRecorder returns a recorder appending to session id of store.
-func NewRecorder(store Store, id string) *Recorder {
+func NewRecorder(store session.Store, id string) *Recorder {
 	return &Recorder{store: store, id: id}
 }
 
@@ -74,7 +76,7 @@ func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 		if e.Message == nil {
 			return nil
 		}
-		if err := r.append(ctx, Entry{Kind: KindMessage, Time: e.Time, RunID: e.RunID, Message: e.Message}); err != nil {
+		if err := r.append(ctx, session.Entry{Kind: session.KindMessage, Time: e.Time, RunID: e.RunID, Message: e.Message}); err != nil {
 			return err
 		}
 		if e.Message.Role == llm.RoleUser {
@@ -84,17 +86,17 @@ func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 		if e.Tool == nil {
 			return nil
 		}
-		return r.append(ctx, Entry{Kind: KindToolStart, Time: e.Time, RunID: e.RunID,
-			ToolStart: &ToolStart{CallID: e.Tool.ID, Tool: e.Tool.Name, Input: e.Tool.Input}})
+		return r.append(ctx, session.Entry{Kind: session.KindToolStart, Time: e.Time, RunID: e.RunID,
+			ToolStart: &session.ToolStart{CallID: e.Tool.ID, Tool: e.Tool.Name, Input: e.Tool.Input}})
 	case agent.EventToolEnd:
 		if e.Tool == nil {
 			return nil
 		}
-		return r.append(ctx, Entry{Kind: KindToolEnd, Time: e.Time, RunID: e.RunID, ToolEnd: &ToolEnd{
+		return r.append(ctx, session.Entry{Kind: session.KindToolEnd, Time: e.Time, RunID: e.RunID, ToolEnd: &session.ToolEnd{
 			CallID: e.Tool.ID, Tool: e.Tool.Name, Output: e.Tool.Output, IsError: e.Tool.IsError, Outcome: e.Tool.Outcome}})
 	case agent.EventCompaction:
 		if c := e.Compaction; c != nil && c.History != nil {
-			return r.append(ctx, Entry{Kind: KindCompaction, Time: e.Time, RunID: e.RunID, Compaction: &Compaction{
+			return r.append(ctx, session.Entry{Kind: session.KindCompaction, Time: e.Time, RunID: e.RunID, Compaction: &session.Compaction{
 				History: c.History, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, Layers: c.Layers, Trigger: c.Trigger}})
 		}
 	case agent.EventDone:
@@ -111,36 +113,24 @@ func (r *Recorder) RecordProcess(callID string, pgid int) error {
 	r.mu.Lock()
 	run := r.runID
 	r.mu.Unlock()
-	return r.append(context.Background(), Entry{Kind: KindToolProcess, RunID: run,
-		ToolProcess: &ToolProcess{CallID: callID, PGID: pgid, Start: processStart(pgid)}})
+	return r.append(context.Background(), session.Entry{Kind: session.KindToolProcess, RunID: run,
+		ToolProcess: &session.ToolProcess{CallID: callID, PGID: pgid, Start: session.ProcessStart(pgid)}})
 }
 
-// RecordHeal stores what [Load] healed, when anything was: a heal entry
-// holding the report and, when the messages changed, the healed history, so
-// the next load starts from it and reports nothing. Call it once after Load,
-// before recording a run.
-func (r *Recorder) RecordHeal(ctx context.Context, st *State) error {
-	if st.Heal.Empty() {
-		return nil
-	}
-	h := &HealRecord{Report: st.Heal}
-	if st.Heal.Changed() {
-		h.History = st.Messages
-		if h.History == nil {
-			h.History = []llm.Message{}
-		}
-	}
-	return r.append(context.WithoutCancel(ctx), Entry{Kind: KindHeal, Heal: h})
+// RecordHeal stores what [session.Load] healed (see [session.SaveHeal]).
+// Call it once after loading, before recording a run.
+func (r *Recorder) RecordHeal(ctx context.Context, st *session.State) error {
+	return session.SaveHeal(ctx, r.store, r.id, st)
 }
 
-func (r *Recorder) append(ctx context.Context, e ...Entry) error {
+func (r *Recorder) append(ctx context.Context, e ...session.Entry) error {
 	_, err := r.store.Append(ctx, r.id, e...)
 	return err
 }
 
 // setPreview gives the session the preview of its first user message.
 func (r *Recorder) setPreview(ctx context.Context, m llm.Message) error {
-	text := PreviewOf(m.TextOf())
+	text := session.PreviewOf(m.TextOf())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.preview || text == "" {
@@ -165,17 +155,21 @@ func (r *Recorder) setPreview(ctx context.Context, m llm.Message) error {
 func (r *Recorder) done(ctx context.Context, e agent.Event) error {
 	d := e.Done
 	r.mu.Lock()
-	rec := RunRecord{ID: e.RunID, Provider: r.provider, Model: r.model, StartedAt: r.started, EndedAt: e.Time,
-		Reason: d.Reason, Turns: d.Turns, Usage: d.Usage, CostUSD: d.CostUSD, Stats: d.Stats, Error: d.Error, Continued: r.cont}
+	rec := session.RunRecord{ID: e.RunID, Provider: r.provider, Model: r.model, StartedAt: r.started, EndedAt: e.Time,
+		Reason: string(d.Reason), Turns: d.Turns, Usage: d.Usage, CostUSD: d.CostUSD, Stats: session.RunStats(d.Stats),
+		Error: d.Error, Continued: r.cont}
 	label := r.label
 	if r.runID != e.RunID || rec.StartedAt.IsZero() {
 		rec.StartedAt = e.Time.Add(-time.Duration(d.DurationMS) * time.Millisecond)
 	}
 	r.mu.Unlock()
-	entries := []Entry{{Kind: KindRun, Time: e.Time, RunID: e.RunID, Run: &rec}}
+	entries := []session.Entry{{Kind: session.KindRun, Time: e.Time, RunID: e.RunID, Run: &rec}}
 	if d.Focus != nil {
-		f := *d.Focus
-		entries = append(entries, Entry{Kind: KindFocus, Time: e.Time, RunID: e.RunID, Focus: &f})
+		f, err := json.Marshal(d.Focus)
+		if err != nil {
+			return fmt.Errorf("session %s: record run %s: focus: %w", r.id, e.RunID, err)
+		}
+		entries = append(entries, session.Entry{Kind: session.KindFocus, Time: e.Time, RunID: e.RunID, Focus: f})
 	}
 	if err := r.append(ctx, entries...); err != nil {
 		return err
@@ -204,4 +198,18 @@ func (r *Recorder) done(ctx context.Context, e agent.Event) error {
 		return fmt.Errorf("session %s: record run %s: %w", r.id, e.RunID, err)
 	}
 	return nil
+}
+
+// FocusOf returns the task focus a loaded session recorded (agent.Focus,
+// SPEC LOOP-11); the zero focus when it recorded none or the record does
+// not decode (the focus guides, it is not the conversation).
+func FocusOf(st *session.State) agent.Focus {
+	var f agent.Focus
+	if st == nil || len(st.Focus) == 0 {
+		return f
+	}
+	if err := json.Unmarshal(st.Focus, &f); err != nil {
+		return agent.Focus{}
+	}
+	return f
 }

@@ -1,4 +1,4 @@
-package session_test
+package runner_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sessiontest"
 	"github.com/reinhq/rein/tool"
@@ -49,7 +50,7 @@ func (c *compactOnce) Overflow(_ context.Context, req *llm.Request, _ *agent.Foc
 
 // drive runs one prompt through a and records it, returning the messages
 // the run appended and its done event.
-func drive(t *testing.T, a *agent.Agent, rec *session.Recorder, in agent.Input) ([]llm.Message, *agent.DoneEvent) {
+func drive(t *testing.T, a *agent.Agent, rec *runner.Recorder, in agent.Input) ([]llm.Message, *agent.DoneEvent) {
 	t.Helper()
 	var msgs []llm.Message
 	var done *agent.DoneEvent
@@ -74,7 +75,7 @@ func drive(t *testing.T, a *agent.Agent, rec *session.Recorder, in agent.Input) 
 
 // journalingEcho is a tool that checks its call was journaled before it
 // runs, and reports a process as the shell tool would.
-func journalingEcho(t *testing.T, store session.Store, rec *session.Recorder, journaled *[]string) *tool.Set {
+func journalingEcho(t *testing.T, store session.Store, rec *runner.Recorder, journaled *[]string) *tool.Set {
 	echo := tool.New("echo", "Echoes.", tool.Meta{ReadOnly: true, ConcurrencySafe: true},
 		func(_ context.Context, c tool.Call, in echoIn) (tool.Result, error) {
 			for e, err := range store.Entries(ctx, "s", 0) {
@@ -102,7 +103,7 @@ func TestRecorderRoundTrip(t *testing.T) {
 	if err := store.Create(ctx, &session.Session{ID: "s", WorkDir: "/w"}); err != nil {
 		t.Fatal(err)
 	}
-	rec := session.NewRecorder(store, "s")
+	rec := runner.NewRecorder(store, "s")
 	var journaled []string
 	input, _ := json.Marshal(echoIn{Text: "hi"})
 	p := llmtest.NewScripted(
@@ -123,7 +124,7 @@ func TestRecorderRoundTrip(t *testing.T) {
 		t.Errorf("loaded history (-run +loaded):\n%s", diff)
 	}
 	second := llm.UserText("once more")
-	hist2, done2 := drive(t, a, rec, agent.Input{SessionID: "s", RunID: "r2", Prompt: &second, History: st.Messages, Focus: st.Focus})
+	hist2, done2 := drive(t, a, rec, agent.Input{SessionID: "s", RunID: "r2", Prompt: &second, History: st.Messages, Focus: runner.FocusOf(st)})
 
 	st = load(t, store)
 	if diff := cmp.Diff(hist2, st.Messages, sessiontest.Opts); diff != "" {
@@ -135,7 +136,7 @@ func TestRecorderRoundTrip(t *testing.T) {
 	if !st.Heal.Empty() || len(st.Pending) != 0 {
 		t.Errorf("a clean session needed healing: %s, pending %v", st.Heal.String(), st.Pending)
 	}
-	if diff := cmp.Diff(*done2.Focus, st.Focus); diff != "" {
+	if diff := cmp.Diff(*done2.Focus, runner.FocusOf(st)); diff != "" {
 		t.Errorf("focus (-done +loaded):\n%s", diff)
 	}
 	checkTotals(t, st, done1, done2)
@@ -170,7 +171,7 @@ func kinds(t *testing.T, store session.Store) []session.Kind {
 func checkTotals(t *testing.T, st *session.State, done ...*agent.DoneEvent) {
 	t.Helper()
 	if len(st.Runs) != 2 || st.Runs[0].ID != "r1" || st.Runs[1].ID != "r2" || st.Runs[0].Model != "m1" ||
-		st.Runs[0].Stats.ToolCalls != 1 || st.Runs[0].Reason != agent.ReasonCompleted || st.Runs[0].StartedAt.After(st.Runs[0].EndedAt) {
+		st.Runs[0].Stats.ToolCalls != 1 || st.Runs[0].Reason != string(agent.ReasonCompleted) || st.Runs[0].StartedAt.After(st.Runs[0].EndedAt) {
 		t.Errorf("runs %+v", st.Runs)
 	}
 	s := st.Session
@@ -195,7 +196,7 @@ func TestRecorderOutlivesCancel(t *testing.T) {
 	}
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	rec := session.NewRecorder(store, "s")
+	rec := runner.NewRecorder(store, "s")
 	now := time.Now()
 	for _, ev := range []agent.Event{
 		{Type: agent.EventRunStart, RunID: "r", Time: now, RunStart: &agent.RunStart{Model: "m"}},
@@ -210,7 +211,7 @@ func TestRecorderOutlivesCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(st.Runs) != 1 || st.Runs[0].Reason != agent.ReasonCancelled || st.Session.Usage.InputTokens != 5 || st.Session.Runs != 1 {
+	if len(st.Runs) != 1 || st.Runs[0].Reason != string(agent.ReasonCancelled) || st.Session.Usage.InputTokens != 5 || st.Session.Runs != 1 {
 		t.Errorf("runs %+v, session %+v", st.Runs, st.Session)
 	}
 }
@@ -230,7 +231,7 @@ func TestRecorderModelLabel(t *testing.T) {
 			if err := store.Create(ctx, &session.Session{ID: "s"}); err != nil {
 				t.Fatal(err)
 			}
-			rec := session.NewRecorder(store, "s")
+			rec := runner.NewRecorder(store, "s")
 			if tt.label != "" {
 				rec.SetModelLabel(tt.label)
 			}
