@@ -4,26 +4,28 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"iter"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/cli/tui"
-	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/internal/config"
-	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/permission"
 )
 
 var _ tui.Backend = (*engine)(nil)
 
 // Info implements tui.Backend.
 func (e *engine) Info() tui.Info {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return tui.Info{Model: e.model.Label, SessionID: e.sessionID(), WorkDir: e.ws.Root,
-		PermissionMode: string(e.policy.Mode()), CostUSD: e.cost,
-		Tokens: e.usage.PromptTokens() + e.usage.OutputTokens}
+	u, cost := e.Usage()
+	return tui.Info{Model: e.Model().Label, SessionID: e.SessionID(), WorkDir: e.Workspace().Root,
+		PermissionMode: string(e.Policy().Mode()), CostUSD: cost, Tokens: u.PromptTokens() + u.OutputTokens}
+}
+
+// Submit implements tui.Backend: a run with a new id.
+func (e *engine) Submit(ctx context.Context, prompt string, approver permission.Approver) iter.Seq2[agent.Event, error] {
+	return e.Engine.Submit(ctx, "", prompt, approver)
 }
 
 // Command implements tui.Backend: the slash commands of the interactive
@@ -60,37 +62,24 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 
 // compactNow summarises the conversation now (SPEC CTX-5, manual).
 func (e *engine) compactNow(ctx context.Context) (string, error) {
-	if e.sess == nil || len(e.history) == 0 {
+	if e.Session() == nil || len(e.History()) == 0 {
 		return "Nothing to compact yet.", nil
 	}
-	e.agentFor(nil) // builds the compactor
-	req := &llm.Request{Model: e.model.Name, System: e.system, Messages: e.history, Tools: e.tools.Specs(),
-		MaxTokens: e.cfg.Effective.Int(config.MaxTokens), CacheKey: e.sess.ID}
-	// pre_compact and post_compact fire for a manual compaction as for an
-	// automatic one (SPEC HOOK-1); they observe, they cannot stop it.
-	e.fireHook(ctx, hook.PreCompact, hook.Input{Trigger: "manual"})
-	hist, rep, err := e.compactor.Compact(ctx, req, &e.focus)
+	rep, err := e.Compact(ctx)
 	if err != nil {
 		return "", fmt.Errorf("compaction failed: %w", err)
 	}
 	if rep == nil {
 		return "The conversation is too short to compact.", nil
 	}
-	defer e.fireHook(context.WithoutCancel(ctx), hook.PostCompact, hook.Input{Trigger: "manual"})
-	rep.Trigger, rep.History = "manual", hist
-	ev := agent.Event{Type: agent.EventCompaction, Time: time.Now(), SessionID: e.sess.ID, Compaction: rep}
-	if err := e.rec.Record(ctx, ev); err != nil {
-		return "", fmt.Errorf("recording the compaction: %w", err)
-	}
-	e.track(ev)
 	return fmt.Sprintf("Compacted the conversation: %d → %d tokens (%s).", rep.TokensBefore, rep.TokensAfter,
 		strings.Join(rep.Layers, ", ")), nil
 }
 
 // clear starts a new session; the old one stays on disk.
 func (e *engine) clear() string {
-	old := e.sessionID()
-	e.unbind()
+	old := e.SessionID()
+	e.Unbind()
 	if old == "" {
 		return "Started a new conversation."
 	}
@@ -100,17 +89,15 @@ func (e *engine) clear() string {
 // switchModel changes the model of the next runs.
 func (e *engine) switchModel(spec string) (string, error) {
 	if spec == "" {
-		return fmt.Sprintf("Model: %s. Switch with /model provider/model (rein provider list shows the profiles).", e.model.Label), nil
+		return fmt.Sprintf("Model: %s. Switch with /model provider/model (rein provider list shows the profiles).", e.Model().Label), nil
 	}
 	if e.cassette != nil {
 		return "", fmt.Errorf("the model cannot change while a cassette is recorded (--record %s)", e.record)
 	}
-	old := e.model
 	if err := e.useModel(spec); err != nil {
-		e.model = old
 		return "", err
 	}
-	return "Model: " + e.model.Label + ".", nil
+	return "Model: " + e.Model().Label + ".", nil
 }
 
 // resumeCommand switches to another session; notes (healing, left-over
@@ -123,7 +110,7 @@ func (e *engine) resumeCommand(ctx context.Context, id string) (string, error) {
 	if err := e.resume(ctx, id, false); err != nil {
 		return "", err
 	}
-	msg := fmt.Sprintf("Resumed session %s (%d messages).", e.sess.ID, len(e.history))
+	msg := fmt.Sprintf("Resumed session %s (%d messages).", e.SessionID(), len(e.History()))
 	if buf.Len() > 0 {
 		msg += "\n" + strings.TrimSpace(strings.ReplaceAll(buf.String(), "rein: ", ""))
 	}
@@ -132,7 +119,7 @@ func (e *engine) resumeCommand(ctx context.Context, id string) (string, error) {
 
 // sessionList lists the workspace's sessions, newest first.
 func (e *engine) sessionList(ctx context.Context) (string, error) {
-	list, err := listAll(ctx, e.store, e.ws.Root)
+	list, err := listAll(ctx, e.store, e.Workspace().Root)
 	if err != nil {
 		return "", err
 	}
@@ -147,7 +134,7 @@ func (e *engine) sessionList(ctx context.Context) (string, error) {
 			break
 		}
 		line := "- " + sessionsLine(s)
-		if s.ID == e.sessionID() {
+		if s.ID == e.SessionID() {
 			line += " (current)"
 		}
 		b.WriteString(line + "\n")
@@ -157,11 +144,9 @@ func (e *engine) sessionList(ctx context.Context) (string, error) {
 
 // costText reports the session's usage and cost (SPEC SESS-4).
 func (e *engine) costText() string {
-	e.mu.Lock()
-	u, cost := e.usage, e.cost
-	e.mu.Unlock()
-	s := "Session " + e.sessionID()
-	if e.sess == nil {
+	u, cost := e.Usage()
+	s := "Session " + e.SessionID()
+	if e.Session() == nil {
 		s = "This conversation"
 	}
 	return fmt.Sprintf("%s: %s.", s, usageLine(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, cost))
@@ -172,22 +157,23 @@ func (e *engine) costText() string {
 // CLAUDE.md when only that one exists.
 func (e *engine) memoryFile() string {
 	name := config.InstructionFiles[0]
-	if _, n, err := e.ws.Instructions(); err == nil && n != "" {
+	if _, n, err := e.Workspace().Instructions(); err == nil && n != "" {
 		name = n
 	}
-	return filepath.Join(e.ws.Root, name)
+	return filepath.Join(e.Workspace().Root, name)
 }
 
 func (e *engine) memoryText() (string, error) {
-	text, name, err := e.ws.Instructions()
+	ws := e.Workspace()
+	text, name, err := ws.Instructions()
 	if err != nil {
 		return "", err
 	}
 	if name == "" {
-		return "No AGENTS.md (or CLAUDE.md) in " + e.ws.Root + "; rein init writes a template. " +
+		return "No AGENTS.md (or CLAUDE.md) in " + ws.Root + "; rein init writes a template. " +
 			"It goes into the system prompt verbatim.", nil
 	}
 	lines := strings.Count(text, "\n")
 	return fmt.Sprintf("%s/%s (%d lines) is in the system prompt, verbatim. Edit the file; new sessions read it again.",
-		e.ws.Root, name, lines), nil
+		ws.Root, name, lines), nil
 }

@@ -47,9 +47,9 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 		run = tui.Run
 	}
 	err = run(ctx, tui.Options{Backend: e, In: a.Stdin, Out: a.Stdout, NoColor: a.noColor(a.StdoutTTY),
-		AskTimeout: e.policy.AskTimeout(), History: hist.load(), OnSubmit: hist.add})
-	e.endSession(context.WithoutCancel(ctx), "prompt_input_exit")
-	if id := e.sessionID(); id != "" {
+		AskTimeout: e.Policy().AskTimeout(), History: hist.load(), OnSubmit: hist.add})
+	e.EndSession(context.WithoutCancel(ctx), "prompt_input_exit")
+	if id := e.SessionID(); id != "" {
 		e.notice = a.Stderr
 		e.note("session %s saved; go on with: rein --resume %s", id, id)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/llm/openai"
 	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/llm/replay"
+	"github.com/reinhq/rein/runner"
 )
 
 // replayPrefix selects the replay provider: replay:PATH plays a cassette.
@@ -37,32 +38,8 @@ func errNoModel() error {
 	return fail(ExitError, "no model is configured.\n%s", noProviderHelp)
 }
 
-// frame is what a replayed run must send as the recording did: the
-// system prompt (it describes the recording machine), the model and the
-// output limit. Tools and messages are the run's own.
-type frame struct {
-	Model     string              `json:"model"`
-	System    string              `json:"system"`
-	MaxTokens int                 `json:"max_tokens"`
-	Thinking  *llm.ThinkingConfig `json:"-"`
-	Prompt    string              `json:"-"`
-}
-
-// resolved is a model ready to call, with what the engine needs to know of it.
-type resolved struct {
-	Model
-	// Label is "provider/model", as sessions record it.
-	Label string
-	// Warning is a note about the model (unknown capabilities).
-	Warning string
-	// Frame is set for a replayed cassette.
-	Frame *frame
-	// Replay is the replay provider, when the model is a cassette.
-	Replay *replay.Provider
-}
-
 // resolveModel turns a model string into a provider.
-func (a *App) resolveModel(reg *registry.Registry, spec string) (*resolved, error) {
+func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, error) {
 	spec = strings.TrimSpace(spec)
 	switch {
 	case spec == "":
@@ -76,7 +53,8 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*resolved, erro
 			return nil, failErr(err)
 		}
 		if ok {
-			return &resolved{Model: m, Label: m.ProviderName + "/" + m.Name}, nil
+			return &runner.Model{Provider: m.Provider, ProviderName: m.ProviderName, Name: m.Name, Caps: m.Caps,
+				Label: m.ProviderName + "/" + m.Name}, nil
 		}
 	}
 	r, err := reg.Resolve(spec)
@@ -95,7 +73,7 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*resolved, erro
 		token = ts.Token
 	}
 	p, name := newAdapter(r.Profile, token)
-	return &resolved{Model: Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps},
+	return &runner.Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps,
 		Label: r.Profile.Name + "/" + r.Model, Warning: r.Warning}, nil
 }
 
@@ -141,7 +119,7 @@ const keylessPlaceholder = "no-key"
 // prompt, output limit) is pinned to the recording's first request, so a
 // cassette recorded in one directory or on one machine replays in another;
 // the tools run for real and their results must match the recording.
-func (a *App) openReplay(reg *registry.Registry, path string) (*resolved, error) {
+func (a *App) openReplay(reg *registry.Registry, path string) (*runner.Model, error) {
 	if path == "" {
 		return nil, usageErrorf("--model replay:PATH needs the cassette's path")
 	}
@@ -170,14 +148,14 @@ func (a *App) openReplay(reg *registry.Registry, path string) (*resolved, error)
 		caps = registry.Model{Name: fr.Model, Provider: prov, ContextWindow: registry.DefaultContextWindow, MaxOutput: registry.DefaultMaxOutput}
 	}
 	p := replay.FromCassette(c, replay.Options{})
-	return &resolved{Model: Model{Provider: p, ProviderName: prov, Name: fr.Model, Caps: caps},
-		Label: prov + "/" + fr.Model, Frame: fr, Replay: p}, nil
+	return &runner.Model{Provider: p, ProviderName: prov, Name: fr.Model, Caps: caps,
+		Label: prov + "/" + fr.Model, Frame: fr}, nil
 }
 
 // frameOf reads the frame of a recorded request (its canonical JSON).
-func frameOf(req json.RawMessage) (*frame, error) {
+func frameOf(req json.RawMessage) (*runner.Frame, error) {
 	var raw struct {
-		frame
+		runner.Frame
 		Thinking *struct {
 			BudgetTokens int    `json:"budget_tokens"`
 			Effort       string `json:"effort"`
@@ -196,7 +174,7 @@ func frameOf(req json.RawMessage) (*frame, error) {
 	if raw.Model == "" {
 		return nil, errors.New("first recorded request names no model")
 	}
-	fr := raw.frame
+	fr := raw.Frame
 	if t := raw.Thinking; t != nil {
 		fr.Thinking = &llm.ThinkingConfig{BudgetTokens: t.BudgetTokens, Effort: t.Effort}
 	}

@@ -9,7 +9,6 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/internal/config"
-	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 )
 
@@ -73,7 +72,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 	if err := e.open(ctx, o); err != nil {
 		return err
 	}
-	if f := e.model.Frame; f != nil && e.sess == nil && f.Prompt != "" {
+	if f := e.Model().Frame; f != nil && e.Session() == nil && f.Prompt != "" {
 		switch {
 		case prompt == "":
 			prompt = f.Prompt // a cassette replays its own prompt
@@ -81,14 +80,14 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 			return fail(ExitError, "this cassette was recorded with the prompt %q; a replay must send the same one (or none)", f.Prompt)
 		}
 	}
-	if prompt == "" && !e.pending() {
+	if prompt == "" && !e.Pending() {
 		return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 	}
 	var approver permission.Approver
 	if a.StdinTTY && a.StderrTTY && !fromStdin {
 		approver = newLineApprover(a.Stdin, a.Stderr)
 	}
-	out := newSink(o.output, a.Stdout, a.Stderr, a.StderrTTY || o.verbose, a.StderrTTY && a.getenv("TERM") != "dumb", e.model.Label)
+	out := newSink(o.output, a.Stdout, a.Stderr, a.StderrTTY || o.verbose, a.StderrTTY && a.getenv("TERM") != "dumb", e.Model().Label)
 	if ts, ok := out.(*textSink); ok {
 		defer ts.spin.stop()
 	}
@@ -101,8 +100,8 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 			done = ev.Done
 		}
 	}
-	e.endSession(context.WithoutCancel(ctx), "exit")
-	return finish(done, e.sessionID())
+	e.EndSession(context.WithoutCancel(ctx), "exit")
+	return finish(done, e.SessionID())
 }
 
 // finish turns the end of a run into the command's result.
@@ -151,34 +150,11 @@ func (e *engine) open(ctx context.Context, o *runOptions) error {
 			return err
 		}
 	}
-	spec := e.modelSpec()
+	spec := e.ModelSpec()
 	err := e.useModel(spec)
 	if err != nil && spec != e.cfg.Effective.String(config.Model) && e.cfg.Effective.String(config.Model) != "" {
 		e.note("the session's model %s is not available (%v); using %s", spec, err, e.cfg.Effective.String(config.Model))
 		err = e.useModel(e.cfg.Effective.String(config.Model))
 	}
 	return err
-}
-
-// pending reports whether the conversation waits for the model: its last
-// message holds tool results (SPEC LOOP-9).
-func (e *engine) pending() bool {
-	n := len(e.history)
-	return n > 0 && e.history[n-1].Role == llm.RoleUser && len(e.history[n-1].ToolResults()) > 0
-}
-
-// sessionID is the current session's id, "" before the first run.
-func (e *engine) sessionID() string {
-	if e.sess == nil {
-		return ""
-	}
-	return e.sess.ID
-}
-
-// endSession fires the session_end hooks.
-func (e *engine) endSession(ctx context.Context, reason string) {
-	if e.hooks == nil || e.sess == nil {
-		return
-	}
-	e.agentFor(nil).EndSession(ctx, e.sess.ID, e.ws.Root, reason)
 }

@@ -6,34 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/cli/tui"
-	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/permission"
-	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool/builtin"
 )
-
-// ensureSession creates the session of the first run.
-func (e *engine) ensureSession(ctx context.Context) error {
-	if e.sess != nil {
-		return nil
-	}
-	s := &session.Session{WorkDir: e.ws.Root, Model: e.model.Label}
-	if err := e.store.Create(ctx, s); err != nil {
-		return fmt.Errorf("session: %w", err)
-	}
-	if err := e.store.Acquire(s.ID); err != nil {
-		return fmt.Errorf("session: %w", err)
-	}
-	return e.bind(s, nil)
-}
 
 // resume opens session id (a unique prefix will do) for writing: it takes
 // its lock, loads and heals it, says what healing fixed, and reports
@@ -44,42 +22,31 @@ func (e *engine) resume(ctx context.Context, id string, killOrphans bool) error 
 	if err != nil {
 		return err
 	}
-	if id == e.sessionID() {
+	if id == e.SessionID() {
 		return fail(ExitError, "session %s is the current one", id)
 	}
-	if err := e.store.Acquire(id); err != nil {
-		if errors.Is(err, session.ErrLocked) {
-			return fail(ExitError, "%v; or fork it: rein sessions fork %s", err, id)
-		}
-		return failErr(err)
+	st, err := e.Resume(ctx, id)
+	if errors.Is(err, session.ErrLocked) {
+		return fail(ExitError, "%v; or fork it: rein sessions fork %s", err, id)
 	}
-	st, err := session.Load(ctx, e.store, id)
 	if err != nil {
-		e.store.Release(id)
 		return failErr(err)
 	}
 	if !st.Heal.Empty() {
 		e.note("session %s was healed on load: %s", id, st.Heal.String())
 	}
-	defer func() { e.healed = healedNote(st) }()
 	e.reportPending(ctx, id, st.Pending, killOrphans)
-	st.Recheck() // what reportPending stopped is no longer "still running"
-	e.unbind()
-	if err := e.bind(st.Session, st); err != nil {
-		return failErr(err)
+	if err := e.Resumed(ctx, st); err != nil {
+		return fail(ExitError, "%v", err)
 	}
-	if err := e.rec.RecordHeal(ctx, st); err != nil {
-		return fail(ExitError, "session %s: recording the repairs: %v", id, err)
-	}
-	e.sessionStarted(ctx, "resume")
 	return nil
 }
 
 // continueLatest resumes the newest session of the workspace.
 func (e *engine) continueLatest(ctx context.Context, killOrphans bool) error {
-	s, err := session.ContinueLatest(ctx, e.store, e.ws.Root)
+	s, err := session.ContinueLatest(ctx, e.store, e.Workspace().Root)
 	if errors.Is(err, session.ErrNotFound) {
-		return fail(ExitError, "no session to continue in %s; start one without --continue", e.ws.Root)
+		return fail(ExitError, "no session to continue in %s; start one without --continue", e.Workspace().Root)
 	}
 	if err != nil {
 		return failErr(err)
@@ -165,54 +132,6 @@ func pgidList(ps []session.PendingCall) string {
 	return strings.Join(parts, ", ")
 }
 
-// bind makes s the current session: its directory (bash output spills,
-// audit logs), recorder, tools and compactor. st, when set, is its loaded
-// state.
-func (e *engine) bind(s *session.Session, st *session.State) error {
-	e.sess = s
-	e.sessDir = filepath.Join(e.store.Dir(), s.ID)
-	if err := os.MkdirAll(e.sessDir, 0o700); err != nil {
-		return fmt.Errorf("session directory: %w", err)
-	}
-	e.rec = runner.NewRecorder(e.store, s.ID)
-	audit, err := permission.OpenFileAuditor(filepath.Join(e.sessDir, "audit.jsonl"))
-	if err != nil {
-		return fmt.Errorf("audit log: %w", err)
-	}
-	e.audit = audit
-	if e.hooks != nil {
-		if err := e.hookLog.open(filepath.Join(e.sessDir, "hooks.jsonl")); err != nil {
-			return fmt.Errorf("hook audit log: %w", err)
-		}
-	}
-	e.mu.Lock()
-	e.usage, e.cost = s.Usage, s.CostUSD
-	e.mu.Unlock()
-	e.history, e.focus = nil, agent.Focus{}
-	if st != nil {
-		e.history, e.focus = st.Messages, runner.FocusOf(st)
-	}
-	e.tracker, e.todos, e.compactor = builtin.NewFileTracker(), &builtin.Todos{}, nil
-	return e.buildTools()
-}
-
-// unbind closes the current session, if any.
-func (e *engine) unbind() {
-	if e.sess == nil {
-		return
-	}
-	if e.audit != nil {
-		e.audit.Close()
-		e.audit = nil
-	}
-	e.hookLog.close()
-	e.store.Release(e.sess.ID)
-	e.sess, e.rec, e.history, e.tools = nil, nil, nil, nil
-	e.mu.Lock()
-	e.usage, e.cost = llm.Usage{}, 0
-	e.mu.Unlock()
-}
-
 // resolveID finds the session an id or a unique id prefix names.
 func resolveID(ctx context.Context, store session.Store, id string) (string, error) {
 	if _, err := store.Get(ctx, id); err == nil {
@@ -276,20 +195,4 @@ func clip(s string, n int) string {
 		return string(r[:n-1]) + "…"
 	}
 	return s
-}
-
-// healHistory keeps the in-memory history sendable: a run the consumer
-// stopped early may leave tool calls without results.
-func (e *engine) healHistory() {
-	if llm.CheckPairing(e.history) != nil {
-		e.history, _ = session.Heal(e.history, nil)
-	}
-}
-
-// healedNote is what the next run_start reports of the healing on load.
-func healedNote(st *session.State) string {
-	if st.Heal.Empty() {
-		return ""
-	}
-	return st.Heal.String()
 }

@@ -7,32 +7,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool/builtin"
 )
-
-// TOOL-5, PERM-5: the sandbox hides the default sensitive files, the
-// user's additions and exceptions, and a workspace's additions — but a
-// workspace cannot make an exception.
-func TestSandboxHide_TOOL5_PERM5(t *testing.T) {
-	e := &engine{cfg: &config.Loaded{
-		User:    config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env.example", "secrets.yaml"}}},
-		Project: config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env", "deploy/*.json"}}},
-		Local:   config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!id_rsa"}}},
-	}}
-	hide := e.sandboxHide()
-	for path, want := range map[string]bool{
-		"/w/.env": true, "/w/sub/.env.local": true, "/w/.env.example": false, "/w/secrets.yaml": true,
-		"/w/deploy/prod.json": true, "/w/.ssh": true, "/w/id_rsa": true, "/w/main.go": false,
-	} {
-		if got := hide(path); got != want {
-			t.Errorf("hide(%s) = %v, want %v", path, got, want)
-		}
-	}
-}
 
 // TOOL-3: REIN_SEARXNG_URL in rein's environment gives web_search a
 // backend; the model's call reaches the instance (here on 127.0.0.1).

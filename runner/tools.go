@@ -1,8 +1,9 @@
-package cli
+package runner
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -20,10 +21,14 @@ import (
 // environment configures, see builtin.SearchFromEnv; a "not configured"
 // result without one), todo_write and ask_user. Tools a bare --disallowed-tools names are left
 // out. The order is fixed: the tool list is part of the prompt-cache prefix.
-func (e *engine) buildTools() error {
+func (e *Engine) buildTools() error {
 	backend, err := e.backend()
 	if err != nil {
 		return err
+	}
+	if e.cfg.NoTools {
+		e.tools = nil
+		return nil
 	}
 	rec := e.rec
 	bash := builtin.NewBash(backend, builtin.BashOptions{OnStart: func(c tool.Call, pgid int) {
@@ -31,17 +36,17 @@ func (e *engine) buildTools() error {
 			e.logger.Warn("could not journal a command's process group", "tool", c.Name, "err", err)
 		}
 	}})
-	search, _, err := builtin.SearchFromEnv(e.app.getenv, nil)
+	search, _, err := builtin.SearchFromEnv(e.cfg.Getenv, nil)
 	if err != nil {
 		e.note("web_search is off: %v", err)
 	}
 	all := append(builtin.FileTools(backend, e.tracker),
 		builtin.NewListDir(), builtin.NewGlob(), builtin.NewGrep(builtin.GrepOptions{}), bash,
-		builtin.NewTodoWrite(e.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: "rein/" + Version()}),
+		builtin.NewTodoWrite(e.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: e.cfg.UserAgent}),
 		builtin.NewWebSearch(search), builtin.NewAskUser(&e.asker))
 	kept := all[:0]
 	for _, t := range all {
-		if !slices.Contains(e.hidden, t.Spec().Name) {
+		if !slices.Contains(e.cfg.Hidden, t.Spec().Name) {
 			kept = append(kept, t)
 		}
 	}
@@ -59,21 +64,21 @@ func (e *engine) buildTools() error {
 // (weaker: see exec.Confined), else the host, each fallback said loudly.
 // Under bubblewrap, Landlock is a second layer when the kernel has it, and
 // sensitive files are hidden.
-func (e *engine) backend() (exec.Backend, error) {
+func (e *Engine) backend() (exec.Backend, error) {
 	local := exec.Local{SpillDir: e.sessDir}
-	mode := e.cfg.Effective.String(config.Sandbox)
+	mode := e.ev.String(config.Sandbox)
 	if mode != "on" && mode != "auto" {
 		return &local, nil
 	}
 	helper := exec.SelfHelper()
 	sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local, Landlock: helper,
-		Hide: e.sandboxHide(), HidePaths: append(homeCredentials(e.cfg.Paths.Home), e.cfg.Paths.ProfilesFile())}
+		Hide: e.sandboxHide(), HidePaths: append(homeCredentials(e.cfg.Loaded.Paths.Home), e.cfg.Loaded.Paths.ProfilesFile())}
 	err := sb.Available()
 	switch {
 	case err == nil:
 		return sb, nil
 	case mode == "on":
-		return nil, fail(ExitError, "sandbox: %v", err)
+		return nil, fmt.Errorf("sandbox: %w", err)
 	case exec.LandlockABI() > 0:
 		e.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace, "+
 			"but .git, .rein and .claude inside it are not read-only and sensitive files are not hidden", err)
@@ -87,8 +92,8 @@ func (e *engine) backend() (exec.Backend, error) {
 // sandboxed reports whether commands will run under bubblewrap, which
 // hides the workspace's sensitive files (see backend): the policy then
 // lets a recursive read of the workspace run (SPEC PERM-2).
-func (e *engine) sandboxed() bool {
-	mode := e.cfg.Effective.String(config.Sandbox)
+func (e *Engine) sandboxed() bool {
+	mode := e.ev.String(config.Sandbox)
 	return (mode == "on" || mode == "auto") && (&exec.Sandbox{}).Available() == nil
 }
 
@@ -96,8 +101,8 @@ func (e *engine) sandboxed() bool {
 // the permission policy — the defaults, the user's sensitive_files and the
 // workspace's additions; a workspace's exceptions only once it is trusted
 // (SPEC PERM-5).
-func (e *engine) sandboxHide() func(path string) bool {
-	patterns := append(slices.Clone(tool.DefaultSensitiveFiles), e.cfg.Permissions(permission.Settings{}).SensitiveFiles...)
+func (e *Engine) sandboxHide() func(path string) bool {
+	patterns := append(slices.Clone(tool.DefaultSensitiveFiles), e.cfg.Loaded.Permissions(permission.Settings{}).SensitiveFiles...)
 	set := tool.NewSensitiveSet(patterns)
 	return func(path string) bool {
 		_, ok := set.Match(path)

@@ -1,0 +1,371 @@
+package runner
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/compact"
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/builtin"
+)
+
+// Model is a model ready to call, with what the runtime needs to know of
+// it. Front ends resolve model strings into Models (only they pick
+// adapters, DESIGN Layout).
+type Model struct {
+	Provider llm.Provider
+	// ProviderName is the name the provider stamps on its replies; Name the
+	// model's name as the provider knows it.
+	ProviderName, Name string
+	// Caps is what the registry knows of the model.
+	Caps registry.Model
+	// Label is "provider/model" as the user named it (a profile's name, not
+	// the vendor's); sessions record it, so resuming picks the same profile.
+	Label string
+	// Warning is a note about the model (unknown capabilities).
+	Warning string
+	// Frame is set for a replayed cassette: what the recording sent.
+	Frame *Frame
+}
+
+// Frame is what a replayed run must send as the recording did: the system
+// prompt (it describes the recording machine), the model and the output
+// limit. Tools and messages are the run's own.
+type Frame struct {
+	Model     string              `json:"model"`
+	System    string              `json:"system"`
+	MaxTokens int                 `json:"max_tokens"`
+	Thinking  *llm.ThinkingConfig `json:"-"`
+	Prompt    string              `json:"-"`
+}
+
+// Resolver turns a model string into a Model; reg holds the profiles and
+// models of the configuration.
+type Resolver func(reg *registry.Registry, spec string) (*Model, error)
+
+// Config is what a front end gives the runtime of one workspace: the loaded
+// configuration layers (trust already settled), where sessions live, how
+// models resolve, and the run-level permission rules.
+type Config struct {
+	Loaded *config.Loaded
+	Store  session.Store
+	// SessionsDir holds a directory per session: spilled command output,
+	// and, without Audit, the session's audit logs.
+	SessionsDir string
+	Resolve     Resolver
+	// RunRules are the run's own permission rules (--allowed-tools …);
+	// Hidden the tools a bare --disallowed-tools names.
+	RunRules []permission.Rule
+	Hidden   []string
+	// NoTools gives the model no tools at all (a chat workspace, WS-2).
+	NoTools bool
+	// Audit, when set, opens the audit trail of a session (the server's
+	// ledger); nil writes audit.jsonl and hooks.jsonl into its directory.
+	Audit func(s *session.Session) (permission.Auditor, hook.Auditor, error)
+	// UserAgent names rein to web servers (web_fetch).
+	UserAgent string
+	Getenv    func(string) string
+	Logger    *slog.Logger
+	// Notice receives notes for the user (a sandbox fallback, a tool
+	// left out); nil logs them as warnings.
+	Notice func(msg string)
+	Now    func() time.Time
+}
+
+// Engine is the runtime of one conversation at a time in one workspace
+// (DESIGN "Fronts and the one composition root"): it builds the agent —
+// model, tools, permissions, hooks, compactor, AGENTS.md — binds a session
+// (new, resumed and healed), runs prompts in it, and journals every durable
+// event through its Recorder. The interactive CLI, rein run and the
+// server's runner all drive sessions through it. One goroutine uses it at a
+// time; Usage and Session may be read from others.
+type Engine struct {
+	cfg    Config
+	ev     *config.Effective
+	ws     config.Workspace
+	reg    *registry.Registry
+	logger *slog.Logger
+
+	model  *Model
+	system string
+
+	policy  *permission.Engine
+	hooks   *hook.Registry
+	hookLog lockedFile
+
+	sess    *session.Session // nil until the first run of a new session
+	rec     *Recorder
+	sessDir string
+	history []llm.Message
+	focus   agent.Focus
+	// healed says what healing fixed when the session was loaded; the
+	// next run's run_start carries it (SESS-2), then it is cleared.
+	healed string
+	audit  permission.Auditor
+	closer func() error
+	// mu guards sess, usage and cost, read by other goroutines.
+	mu    sync.Mutex
+	usage llm.Usage
+	cost  float64
+
+	tracker   *builtin.FileTracker
+	todos     *builtin.Todos
+	asker     askerBox
+	tools     *tool.Set
+	compactor *compact.Compactor
+}
+
+// New builds the runtime of a workspace: its permission policy and hooks.
+// The model is chosen by [Engine.UseModel], once a session to resume is
+// known.
+func New(cfg Config) (*Engine, error) {
+	if cfg.Loaded == nil || cfg.Store == nil || cfg.Resolve == nil {
+		return nil, fmt.Errorf("runner: Config needs Loaded, Store and Resolve")
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	l := cfg.Loaded
+	reg, err := registry.New(registry.Config{Profiles: l.Profiles.Profiles, Models: l.Models, Getenv: cfg.Getenv})
+	if err != nil {
+		return nil, fmt.Errorf("provider profiles: %w", err)
+	}
+	e := &Engine{cfg: cfg, ev: l.Effective, ws: l.Workspace, reg: reg, logger: cfg.Logger}
+	if err := e.buildPolicy(); err != nil {
+		return nil, err
+	}
+	if err := e.loadHooks(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// note passes a note for the user to the front end.
+func (e *Engine) note(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	if e.cfg.Notice != nil {
+		e.cfg.Notice(msg)
+		return
+	}
+	e.logger.Warn(msg)
+}
+
+// Registry returns the model registry of the configuration.
+func (e *Engine) Registry() *registry.Registry { return e.reg }
+
+// Workspace returns the workspace the engine runs in.
+func (e *Engine) Workspace() config.Workspace { return e.ws }
+
+// Policy returns the permission policy.
+func (e *Engine) Policy() *permission.Engine { return e.policy }
+
+// Model returns the model of the next runs (nil before UseModel).
+func (e *Engine) Model() *Model { return e.model }
+
+// System returns the system prompt of the next runs.
+func (e *Engine) System() string { return e.system }
+
+// Tools returns the tools of the bound session (nil before one is bound).
+func (e *Engine) Tools() *tool.Set { return e.tools }
+
+// History returns the conversation of the bound session.
+func (e *Engine) History() []llm.Message { return e.history }
+
+// Store returns the session store.
+func (e *Engine) Store() session.Store { return e.cfg.Store }
+
+// Session returns the bound session, nil before the first run of a new
+// one.
+func (e *Engine) Session() *session.Session {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.sess
+}
+
+// SessionID returns the bound session's id, "" before the first run.
+func (e *Engine) SessionID() string {
+	if s := e.Session(); s != nil {
+		return s.ID
+	}
+	return ""
+}
+
+// Usage returns what the bound session's runs used and cost so far.
+func (e *Engine) Usage() (llm.Usage, float64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.usage, e.cost
+}
+
+// UseModel resolves the model of the next runs.
+func (e *Engine) UseModel(spec string) error {
+	m, err := e.cfg.Resolve(e.reg, spec)
+	if err != nil {
+		return err
+	}
+	if m.Warning != "" {
+		e.note("%s", m.Warning)
+	}
+	system, err := e.buildSystem(m)
+	if err != nil {
+		return err
+	}
+	e.model, e.system, e.compactor = m, system, nil
+	return nil
+}
+
+// ModelSpec is the model string to use: an explicit setting wins, then the
+// model the session last ran, then the built-in default.
+func (e *Engine) ModelSpec() string {
+	v := e.ev.Get(config.Model)
+	if s := e.Session(); v.Source == config.SourceDefault && s != nil && s.Model != "" {
+		return s.Model
+	}
+	return v.Value
+}
+
+// buildSystem assembles the system prompt: rein's instructions (or
+// --system-prompt), the environment, the workspace's AGENTS.md (CLAUDE.md
+// as a fallback) verbatim, and --append-system-prompt. A replayed run uses
+// the recorded one.
+func (e *Engine) buildSystem(m *Model) (string, error) {
+	if f := m.Frame; f != nil {
+		return f.System, nil
+	}
+	text, name, err := e.ws.Instructions()
+	if err != nil {
+		return "", fmt.Errorf("workspace instructions: %w", err)
+	}
+	_, gitErr := os.Lstat(filepath.Join(e.ws.Root, ".git"))
+	env := agent.Environment{WorkDir: e.ws.Root, Platform: runtime.GOOS + "/" + runtime.GOARCH, Shell: "bash", GitRepo: gitErr == nil}
+	if e.cfg.NoTools {
+		env = agent.Environment{Platform: runtime.GOOS + "/" + runtime.GOARCH}
+	}
+	return agent.BuildSystem(agent.PromptParts{
+		Instructions: e.ev.String(config.SystemPrompt), Env: env,
+		AgentsMD: text, AgentsPath: name,
+		Append: e.ev.String(config.AppendSystemPrompt),
+	}), nil
+}
+
+// buildPolicy builds the permission policy from every settings layer and
+// the run's rules; "always" answers are kept in .rein/settings.local.yaml.
+func (e *Engine) buildPolicy() error {
+	run := permission.Settings{Mode: permission.Mode(e.ev.String(config.PermissionMode)),
+		AskTimeout: e.ev.Duration(config.AskTimeout), Rules: e.cfg.RunRules,
+		Store: e.cfg.Loaded.RuleStore(), SensitiveHidden: e.sandboxed()}
+	p, err := permission.NewPolicy(e.cfg.Loaded.Permissions(run))
+	if err != nil {
+		return fmt.Errorf("permissions: %w", err)
+	}
+	e.policy = p
+	return nil
+}
+
+// loadHooks registers the hooks of the user (hooks.yaml) and, once the
+// workspace is trusted, the workspace's (.rein/hooks.yaml) and Claude
+// Code's (.claude/settings.json). They get a clean environment: the base
+// set and the variables each names. Each run is audited.
+func (e *Engine) loadHooks() error {
+	specs, err := e.cfg.Loaded.Hooks()
+	if err != nil {
+		return fmt.Errorf("hooks: %w", err)
+	}
+	if len(specs) == 0 {
+		return nil
+	}
+	reg := hook.NewRegistry(hook.Options{Logger: e.logger, Auditor: hook.AuditFunc(e.hookLog.write)})
+	if err := reg.Register(hook.Registrations(specs, e.ws.Root, e.cfg.Getenv)...); err != nil {
+		return fmt.Errorf("hooks: %w", err)
+	}
+	e.hooks = reg
+	return nil
+}
+
+// HasHooks reports whether any hook is registered.
+func (e *Engine) HasHooks() bool { return e.hooks != nil }
+
+// Agent builds the agent of one run; approver answers its permission
+// questions (nil: every question is denied, as in a headless run).
+func (e *Engine) Agent(approver permission.Approver) *agent.Agent {
+	m := e.model
+	if e.compactor == nil {
+		e.compactor = compact.New(compact.Config{ContextWindow: m.Caps.ContextWindow, MaxOutput: m.Caps.MaxOutput,
+			Provider: llm.Retrying(m.Provider, llm.RetryPolicy{}), Model: m.Name,
+			Focus: func() agent.Focus { return e.focus }, Logger: e.logger})
+	}
+	cfg := agent.Config{
+		Provider: e.compactor.Observe(m.Provider), ProviderName: m.ProviderName, Model: m.Name,
+		Caps:   agent.Caps{NoVision: !m.Caps.Vision, NoToolResultImages: !m.Caps.ToolResultImages},
+		System: e.system, Tools: e.tools, MaxTurns: e.ev.Int(config.MaxTurns), Timeout: e.ev.Duration(config.Timeout),
+		MaxTokens: e.ev.Int(config.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
+		Permissions: &agent.Gate{Policy: e.policy, Approver: approver, Rules: e.policy, Auditor: e.audit,
+			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now},
+		Now: e.cfg.Now, Warnings: e.cfg.Loaded.Warnings,
+	}
+	if b := e.ev.Int(config.ThinkingBudget); b > 0 {
+		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}
+	}
+	if f := m.Frame; f != nil {
+		cfg.MaxTokens, cfg.Thinking = f.MaxTokens, f.Thinking
+	}
+	if e.hooks != nil {
+		cfg.Hooks = e.hooks
+	}
+	return agent.New(cfg)
+}
+
+// FireHook runs the hooks of an event the front end owns (a manual
+// compaction, a resumed session) for the bound session. A hook's failure
+// is logged by the registry, never returned.
+func (e *Engine) FireHook(ctx context.Context, ev hook.Event, in hook.Input) hook.Outcome {
+	if e.hooks == nil || !e.hooks.Has(ev) {
+		return hook.Outcome{}
+	}
+	in.SessionID, in.CWD = e.SessionID(), e.ws.Root
+	out, _ := e.hooks.Fire(ctx, ev, in)
+	return out
+}
+
+// SessionStarted fires session_start with the way the session started
+// (SPEC HOOK-1): "resume" when a stored session was loaded. A new
+// session's first run fires it with "startup" from the run loop.
+func (e *Engine) SessionStarted(ctx context.Context, source string) {
+	out := e.FireHook(ctx, hook.SessionStart, hook.Input{Source: source})
+	if out.SystemMessage != "" {
+		e.note("%s", out.SystemMessage)
+	}
+}
+
+// EndSession fires the session_end hooks.
+func (e *Engine) EndSession(ctx context.Context, reason string) {
+	if e.hooks == nil || e.Session() == nil {
+		return
+	}
+	e.Agent(nil).EndSession(ctx, e.SessionID(), e.ws.Root, reason)
+}
+
+// Close releases the bound session.
+func (e *Engine) Close() error {
+	e.Unbind()
+	return nil
+}

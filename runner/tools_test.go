@@ -1,0 +1,28 @@
+package runner
+
+import (
+	"testing"
+
+	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/permission"
+)
+
+// TOOL-5, PERM-5: the sandbox hides the default sensitive files, the
+// user's additions and exceptions, and a workspace's additions — but a
+// workspace cannot make an exception.
+func TestSandboxHide_TOOL5_PERM5(t *testing.T) {
+	e := &Engine{cfg: Config{Loaded: &config.Loaded{
+		User:    config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env.example", "secrets.yaml"}}},
+		Project: config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env", "deploy/*.json"}}},
+		Local:   config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!id_rsa"}}},
+	}}}
+	hide := e.sandboxHide()
+	for path, want := range map[string]bool{
+		"/w/.env": true, "/w/sub/.env.local": true, "/w/.env.example": false, "/w/secrets.yaml": true,
+		"/w/deploy/prod.json": true, "/w/.ssh": true, "/w/id_rsa": true, "/w/main.go": false,
+	} {
+		if got := hide(path); got != want {
+			t.Errorf("hide(%s) = %v, want %v", path, got, want)
+		}
+	}
+}
