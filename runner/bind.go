@@ -76,6 +76,17 @@ func (e *Engine) Resume(ctx context.Context, id string) (*session.State, error) 
 // Recheck says which still run), remembers them for the next run's
 // run_start, and fires session_start with source "resume" (HOOK-1).
 func (e *Engine) Resumed(ctx context.Context, st *session.State) error {
+	if err := e.Heal(ctx, st); err != nil {
+		return err
+	}
+	e.SessionStarted(ctx, "resume")
+	return nil
+}
+
+// Heal stores the repairs of a loaded session and remembers them for the
+// next run's run_start, without firing session_start: the server loads a
+// session for every run of it.
+func (e *Engine) Heal(ctx context.Context, st *session.State) error {
 	st.Recheck()
 	if !st.Heal.Empty() {
 		e.healed = st.Heal.String()
@@ -83,7 +94,6 @@ func (e *Engine) Resumed(ctx context.Context, st *session.State) error {
 	if err := e.rec.RecordHeal(ctx, st); err != nil {
 		return fmt.Errorf("session %s: recording the repairs: %w", st.Session.ID, err)
 	}
-	e.SessionStarted(ctx, "resume")
 	return nil
 }
 

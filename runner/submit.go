@@ -90,9 +90,13 @@ func (e *Engine) track(ev agent.Event) {
 // (the session could not be created or journaled): a done with reason
 // error, and the error.
 func (e *Engine) failed(err error) (agent.Event, error) {
-	ev := agent.Event{Type: agent.EventDone, Time: e.cfg.Now(), SessionID: e.SessionID(),
+	return failedEvent(e.cfg.Now(), e.SessionID(), "", err), err
+}
+
+// failedEvent is the done event of a run that failed outside the loop.
+func failedEvent(now time.Time, sessionID, runID string, err error) agent.Event {
+	return agent.Event{Type: agent.EventDone, Time: now, SessionID: sessionID, RunID: runID,
 		Done: &agent.DoneEvent{Reason: agent.ReasonError, Error: err.Error()}}
-	return ev, err
 }
 
 // Compact summarises the bound session's conversation now (SPEC CTX-5,

@@ -35,6 +35,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"BadInput", testBadInput},
 		{"NotFound", testNotFound},
 		{"List", testList},
+		{"ListFilters", testListFilters},
 		{"Append", testAppend},
 		{"EntryKinds", testEntryKinds},
 		{"Delete", testDelete},

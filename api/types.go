@@ -1,0 +1,135 @@
+package api
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// Health is the body of GET /health.
+type Health struct {
+	Status  string `json:"status" enum:"ok" doc:"Always ok when the server answers."`
+	Version string `json:"version" doc:"The server's version."`
+}
+
+// The kinds of workspace (SPEC WS-2).
+const (
+	KindProject = "project" // a directory, tools and an execution backend
+	KindChat    = "chat"    // a prompt, an agent and a model only
+)
+
+// CreateWorkspace is the body of POST /workspaces.
+type CreateWorkspace struct {
+	Kind string `json:"kind" enum:"project,chat" doc:"project: a directory with tools and execution; chat: a model and a prompt only."`
+	Dir  string `json:"dir,omitempty" maxLength:"4096" doc:"Absolute directory of a project workspace; it must lie under one of the server's roots (rein serve --root DIR). Not allowed for chat."`
+	Name string `json:"name,omitempty" maxLength:"200" doc:"Optional display name."`
+}
+
+// Workspace is a workspace a caller opened.
+type Workspace struct {
+	ID   string `json:"id"`
+	Kind string `json:"kind" enum:"project,chat"`
+	// Dir is the resolved directory (symbolic links followed); empty for chat.
+	Dir       string    `json:"dir,omitempty"`
+	Name      string    `json:"name,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// WorkspaceList is the body of GET /workspaces, newest first.
+type WorkspaceList struct {
+	Items []Workspace `json:"items"`
+}
+
+// CreateSession is the body of POST /sessions.
+type CreateSession struct {
+	WorkspaceID string `json:"workspace_id" minLength:"1" maxLength:"128" doc:"The workspace the session works in (POST /workspaces)."`
+	Title       string `json:"title,omitempty" maxLength:"200" doc:"Optional title."`
+}
+
+// Session is a conversation's metadata.
+type Session struct {
+	ID          string    `json:"id"`
+	WorkspaceID string    `json:"workspace_id"`
+	Title       string    `json:"title,omitempty"`
+	Preview     string    `json:"preview,omitempty" doc:"The first user message, cut to about 100 characters."`
+	CreatedAt   time.Time `json:"created_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	ParentID    string    `json:"parent_id,omitempty" doc:"The session this one was forked from."`
+	ForkSeq     int64     `json:"fork_seq,omitempty" doc:"The last entry of the parent the fork copied."`
+	Model       string    `json:"model,omitempty" doc:"The model of the newest run."`
+	Usage       llm.Usage `json:"usage" doc:"Tokens of every run of the session."`
+	CostUSD     float64   `json:"cost_usd,omitempty"`
+	Runs        int       `json:"runs,omitempty" doc:"How many runs ended."`
+}
+
+// SessionList is a page of GET /sessions, newest first.
+type SessionList struct {
+	Items []Session `json:"items"`
+	// NextCursor continues the listing (?cursor=); empty on the last page.
+	NextCursor string `json:"next_cursor"`
+}
+
+// Fork is the body of POST /sessions/{id}/fork.
+type Fork struct {
+	AtSeq int64 `json:"at_seq,omitempty" minimum:"0" doc:"Copy the entries up to this seq (moved so no tool call is cut from its results); 0 copies everything."`
+}
+
+// Message is the body of POST /sessions/{id}/messages: a user message, which
+// starts a run.
+type Message struct {
+	Text           string `json:"text" doc:"The user message; empty continues a pending conversation."`
+	Model          string `json:"model,omitempty" maxLength:"200" doc:"Model for this run; empty keeps the session's or the server's."`
+	MaxTurns       int    `json:"max_turns,omitempty" minimum:"0" maximum:"10000" doc:"Model calls allowed; 0 keeps the default."`
+	PermissionMode string `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,bypass" doc:"Permission mode for this run; empty keeps the default."`
+}
+
+// Accepted is the answer to a message: the queued run (202).
+type Accepted struct {
+	RunID     string `json:"run_id"`
+	SessionID string `json:"session_id"`
+	Status    string `json:"status" doc:"queued until a worker takes the run."`
+}
+
+// Run is one message's run and its state.
+type Run struct {
+	ID        string    `json:"id"`
+	SessionID string    `json:"session_id"`
+	Status    string    `json:"status" enum:"queued,running,completed,failed,cancelled,interrupted"`
+	Prompt    string    `json:"prompt,omitempty"`
+	CreatedAt time.Time `json:"created_at"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	EndedAt   time.Time `json:"ended_at,omitzero"`
+	Reason    string    `json:"reason,omitempty" doc:"Why the run ended (completed, max_turns, cancelled, error, …)."`
+	Error     string    `json:"error,omitempty"`
+	Turns     int       `json:"turns,omitempty"`
+	Usage     llm.Usage `json:"usage,omitzero"`
+	CostUSD   float64   `json:"cost_usd,omitempty"`
+}
+
+// RunList is the body of GET /sessions/{id}/runs, oldest first.
+type RunList struct {
+	Items []Run `json:"items"`
+}
+
+// PermissionAnswer is the body of POST /runs/{id}/permissions/{call_id}: the
+// answer to a permission_request event (SPEC PERM-3).
+type PermissionAnswer struct {
+	Answer  string `json:"answer" enum:"once,always,deny" doc:"once: run this call; always: run it and keep a rule; deny: do not run it."`
+	Message string `json:"message,omitempty" maxLength:"2000" doc:"With deny: what the model is told instead."`
+}
+
+// AuditRecord is one record of the audit trail (SPEC API-7).
+type AuditRecord struct {
+	ID        int64           `json:"id"`
+	Time      time.Time       `json:"time"`
+	SessionID string          `json:"session_id,omitempty"`
+	RunID     string          `json:"run_id,omitempty"`
+	Kind      string          `json:"kind" enum:"run,tool_call,permission,hook"`
+	Data      json.RawMessage `json:"data" doc:"The record itself (a JSON object, redacted)."`
+}
+
+// AuditList is the body of GET /audit, by id ascending.
+type AuditList struct {
+	Items []AuditRecord `json:"items"`
+}

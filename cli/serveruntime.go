@@ -1,0 +1,18 @@
+package cli
+
+import (
+	"context"
+
+	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/server"
+	"github.com/reinhq/rein/session"
+)
+
+// serviceRuntime is the runner's service as the server's Runtime.
+type serviceRuntime struct{ *runner.Service }
+
+// Submit implements server.Runtime.
+func (r serviceRuntime) Submit(ctx context.Context, s server.Submission) (*session.Run, error) {
+	return r.Service.Submit(ctx, runner.Submission{SessionID: s.SessionID, Caller: s.Caller, Text: s.Text,
+		Model: s.Model, MaxTurns: s.MaxTurns, PermissionMode: s.PermissionMode})
+}

@@ -1,0 +1,170 @@
+package eventbus_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+
+	"github.com/reinhq/rein/eventbus"
+	"github.com/reinhq/rein/eventbus/bustest"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestMemory(t *testing.T) {
+	bustest.Run(t, func(t *testing.T, c bustest.Config) eventbus.Bus {
+		return eventbus.NewMemory(eventbus.Options{Window: c.Window, Buffer: c.Buffer})
+	})
+}
+
+// clock is a settable clock.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = c.now.Add(d)
+}
+
+func ev(sid string, id int64) eventbus.Event {
+	return eventbus.Event{SessionID: sid, ID: id, Type: "text_delta", Data: []byte(`{}`)}
+}
+
+func mustPublish(t *testing.T, m *eventbus.Memory, sid string, ids ...int64) {
+	t.Helper()
+	for _, id := range ids {
+		if err := m.Publish(context.Background(), ev(sid, id)); err != nil {
+			t.Fatalf("Publish(%s, %d): %v", sid, id, err)
+		}
+	}
+}
+
+func mustSubscribe(t *testing.T, m *eventbus.Memory, sid string, after int64) eventbus.Subscription {
+	t.Helper()
+	sub, err := m.Subscribe(context.Background(), sid, after)
+	if err != nil {
+		t.Fatalf("Subscribe(%s, %d): %v", sid, after, err)
+	}
+	return sub
+}
+
+func TestMemoryIdleSessionsDropped(t *testing.T) {
+	const idle = time.Minute
+	clk := &clock{now: time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)}
+	m := eventbus.NewMemory(eventbus.Options{Idle: idle, Now: clk.Now})
+	defer m.Close()
+	sessions := func(want int, when string) {
+		t.Helper()
+		if got := m.Stats().Sessions; got != want {
+			t.Fatalf("Sessions %s = %d, want %d", when, got, want)
+		}
+	}
+
+	mustPublish(t, m, "a", 1, 2, 3) // idle from t0
+	watched := mustSubscribe(t, m, "b", 0)
+	clk.advance(idle - time.Second)
+	mustPublish(t, m, "c", 1) // a new record: a sweep runs, nothing is idle yet
+	sessions(3, "before a's idle time")
+
+	clk.advance(idle / 4) // the next sweep is due
+	mustPublish(t, m, "c", 2)
+	sessions(3, "with no new record (no sweep)")
+	mustPublish(t, m, "d", 1) // the sweep drops a; b has a subscriber
+	sessions(3, "after a's idle time (b, c, d)")
+
+	sub := mustSubscribe(t, m, "a", 0)
+	if g := sub.Gap(); g != eventbus.GapUnknown {
+		t.Errorf("Gap() of a dropped session = %d, want GapUnknown", g)
+	}
+	mustPublish(t, m, "a", 2) // the last published ID was forgotten too
+	if got := (<-sub.Events()).ID; got != 2 {
+		t.Errorf("first event after the drop = %d, want 2", got)
+	}
+	sub.Close()
+
+	watched.Close() // b is idle from now on
+	clk.advance(idle)
+	mustSubscribe(t, m, "e", 0).Close() // the sweep drops a, b, c and d
+	sessions(1, "after everything idled (e)")
+}
+
+func TestMemoryStats(t *testing.T) {
+	m := eventbus.NewMemory(eventbus.Options{Buffer: 2})
+	defer m.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+
+	closed := mustSubscribe(t, m, "a", 0)
+	slow := mustSubscribe(t, m, "a", 0)
+	canceled, err := m.Subscribe(ctx, "b", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live := mustSubscribe(t, m, "c", 0)
+	defer live.Close()
+	want := eventbus.Stats{Sessions: 3, Subscribers: 4}
+	if diff := cmp.Diff(want, m.Stats()); diff != "" {
+		t.Errorf("Stats after subscribing (-want +got):\n%s", diff)
+	}
+
+	closed.Close()
+	mustPublish(t, m, "a", 1, 2, 3) // slow is cut off at 3, before Publish returns
+	cancel()
+	for range canceled.Events() {
+	}
+	want = eventbus.Stats{Sessions: 3, Subscribers: 1, Published: 3, Slow: 1}
+	if diff := cmp.Diff(want, m.Stats()); diff != "" {
+		t.Fatalf("Stats after the ends (-want +got):\n%s", diff)
+	}
+	for range slow.Events() {
+	}
+	if got := m.Subscribers(); got != 1 {
+		t.Errorf("Subscribers() = %d, want 1", got)
+	}
+
+	m.Close()
+	for range live.Events() {
+	}
+	want = eventbus.Stats{Sessions: 0, Subscribers: 0, Published: 3, Slow: 1}
+	if diff := cmp.Diff(want, m.Stats()); diff != "" {
+		t.Errorf("Stats after Close (-want +got):\n%s", diff)
+	}
+}
+
+func TestMemoryDefaults(t *testing.T) {
+	m := eventbus.NewMemory(eventbus.Options{})
+	defer m.Close()
+	never := mustSubscribe(t, m, "a", 0)
+	var ids []int64
+	for id := int64(1); id <= eventbus.DefaultWindow+1; id++ {
+		ids = append(ids, id)
+	}
+	mustPublish(t, m, "a", ids...) // evicts 1; cuts never off after DefaultBuffer
+	sub := mustSubscribe(t, m, "a", 0)
+	defer sub.Close()
+	if g := sub.Gap(); g != 1 {
+		t.Errorf("Gap() after DefaultWindow+1 events = %d, want 1", g)
+	}
+	var n int
+	for range never.Events() {
+		n++
+	}
+	if n != eventbus.DefaultBuffer || !errors.Is(never.Err(), eventbus.ErrSlow) {
+		t.Errorf("a subscriber that never read got %d events and %v, want %d and ErrSlow",
+			n, never.Err(), eventbus.DefaultBuffer)
+	}
+}

@@ -1,0 +1,283 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/eventbus"
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/session"
+)
+
+// deltaBits is how many low bits of an event id number the deltas after
+// the newest durable event (see [EventID]).
+const deltaBits = 20
+
+// EventID is the id of an event in a session's stream: the count of
+// durable events up to and including the newest one, shifted left by 20
+// bits, plus the number of the delta after it (0 for the durable event
+// itself). Ids increase; after a crash the next durable event's id is
+// above every delta id handed out before, so a client's Last-Event-ID
+// still resumes with neither a gap nor a duplicate.
+func EventID(durable, delta int64) int64 { return durable<<deltaBits | delta }
+
+// stream numbers a run's events and sends them to the ledger (durable
+// ones) and the bus (all).
+type stream struct {
+	s       *Service
+	appr    *remoteApprover
+	run     *session.Run
+	durable int64 // durable events of the session so far
+	delta   int64 // deltas since the newest durable one
+	inputs  map[string]json.RawMessage
+}
+
+// publish stores a durable event and publishes any event. A durable event
+// that cannot be stored is an error: the run must stop.
+func (st *stream) publish(ctx context.Context, ev agent.Event) error {
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode %s event: %w", ev.Type, err)
+	}
+	if ev.Type == agent.EventPermissionRequest && ev.Permission != nil && st.appr != nil {
+		st.appr.expect(ev.Permission.CallID) // open before a client can see it
+	}
+	durable := ev.Type.Durable()
+	var id int64
+	if durable {
+		st.durable, st.delta = st.durable+1, 0
+		id = EventID(st.durable, 0)
+		e := session.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID, Type: string(ev.Type), Time: ev.Time, Data: data}
+		if err := st.s.cfg.Ledger.AppendEvents(ctx, e); err != nil {
+			return fmt.Errorf("store %s event: %w", ev.Type, err)
+		}
+	} else {
+		if st.delta+1 >= 1<<deltaBits {
+			return nil // a run streaming a million deltas without a message: the rest are not numbered
+		}
+		st.delta++
+		id = EventID(st.durable, st.delta)
+	}
+	if err := st.s.cfg.Bus.Publish(ctx, eventbus.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID,
+		Type: string(ev.Type), Durable: durable, Data: data}); err != nil {
+		st.s.cfg.Logger.Warn("event not published", "session_id", st.run.SessionID, "run_id", st.run.ID, "err", err)
+	}
+	if o := st.s.cfg.Observer; o != nil {
+		o.Event(st.run, ev)
+	}
+	return st.audit(ctx, ev)
+}
+
+// audit records the run's tool calls and its end (SPEC API-7).
+func (st *stream) audit(ctx context.Context, ev agent.Event) error {
+	var kind string
+	var data any
+	switch {
+	case ev.Type == agent.EventToolStart && ev.Tool != nil:
+		st.inputs[ev.Tool.ID] = ev.Tool.Input
+		return nil
+	case ev.Type == agent.EventToolEnd && ev.Tool != nil:
+		t := *ev.Tool
+		t.Input, t.Output = permission.Redact(st.inputs[t.ID]), ""
+		delete(st.inputs, t.ID)
+		kind, data = session.AuditToolCall, t
+	case ev.Type == agent.EventDone && ev.Done != nil:
+		d := *ev.Done
+		d.Focus, d.Text = nil, ""
+		kind, data = session.AuditRun, d
+	default:
+		return nil
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	return st.s.cfg.Ledger.AppendAudit(ctx, session.AuditRecord{Time: ev.Time, Caller: st.run.Caller,
+		SessionID: st.run.SessionID, RunID: st.run.ID, Kind: kind, Data: b})
+}
+
+// execute runs one queued run to its end.
+func (s *Service) execute(run *session.Run) {
+	ctx, cancel := context.WithCancel(s.base)
+	defer cancel()
+	log := s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller)
+	appr := newRemoteApprover()
+	s.mu.Lock()
+	s.running[run.ID] = &live{cancel: cancel, approver: appr}
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.running, run.ID)
+		s.mu.Unlock()
+	}()
+	store := context.WithoutCancel(ctx)
+	run.Status, run.StartedAt = session.RunRunning, s.cfg.Now()
+	if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {
+		log.Error("run not started: its state could not be stored", "err", err)
+		return
+	}
+	done, err := s.drive(ctx, run, appr, log)
+	switch {
+	case done != nil:
+		run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(done.Reason), done.Error, done.Turns, done.Usage, done.CostUSD
+		run.Status = statusOf(done.Reason)
+	case err != nil:
+		run.Status, run.Reason, run.Error = session.RunFailed, string(agent.ReasonError), err.Error()
+	}
+	if err != nil {
+		log.Warn("run failed", "err", err)
+	}
+	run.EndedAt = s.cfg.Now()
+	if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {
+		log.Error("the run's end could not be stored", "err", err)
+	}
+}
+
+// statusOf maps a done reason to the run's final state.
+func statusOf(r agent.Reason) session.RunStatus {
+	switch r {
+	case agent.ReasonCompleted:
+		return session.RunCompleted
+	case agent.ReasonCancelled:
+		return session.RunCancelled
+	}
+	return session.RunFailed
+}
+
+// drive builds the run's engine, binds and heals its session, and streams
+// the run's events to the ledger and the bus. A failure before the loop
+// starts is published as a done event too, so SSE clients see the end.
+func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteApprover, log interface {
+	Warn(string, ...any)
+}) (*agent.DoneEvent, error) {
+	store := context.WithoutCancel(ctx)
+	last, err := s.cfg.Ledger.LastEventID(store, run.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	st := &stream{s: s, appr: appr, run: run, durable: last >> deltaBits, inputs: map[string]json.RawMessage{}}
+	e, err := s.engine(ctx, run)
+	if err == nil {
+		defer e.Close()
+		var stt *session.State
+		if stt, err = e.Resume(ctx, run.SessionID); err == nil {
+			err = e.Heal(ctx, stt)
+		}
+	}
+	if err != nil {
+		ev := failedEvent(s.cfg.Now(), run.SessionID, run.ID, err)
+		if perr := st.publish(store, ev); perr != nil {
+			log.Warn("the failed run's end could not be stored", "err", perr)
+		}
+		return ev.Done, err
+	}
+	var done *agent.DoneEvent
+	for ev, rerr := range e.Submit(ctx, run.ID, run.Prompt, appr) {
+		if perr := st.publish(store, ev); perr != nil {
+			return done, perr
+		}
+		if ev.Type == agent.EventDone {
+			done = ev.Done
+		}
+		if rerr != nil && done == nil {
+			err = rerr
+		}
+	}
+	if done == nil && err == nil {
+		err = errors.New("the run ended without a result")
+	}
+	return done, err
+}
+
+// engine builds the runtime of the run's workspace: its configuration
+// layers for the session's directory with the run's overrides, the chat
+// kind's absence of tools (WS-2), and the ledger as the audit trail.
+func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error) {
+	sess, err := s.cfg.Sessions.Get(ctx, run.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	var sub Submission
+	if len(run.Options) > 0 {
+		if err := json.Unmarshal(run.Options, &sub); err != nil {
+			return nil, fmt.Errorf("run %s: options: %w", run.ID, err)
+		}
+	}
+	chat := false
+	if sess.Workspace != "" {
+		ws, err := s.cfg.Ledger.GetWorkspace(ctx, sess.Workspace)
+		if err != nil {
+			return nil, err
+		}
+		chat = ws.Kind == session.WorkspaceChat
+	}
+	dir := sess.WorkDir
+	if chat || dir == "" {
+		dir = filepath.Join(s.cfg.DataDir, sess.ID, "chat")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, err
+		}
+	}
+	loaded, err := config.Load(config.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()})
+	if err != nil {
+		return nil, fmt.Errorf("configuration: %w", err)
+	}
+	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve,
+		NoTools: chat, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
+		Logger: s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller), Now: s.cfg.Now})
+	if err != nil {
+		return nil, err
+	}
+	if err := e.UseModel(e.modelFor(sess)); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// modelFor is the model string of a run in sess: ModelSpec, with the
+// session's own model when the configuration only has the default.
+func (e *Engine) modelFor(sess *session.Session) string {
+	v := e.ev.Get(config.Model)
+	if v.Source == config.SourceDefault && sess.Model != "" {
+		return sess.Model
+	}
+	return v.Value
+}
+
+// auditors write a run's permission decisions and hook runs to the ledger.
+func (s *Service) auditors(run *session.Run) func(*session.Session) (permission.Auditor, hook.Auditor, error) {
+	put := func(ctx context.Context, kind string, v any) error {
+		b, err := json.Marshal(v)
+		if err != nil {
+			return err
+		}
+		return s.cfg.Ledger.AppendAudit(context.WithoutCancel(ctx), session.AuditRecord{Time: s.cfg.Now(), Caller: run.Caller,
+			SessionID: run.SessionID, RunID: run.ID, Kind: kind, Data: b})
+	}
+	return func(*session.Session) (permission.Auditor, hook.Auditor, error) {
+		pa := auditFunc(func(ctx context.Context, r permission.AuditRecord) error {
+			r.Input = permission.Redact(r.Input)
+			return put(ctx, session.AuditPermission, r)
+		})
+		ha := hook.AuditFunc(func(ctx context.Context, r hook.Record) error {
+			if o := s.cfg.Observer; o != nil {
+				o.Hook(run, r)
+			}
+			return put(ctx, session.AuditHook, r)
+		})
+		return pa, ha, nil
+	}
+}
+
+// auditFunc adapts a function to permission.Auditor.
+type auditFunc func(ctx context.Context, r permission.AuditRecord) error
+
+// Record implements permission.Auditor.
+func (f auditFunc) Record(ctx context.Context, r permission.AuditRecord) error { return f(ctx, r) }

@@ -1,0 +1,314 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/eventbus"
+	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/session"
+)
+
+// ErrClosed is returned by [Service.Submit] once the service shuts down.
+var ErrClosed = errors.New("runner: shutting down; no new runs are accepted")
+
+// ServiceConfig configures a [Service]. Zero fields take the defaults.
+type ServiceConfig struct {
+	Sessions session.Store
+	Ledger   session.Ledger
+	Bus      eventbus.Bus
+	// Resolve turns model strings into models (the front end picks the
+	// adapters).
+	Resolve Resolver
+	// DataDir holds a directory per session (spilled command output).
+	DataDir string
+	// MaxConcurrent bounds the sessions running at once (default 16).
+	// Runs of one session always run one at a time (SPEC API-3).
+	MaxConcurrent int
+	// AllowBypass lets a caller ask for permission mode bypass.
+	AllowBypass bool
+	// Observer, when set, sees what every run does (metrics, traces; see
+	// [NewTelemetry]).
+	Observer Observer
+	Getenv   func(string) string
+	Logger   *slog.Logger
+	Now      func() time.Time
+	// UserAgent names rein to web servers (web_fetch).
+	UserAgent string
+}
+
+// Submission is a message a caller posts to a session: the run it sets
+// off, with per-run overrides.
+type Submission struct {
+	SessionID, Caller string
+	// Text is the user message; empty continues a pending conversation.
+	Text string
+	// Model, MaxTurns and PermissionMode override the configuration for
+	// this run when set.
+	Model          string `json:"model,omitempty"`
+	MaxTurns       int    `json:"max_turns,omitempty"`
+	PermissionMode string `json:"permission_mode,omitempty"`
+}
+
+// Service runs the messages posted to sessions (DESIGN "How a message
+// becomes a run"): Submit stores a queued run — durable before it returns,
+// the server's 202 promise — and schedules it; runs of one session execute
+// one at a time in submission order, different sessions concurrently up to
+// MaxConcurrent (SPEC API-3). Each run loads and heals its session, drives
+// the agent through an [Engine], stores each durable event in the ledger
+// and publishes every event (deltas too) on the bus with the session's
+// next event id, and ends with its state and audit records. Runs never
+// depend on the request that posted them: a dropped client cancels nothing.
+type Service struct {
+	cfg  ServiceConfig
+	slot chan struct{} // MaxConcurrent tokens
+
+	mu       sync.Mutex
+	sessions map[string]*lane // the sessions with runs queued or running
+	running  map[string]*live // by run id
+	closed   bool
+	base     context.Context
+	stop     context.CancelFunc
+	wg       sync.WaitGroup
+}
+
+// lane is one session's queue; one goroutine drains it.
+type lane struct {
+	queue []string // run ids, in submission order
+}
+
+// live is a run being executed.
+type live struct {
+	cancel   context.CancelFunc
+	approver *remoteApprover
+}
+
+// NewService returns a service; call [Service.Recover] before serving.
+func NewService(cfg ServiceConfig) (*Service, error) {
+	if cfg.Sessions == nil || cfg.Ledger == nil || cfg.Bus == nil || cfg.Resolve == nil {
+		return nil, errors.New("runner: ServiceConfig needs Sessions, Ledger, Bus and Resolve")
+	}
+	if cfg.MaxConcurrent <= 0 {
+		cfg.MaxConcurrent = 16
+	}
+	if cfg.Getenv == nil {
+		cfg.Getenv = os.Getenv
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.New(slog.DiscardHandler)
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.DataDir == "" {
+		cfg.DataDir = filepath.Join(os.TempDir(), "rein-sessions")
+	}
+	base, stop := context.WithCancel(context.Background())
+	return &Service{cfg: cfg, slot: make(chan struct{}, cfg.MaxConcurrent), sessions: map[string]*lane{},
+		running: map[string]*live{}, base: base, stop: stop}, nil
+}
+
+// Submit stores a queued run of the session and schedules it. The run is
+// durable when Submit returns.
+func (s *Service) Submit(ctx context.Context, sub Submission) (*session.Run, error) {
+	sess, err := s.cfg.Sessions.Get(ctx, sub.SessionID)
+	if err != nil {
+		return nil, err
+	}
+	if sub.Caller != sess.Caller {
+		return nil, fmt.Errorf("session %s: %w", sub.SessionID, session.ErrNotFound)
+	}
+	if err := s.checkSubmission(sub); err != nil {
+		return nil, err
+	}
+	if sub.Text == "" {
+		if err := s.checkPending(ctx, sub.SessionID); err != nil {
+			return nil, err
+		}
+	}
+	opts, err := json.Marshal(sub)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	run := &session.Run{SessionID: sub.SessionID, Caller: sub.Caller, Prompt: sub.Text, Options: opts}
+	if err := s.cfg.Ledger.CreateRun(context.WithoutCancel(ctx), run); err != nil {
+		return nil, fmt.Errorf("session %s: queue the run: %w", sub.SessionID, err)
+	}
+	s.enqueue(run)
+	return run, nil
+}
+
+// checkSubmission validates the overrides: a bad one is ErrInvalid with
+// what to send instead.
+func (s *Service) checkSubmission(sub Submission) error {
+	flags := sub.flags()
+	if _, err := config.FlagLayer(flags); err != nil {
+		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
+	}
+	if permission.Mode(sub.PermissionMode) == permission.ModeBypass && !s.cfg.AllowBypass {
+		return fmt.Errorf("%w: permission_mode bypass is not allowed on this server (rein serve --allow-bypass enables it); "+
+			"use default or accept-edits", session.ErrInvalid)
+	}
+	return nil
+}
+
+// checkPending accepts a message without text only when the session's
+// conversation waits for the model (SPEC LOOP-9: its last message holds tool
+// results).
+func (s *Service) checkPending(ctx context.Context, sessionID string) error {
+	st, err := session.Load(ctx, s.cfg.Sessions, sessionID)
+	if err != nil {
+		return err
+	}
+	n := len(st.Messages)
+	if n > 0 && st.Messages[n-1].Role == llm.RoleUser && len(st.Messages[n-1].ToolResults()) > 0 {
+		return nil
+	}
+	return fmt.Errorf("%w: text is empty and the session has nothing to continue: send the message's text", session.ErrInvalid)
+}
+
+// flags are the submission's overrides as configuration flags.
+func (sub Submission) flags() map[string]string {
+	m := map[string]string{}
+	if sub.Model != "" {
+		m[config.Model] = sub.Model
+	}
+	if sub.MaxTurns != 0 {
+		m[config.MaxTurns] = fmt.Sprint(sub.MaxTurns)
+	}
+	if sub.PermissionMode != "" {
+		m[config.PermissionMode] = sub.PermissionMode
+	}
+	return m
+}
+
+// Cancel cancels a queued or running run.
+func (s *Service) Cancel(ctx context.Context, runID string) (*session.Run, error) {
+	run, err := s.cfg.Ledger.GetRun(ctx, runID)
+	if err != nil {
+		return nil, err
+	}
+	if run.Status.Final() {
+		return nil, fmt.Errorf("run %s already ended (%s): %w", runID, run.Status, session.ErrConflict)
+	}
+	s.mu.Lock()
+	l := s.running[runID]
+	s.mu.Unlock()
+	if l != nil {
+		l.cancel()
+		return run, nil
+	}
+	// Queued: its lane skips it when its turn comes.
+	run.Status, run.EndedAt = session.RunCancelled, s.cfg.Now()
+	if err := s.cfg.Ledger.UpdateRun(context.WithoutCancel(ctx), run); err != nil {
+		return nil, err
+	}
+	return run, nil
+}
+
+// Answer answers the pending permission question of callID in run runID.
+func (s *Service) Answer(ctx context.Context, runID, callID string, v permission.Verdict) error {
+	s.mu.Lock()
+	l := s.running[runID]
+	s.mu.Unlock()
+	if l == nil || !l.approver.answer(callID, v) {
+		return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)
+	}
+	return nil
+}
+
+// Queued returns how many runs wait for their turn.
+func (s *Service) Queued() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, l := range s.sessions {
+		n += len(l.queue)
+	}
+	return n
+}
+
+// Recover takes up the ledger's live runs after a start: runs that were
+// running when the process died are marked interrupted and their sessions
+// healed (SPEC API-5, SESS-2); queued runs are scheduled again, in
+// submission order.
+func (s *Service) Recover(ctx context.Context) error {
+	stale, err := s.cfg.Ledger.ListRuns(ctx, session.RunFilter{Statuses: []session.RunStatus{session.RunRunning}})
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	for _, run := range stale {
+		if err := s.interrupt(ctx, run); err != nil {
+			return err
+		}
+	}
+	queued, err := s.cfg.Ledger.ListRuns(ctx, session.RunFilter{Statuses: []session.RunStatus{session.RunQueued}})
+	if err != nil {
+		return fmt.Errorf("recover: %w", err)
+	}
+	for _, run := range queued {
+		s.enqueue(run)
+	}
+	if len(stale)+len(queued) > 0 {
+		s.cfg.Logger.Info("recovered runs", "interrupted", len(stale), "queued", len(queued))
+	}
+	return nil
+}
+
+// interrupt marks a run the previous process left running as interrupted
+// and heals its session, storing the repairs.
+func (s *Service) interrupt(ctx context.Context, run *session.Run) error {
+	st, err := session.Load(ctx, s.cfg.Sessions, run.SessionID)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+	case err != nil:
+		return fmt.Errorf("recover run %s: %w", run.ID, err)
+	default:
+		if err := session.SaveHeal(ctx, s.cfg.Sessions, run.SessionID, st); err != nil {
+			return fmt.Errorf("recover run %s: %w", run.ID, err)
+		}
+	}
+	run.Status, run.EndedAt = session.RunInterrupted, s.cfg.Now()
+	run.Error = "the server stopped while the run was going on; its session was healed"
+	return s.cfg.Ledger.UpdateRun(ctx, run)
+}
+
+// Shutdown stops accepting runs, lets running ones finish until ctx is
+// done, then cancels them (every tool call still gets its result) and
+// waits for them to end. Queued runs stay queued for the next start.
+func (s *Service) Shutdown(ctx context.Context) error {
+	s.mu.Lock()
+	s.closed = true
+	for _, l := range s.sessions {
+		l.queue = nil
+	}
+	s.mu.Unlock()
+	done := make(chan struct{})
+	go func() {
+		s.wg.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+	}
+	s.stop()
+	<-done
+	return ctx.Err()
+}

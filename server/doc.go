@@ -1,0 +1,22 @@
+// Package server is rein's HTTP API (SPEC API-1 … API-4, API-7): huma
+// operations on the standard net/http mux, an OpenAPI 3.1 document at
+// /openapi.json that is generated from the same code, problem+json errors
+// (RFC 9457), and the session event stream as Server-Sent Events.
+//
+// The server never runs an agent. A message becomes a queued run through
+// [Runtime] (the runner), which persists it before the 202 answer and
+// schedules it; the server reads what the runner writes: sessions from a
+// session.Store, workspaces, runs, durable events and audit records from a
+// session.Ledger, live events from an eventbus.Bus. An SSE client reads the
+// bus and, after a reconnect, the ledger; it never holds the run, so a
+// client that disconnects or falls behind never stops or slows one.
+//
+// Every request except /health and /openapi.json (and /metrics when it is
+// public) needs a caller (SPEC API-4): the subject of a signed JWT, a header
+// set by a trusted proxy, or, when no authentication is configured, the
+// local caller for loopback clients. Every workspace, session, run and
+// audit record is scoped to its caller: another caller's id answers 404
+// exactly like an unknown one. Requests are rate limited per caller, bodies
+// are size limited and validated against the schema (unknown fields are
+// rejected), and a rejected request writes nothing.
+package server

@@ -1,0 +1,221 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/reinhq/rein/eventbus"
+)
+
+// sseWriteTimeout bounds one write to an SSE client: a client whose
+// connection stops taking bytes is dropped after it.
+const sseWriteTimeout = 10 * time.Second
+
+// replayPage is how many stored events a replay reads at a time.
+const replayPage = 256
+
+type eventsInput struct {
+	ID          string `path:"id" maxLength:"128" pattern:"^[A-Za-z0-9_-][A-Za-z0-9._-]*$" doc:"Session id."`
+	LastEventID int64  `header:"Last-Event-ID" minimum:"0" doc:"Resume after this event id (browsers send it when they reconnect)."`
+	After       int64  `query:"after" minimum:"0" doc:"Resume after this event id, for clients that cannot set Last-Event-ID; the header wins."`
+}
+
+// eventsDoc describes the stream in the OpenAPI document.
+const eventsDoc = "The session's event stream (SPEC API-2), open until the client closes it — it outlives runs. Each event is\n\n" +
+	"    id: <int64>\n    event: <type>\n    data: <the event's JSON on one line, as in docs/events.md>\n\n" +
+	"Ids increase within the session. Reconnecting with Last-Event-ID: N (or ?after=N) sends the events after N that are " +
+	"still known: every durable one (message, tool_start, tool_end, compaction, done), deltas while the server still " +
+	"holds them. A comment line `: ping` arrives every heartbeat. A client too slow to keep up is disconnected; it " +
+	"reconnects with Last-Event-ID. Disconnecting never cancels a run."
+
+func (s *Server) registerEvents() {
+	op := s.operation(http.MethodGet, "/sessions/{id}/events", "session-events", "Stream a session's events (SSE)", http.StatusOK, http.StatusNotFound)
+	op.Tags = []string{"events"}
+	op.Description = eventsDoc
+	op.Responses = map[string]*huma.Response{"200": {Description: "Server-Sent Events.", Content: map[string]*huma.MediaType{
+		"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString, Description: "id/event/data frames; data is an agent event (docs/events.md)."}},
+	}}}
+	huma.Register(s.api, op, s.sessionEvents)
+}
+
+func (s *Server) sessionEvents(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.ownSession(ctx, c, in.ID); err != nil {
+		return nil, err
+	}
+	after := in.After
+	if in.LastEventID > 0 {
+		after = in.LastEventID
+	}
+	sub, err := s.cfg.Bus.Subscribe(ctx, in.ID, after)
+	if err != nil {
+		return nil, s.fail(ctx, "subscribing to the session's events", err)
+	}
+	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		defer sub.Close()
+		s.stream(hctx, in.ID, after, sub)
+	}}, nil
+}
+
+// stream writes the session's events after the id after: the stored ones
+// the bus no longer holds, then what the bus delivers, with heartbeats,
+// until the client leaves or the bus drops it.
+func (s *Server) stream(hctx huma.Context, sessionID string, after int64, sub eventbus.Subscription) {
+	ctx := hctx.Context()
+	_, w := humago.Unwrap(hctx)
+	if s.cfg.OnSSE != nil {
+		s.cfg.OnSSE(1)
+		defer s.cfg.OnSSE(-1)
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
+	hctx.SetStatus(http.StatusOK)
+	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
+	if sw.flush() != nil {
+		return
+	}
+	last := after
+	if gap := sub.Gap(); gap > after {
+		var err error
+		if last, err = s.replay(ctx, sw, sessionID, after, gap); err != nil {
+			if ctx.Err() == nil {
+				s.log.WarnContext(ctx, "sse: replaying stored events failed", "session_id", sessionID, "err", err)
+			}
+			return
+		}
+	}
+	tick := time.NewTicker(s.cfg.Heartbeat)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+			if sw.comment("ping") != nil {
+				return
+			}
+		case ev, ok := <-sub.Events():
+			if !ok {
+				if err := sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) && ctx.Err() == nil {
+					s.log.WarnContext(ctx, "sse: subscription ended", "session_id", sessionID, "err", err)
+				}
+				return // a slow client reconnects with Last-Event-ID
+			}
+			if ev.ID <= last {
+				continue // already sent from the store
+			}
+			if err := s.send(ctx, sw, ev.ID, ev.Type, ev.Data); err != nil {
+				return
+			}
+			last = ev.ID
+		}
+	}
+}
+
+// replay sends the stored events with after < id <= gap and returns the id
+// of the last one sent (after when none).
+func (s *Server) replay(ctx context.Context, sw *sseWriter, sessionID string, after, gap int64) (int64, error) {
+	last := after
+	for {
+		evs, err := s.cfg.Ledger.Events(ctx, sessionID, last, replayPage)
+		if err != nil {
+			return last, err
+		}
+		for _, ev := range evs {
+			if ev.ID > gap {
+				return last, nil
+			}
+			if err := s.send(ctx, sw, ev.ID, ev.Type, ev.Data); err != nil {
+				return last, err
+			}
+			last = ev.ID
+		}
+		if len(evs) < replayPage {
+			return last, nil
+		}
+	}
+}
+
+// send writes one event; an event that cannot be framed (a type with a line
+// break, data that is not JSON) is logged and skipped.
+func (s *Server) send(ctx context.Context, sw *sseWriter, id int64, typ string, data []byte) error {
+	err := sw.event(id, typ, data)
+	if errors.Is(err, errUnframeable) {
+		s.log.WarnContext(ctx, "sse: event skipped", "event_id", id, "type", typ, "err", err)
+		return nil
+	}
+	return err
+}
+
+var errUnframeable = errors.New("event cannot be framed")
+
+// sseWriter frames events on a response and flushes each.
+type sseWriter struct {
+	w   http.ResponseWriter
+	rc  *http.ResponseController
+	buf bytes.Buffer
+}
+
+// event writes `id: N\nevent: T\ndata: JSON\n\n`. Data holding a line
+// break is compacted to one line.
+func (sw *sseWriter) event(id int64, typ string, data []byte) error {
+	if bytes.ContainsAny([]byte(typ), "\r\n") {
+		return errUnframeable
+	}
+	if bytes.ContainsAny(data, "\r\n") {
+		var c bytes.Buffer
+		if err := json.Compact(&c, data); err != nil {
+			return errors.Join(errUnframeable, err)
+		}
+		data = c.Bytes()
+	}
+	sw.buf.Reset()
+	sw.buf.WriteString("id: ")
+	sw.buf.WriteString(strconv.FormatInt(id, 10))
+	sw.buf.WriteString("\nevent: ")
+	sw.buf.WriteString(typ)
+	sw.buf.WriteString("\ndata: ")
+	sw.buf.Write(data)
+	sw.buf.WriteString("\n\n")
+	return sw.write()
+}
+
+// comment writes `: text\n\n` (a heartbeat).
+func (sw *sseWriter) comment(text string) error {
+	sw.buf.Reset()
+	sw.buf.WriteString(": ")
+	sw.buf.WriteString(text)
+	sw.buf.WriteString("\n\n")
+	return sw.write()
+}
+
+func (sw *sseWriter) write() error {
+	sw.deadline()
+	if _, err := sw.w.Write(sw.buf.Bytes()); err != nil {
+		return err
+	}
+	return sw.rc.Flush()
+}
+
+func (sw *sseWriter) flush() error {
+	sw.deadline()
+	return sw.rc.Flush()
+}
+
+// deadline bounds the next write, where the connection allows it.
+func (sw *sseWriter) deadline() {
+	_ = sw.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+}

@@ -1,0 +1,296 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humago"
+
+	"github.com/reinhq/rein/api"
+	"github.com/reinhq/rein/eventbus"
+	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/session"
+)
+
+// Runtime is what the server needs of the runner: it starts, cancels and
+// answers runs. The runner implements it; the server owns the interface.
+type Runtime interface {
+	// Submit persists a queued run of the session — durable before it
+	// returns: that is the promise of the 202 — and schedules it. The
+	// run's Caller is s.Caller.
+	Submit(ctx context.Context, s Submission) (*session.Run, error)
+	// Cancel cancels a queued or running run and returns it; a run that
+	// already ended is an error wrapping session.ErrConflict.
+	Cancel(ctx context.Context, runID string) (*session.Run, error)
+	// Answer answers the pending permission question of callID in run
+	// runID (SPEC PERM-3); none pending is an error wrapping
+	// session.ErrNotFound.
+	Answer(ctx context.Context, runID, callID string, v permission.Verdict) error
+}
+
+// Submission is a user message to run in a session, as POSTed to its
+// messages. The server has checked that the session is the caller's.
+type Submission struct {
+	SessionID string
+	Caller    string
+	// Text is the message; empty continues a pending conversation.
+	Text string
+	// Model, PermissionMode and MaxTurns override the run's defaults when
+	// set.
+	Model, PermissionMode string
+	MaxTurns              int
+}
+
+// Config configures a [Server]. Runtime, Sessions, Ledger and Bus are
+// required; every other zero field means its default.
+type Config struct {
+	// Runtime starts, cancels and answers runs (the runner).
+	Runtime Runtime
+	// Sessions holds the sessions; Ledger the workspaces, runs, durable
+	// events and audit records.
+	Sessions session.Store
+	Ledger   session.Ledger
+	// Bus carries the sessions' live events to SSE clients.
+	Bus eventbus.Bus
+	// Auth says how callers are identified (SPEC API-4).
+	Auth Auth
+	// Roots are the directories under which project workspaces may be
+	// opened (SPEC WS-2); none refuses project workspaces. Each must exist.
+	Roots []string
+	// RateLimit is the requests a second allowed per caller (default 20;
+	// negative: no limit) and Burst the bucket's size (default twice the
+	// rate, 40 by default).
+	RateLimit float64
+	Burst     int
+	// Heartbeat is the interval of SSE heartbeat comments (default 15s).
+	Heartbeat time.Duration
+	// AskTimeout is how long a permission question waits for an answer
+	// before it is denied (default 5m). The runner enforces it; the server
+	// only documents it.
+	AskTimeout time.Duration
+	// Version is reported by /health and the OpenAPI document (default
+	// "dev").
+	Version string
+	// Metrics, when set, is served at /metrics — to callers only, unless
+	// MetricsPublic.
+	Metrics       http.Handler
+	MetricsPublic bool
+	// OnSSE is called with +1 when an SSE client connects and -1 when it
+	// leaves (a metrics gauge); nil is fine.
+	OnSSE func(delta int)
+	// Logger receives a line per request and the errors behind 500s
+	// (default slog.Default()).
+	Logger *slog.Logger
+	// Now is the clock (default time.Now).
+	Now func() time.Time
+	// MaxBodyBytes bounds request bodies (default 1 MiB).
+	MaxBodyBytes int64
+}
+
+// The defaults of [Config].
+const (
+	DefaultRateLimit    = 20
+	DefaultBurst        = 40
+	DefaultHeartbeat    = 15 * time.Second
+	DefaultMaxBodyBytes = 1 << 20
+)
+
+// Server is rein's HTTP API. Build it with [New]; serve [Server.Handler].
+type Server struct {
+	cfg    Config
+	log    *slog.Logger
+	now    func() time.Time
+	roots  []string // resolved: absolute, symbolic links followed
+	auth   *authenticator
+	limits *limiter
+	mux    *http.ServeMux
+	api    huma.API
+
+	specOnce sync.Once
+	spec     []byte
+	specErr  error
+}
+
+// New checks cfg and builds the server with every operation registered.
+func New(cfg Config) (*Server, error) {
+	var missing []string
+	for _, c := range []struct {
+		name  string
+		unset bool
+	}{{"Runtime", cfg.Runtime == nil}, {"Sessions", cfg.Sessions == nil}, {"Ledger", cfg.Ledger == nil}, {"Bus", cfg.Bus == nil}} {
+		if c.unset {
+			missing = append(missing, c.name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("server: config: %s not set", strings.Join(missing, ", "))
+	}
+	cfg = withDefaults(cfg)
+	roots, err := resolveRoots(cfg.Roots)
+	if err != nil {
+		return nil, err
+	}
+	auth, err := newAuthenticator(cfg.Auth, cfg.Now)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, roots: roots, auth: auth,
+		limits: newLimiter(cfg.RateLimit, cfg.Burst, maxLimited), mux: http.NewServeMux()}
+	s.api = humago.New(s.mux, s.humaConfig())
+	s.api.UseMiddleware(s.gate)
+	s.registerMeta()
+	s.registerWorkspaces()
+	s.registerSessions()
+	s.registerExport()
+	s.registerRuns()
+	s.registerEvents()
+	s.registerAudit()
+	s.mux.HandleFunc("/", s.noRoute)
+	return s, nil
+}
+
+func withDefaults(cfg Config) Config {
+	if cfg.RateLimit == 0 {
+		cfg.RateLimit = DefaultRateLimit
+		if cfg.Burst <= 0 {
+			cfg.Burst = DefaultBurst
+		}
+	}
+	if cfg.Burst <= 0 {
+		cfg.Burst = max(1, int(2*cfg.RateLimit))
+	}
+	if cfg.Heartbeat <= 0 {
+		cfg.Heartbeat = DefaultHeartbeat
+	}
+	if cfg.AskTimeout <= 0 {
+		cfg.AskTimeout = permission.DefaultAskTimeout
+	}
+	if cfg.Version == "" {
+		cfg.Version = "dev"
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.MaxBodyBytes <= 0 {
+		cfg.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	return cfg
+}
+
+// Handler returns the server's HTTP handler.
+func (s *Server) Handler() http.Handler { return http.HandlerFunc(s.serveLogged) }
+
+// OpenAPI returns the OpenAPI 3.1 document describing every operation, as
+// served at /openapi.json.
+func (s *Server) OpenAPI() *huma.OpenAPI { return s.api.OpenAPI() }
+
+// securityScheme names the bearer scheme of the OpenAPI document.
+const securityScheme = "bearer"
+
+func (s *Server) humaConfig() huma.Config {
+	hc := huma.DefaultConfig("rein", s.cfg.Version)
+	// No $schema links in bodies, no docs UI, no schema files: the one
+	// document is /openapi.json, served by an operation of its own.
+	hc.CreateHooks = nil
+	hc.OpenAPIPath, hc.DocsPath, hc.SchemasPath = "", "", ""
+	hc.Transformers = []huma.Transformer{explainProblem}
+	hc.Info.Description = "rein's headless agent runtime. A POST to a session's messages queues a run " +
+		"(202); the session's event stream (SSE) carries its events; permission questions are answered at " +
+		"/runs/{id}/permissions/{call_id}. Every resource belongs to its caller: another caller's id is a 404."
+	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
+		securityScheme: {
+			Type: "http", Scheme: "bearer", BearerFormat: "JWT",
+			Description: "A JWT signed by the identity upstream (HS256, EdDSA or RS256, as the server is configured) " +
+				"whose sub is the caller id and that has exp. Behind a trusted proxy, the proxy's caller header " +
+				"replaces it; a server without authentication serves loopback clients as one local caller.",
+		},
+	}
+	return hc
+}
+
+// operation returns an operation that needs a caller, documented with the
+// errors every such operation may answer besides errs.
+func (s *Server) operation(method, path, id, summary string, status int, errs ...int) huma.Operation {
+	return huma.Operation{
+		OperationID:   id,
+		Method:        method,
+		Path:          path,
+		Summary:       summary,
+		DefaultStatus: status,
+		MaxBodyBytes:  s.cfg.MaxBodyBytes,
+		Security:      []map[string][]string{{securityScheme: {}}},
+		Errors:        append(errs, http.StatusUnauthorized, http.StatusTooManyRequests),
+	}
+}
+
+// public drops an operation's need for a caller.
+func public(op huma.Operation) huma.Operation {
+	op.Security = nil
+	op.Errors = []int{http.StatusTooManyRequests}
+	return op
+}
+
+// caller returns the request's caller; it errs only if the gate did not run.
+func caller(ctx context.Context) (string, error) {
+	c := callerOf(ctx)
+	if c == "" {
+		return "", huma.Error401Unauthorized("no caller")
+	}
+	return c, nil
+}
+
+type healthOutput struct {
+	Body api.Health
+}
+
+type rawOutput struct {
+	ContentType string `header:"Content-Type"`
+	Body        []byte
+}
+
+// registerMeta registers /health, /openapi.json and /metrics.
+func (s *Server) registerMeta() {
+	op := public(s.operation(http.MethodGet, "/health", "health", "Report that the server is up", http.StatusOK))
+	op.Tags = []string{"meta"}
+	huma.Register(s.api, op, func(context.Context, *struct{}) (*healthOutput, error) {
+		return &healthOutput{Body: api.Health{Status: "ok", Version: s.cfg.Version}}, nil
+	})
+
+	op = public(s.operation(http.MethodGet, "/openapi.json", "openapi", "This OpenAPI 3.1 document", http.StatusOK))
+	op.Tags = []string{"meta"}
+	op.Responses = map[string]*huma.Response{"200": {Description: "The document.",
+		Content: map[string]*huma.MediaType{"application/json": {Schema: &huma.Schema{Type: huma.TypeObject}}}}}
+	huma.Register(s.api, op, func(ctx context.Context, _ *struct{}) (*rawOutput, error) {
+		s.specOnce.Do(func() { s.spec, s.specErr = s.api.OpenAPI().MarshalJSON() })
+		if s.specErr != nil {
+			return nil, s.fail(ctx, "rendering the OpenAPI document", s.specErr)
+		}
+		return &rawOutput{ContentType: "application/json", Body: s.spec}, nil
+	})
+
+	if s.cfg.Metrics == nil {
+		return
+	}
+	op = s.operation(http.MethodGet, "/metrics", "metrics", "Prometheus metrics", http.StatusOK)
+	if s.cfg.MetricsPublic {
+		op = public(op)
+	}
+	op.Tags = []string{"meta"}
+	op.Responses = map[string]*huma.Response{"200": {Description: "Metrics in the Prometheus text format.",
+		Content: map[string]*huma.MediaType{"text/plain": {Schema: &huma.Schema{Type: huma.TypeString}}}}}
+	huma.Register(s.api, op, func(context.Context, *struct{}) (*huma.StreamResponse, error) {
+		return &huma.StreamResponse{Body: func(ctx huma.Context) {
+			r, w := humago.Unwrap(ctx)
+			s.cfg.Metrics.ServeHTTP(w, r)
+		}}, nil
+	})
+}

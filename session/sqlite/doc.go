@@ -1,0 +1,34 @@
+// Package sqlite is the embedded server store (SPEC API-5: `rein serve`
+// keeps everything in one SQLite file under its data directory): a
+// session.Store and a session.Ledger over modernc.org/sqlite, pure Go.
+//
+// One database file holds the sessions (metadata as JSON, with the columns
+// listings filter and sort on), their logs (one row an entry, the entry's
+// JSON exactly as the JSONL store writes a line), the highest seq each
+// session ever had (so Rewrite never reuses one), and the ledger:
+// workspaces, runs, the durable events SSE clients replay, and the audit
+// trail. The schema is a list of embedded SQL migrations (migrations/), the
+// pending ones applied in order in one transaction and recorded in
+// schema_version, so an upgrade is whole or not at all; a database written
+// by a newer rein, with migrations this one does not know, is refused
+// ([ErrNewerSchema]).
+//
+// Durability: the database runs in WAL mode with synchronous=FULL, so every
+// write is fsynced before the method returns and survives a crash of the
+// process or of the machine. [SyncNormal] trades that for speed (see
+// [Options]). Every write is one transaction: a batch of entries, a fork, a
+// rewrite, a batch of events is stored whole or not at all.
+//
+// Concurrency: SQLite has one writer at a time. The store serialises its
+// writes (each is a BEGIN IMMEDIATE transaction, one at a time in the
+// process), so concurrent calls wait for each other instead of failing with
+// SQLITE_BUSY; another process writing the same file is waited for up to
+// Options.BusyTimeout. Reads run in parallel on a small pool of connections
+// and see a consistent snapshot: Entries streams a session's log row by row
+// without loading it whole.
+//
+// Damage: a row whose JSON does not decode (or does not match its seq and
+// kind) is skipped and reported as a heal entry with Seq 0 (its
+// Damage.Line is the row's seq), as the session.Store contract asks, never
+// as a fatal error.
+package sqlite

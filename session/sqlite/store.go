@@ -1,0 +1,221 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
+
+	"github.com/reinhq/rein/session"
+)
+
+// Sync says when a write reaches the disk.
+type Sync int
+
+const (
+	// SyncFull, the default, is SQLite's synchronous=FULL: every write is
+	// fsynced before the method returns, so an acknowledged write survives
+	// a crash of the process and a power loss alike.
+	SyncFull Sync = iota
+	// SyncNormal is synchronous=NORMAL: in WAL mode the log is fsynced only
+	// at checkpoints. An acknowledged write survives a crash of the process,
+	// but the last writes before a power loss or an operating system crash
+	// may be lost (the database stays consistent: they are rolled back
+	// whole). Appends are several times faster; choose it only where losing
+	// the last seconds of work on a power cut is acceptable.
+	SyncNormal
+)
+
+func (s Sync) pragma() string {
+	if s == SyncNormal {
+		return "NORMAL"
+	}
+	return "FULL"
+}
+
+// Options configures [Open]; the zero value is the defaults.
+type Options struct {
+	// Sync chooses the durability of writes: [SyncFull] (the default) or
+	// [SyncNormal].
+	Sync Sync
+	// BusyTimeout bounds how long a write waits for another process
+	// writing the same database; 0 means 10 seconds. Writes of this
+	// process never wait on each other through it: the store serialises
+	// them.
+	BusyTimeout time.Duration
+	// MaxConns caps the connections to the database (one writes at a time,
+	// the others read; an iteration of Entries holds one until it ends);
+	// 0 means 4, and fewer than 2 is raised to 2.
+	MaxConns int
+	// Now is the clock stamping new records; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is a session.Store and a session.Ledger in one SQLite database;
+// see the package documentation. It is safe for concurrent use.
+type Store struct {
+	db   *sql.DB
+	path string
+	now  func() time.Time
+	// writer is a token: the write transaction in progress holds it, so
+	// the process has one writer at a time, as SQLite wants.
+	writer chan struct{}
+}
+
+var (
+	_ session.Store  = (*Store)(nil)
+	_ session.Ledger = (*Store)(nil)
+)
+
+// Open opens the database at path, creating it (mode 0600, in a directory
+// created with mode 0700 when missing) and bringing its schema up to date.
+// A database written by a newer rein is refused with [ErrNewerSchema].
+func Open(path string, opts Options) (*Store, error) {
+	ctx := context.Background()
+	if path == "" {
+		return nil, errors.New("sqlite: open: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+	}
+	if err := createFile(abs); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	db, err := sql.Open("sqlite", dsn(abs, opts))
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	conns := opts.MaxConns
+	if conns == 0 {
+		conns = 4
+	}
+	conns = max(conns, 2)
+	db.SetMaxOpenConns(conns)
+	db.SetMaxIdleConns(conns)
+	s := &Store{db: db, path: abs, now: opts.Now, writer: make(chan struct{}, 1)}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	if err := s.setUp(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+// createFile creates the database file and its directory with modes that
+// keep them private; an existing file is left as it is.
+func createFile(path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// dsn is the driver's name for the database at path: every connection it
+// opens waits for other processes' locks, runs in WAL mode with the chosen
+// synchronous level, enforces foreign keys, and begins its write
+// transactions IMMEDIATE (taking the write lock at once, so a transaction
+// never fails midway because another one wrote first).
+func dsn(path string, opts Options) string {
+	busy := opts.BusyTimeout
+	if busy <= 0 {
+		busy = 10 * time.Second
+	}
+	q := url.Values{}
+	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
+	q.Add("_pragma", "journal_mode(WAL)")
+	q.Add("_pragma", "synchronous("+opts.Sync.pragma()+")")
+	q.Add("_pragma", "foreign_keys(1)")
+	q.Set("_txlock", "immediate")
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
+}
+
+// setUp checks the connection's settings and migrates the schema.
+func (s *Store) setUp(ctx context.Context) error {
+	var mode string
+	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
+		return err
+	}
+	if mode != "wal" {
+		return fmt.Errorf("journal mode %q, want wal (does the file system support shared memory?)", mode)
+	}
+	ms, err := loadMigrations(migrationFiles, "migrations")
+	if err != nil {
+		return err
+	}
+	_, err = migrate(ctx, s.db, ms, s.now())
+	return err
+}
+
+// Path returns the absolute path of the database file.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the database; the store cannot be used afterwards.
+func (s *Store) Close() error {
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
+	}
+	return nil
+}
+
+// write runs fn in a write transaction, one at a time in the process, and
+// commits it when fn returns nil. The commit is durable when write returns
+// (per Options.Sync).
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	select {
+	case s.writer <- struct{}{}:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	defer func() { <-s.writer }()
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// querier is what reads need of a *sql.DB or a *sql.Tx.
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// nullable stores empty JSON as NULL.
+func nullable(data []byte) any {
+	if len(data) == 0 {
+		return nil
+	}
+	return string(data)
+}
+
+// fromNanos is the inverse of time.Time.UnixNano, in UTC.
+func fromNanos(n int64) time.Time { return time.Unix(0, n).UTC() }
+
+// opErr wraps err with the operation on a session, as stores report errors.
+func opErr(id, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if id == "" {
+		return fmt.Errorf("session: %s: %w", op, err)
+	}
+	return fmt.Errorf("session %s: %s: %w", id, op, err)
+}
