@@ -60,6 +60,8 @@ type App struct {
 	Interactive func(ctx context.Context, opts tui.Options) error
 	// Now is the clock of runs; nil means time.Now. Tests fix it.
 	Now func() time.Time
+
+	server string // rein sessions --server
 }
 
 // Model is a model ready to call.

@@ -28,11 +28,13 @@ type runOptions struct {
 	timeout            string
 	verbose            bool
 	killOrphans        bool
+	server             string
 }
 
 // addRunFlags declares the run flags on cmd.
 func addRunFlags(cmd *cobra.Command, o *runOptions) {
 	f := cmd.Flags()
+	serverFlag(cmd, &o.server, false)
 	f.StringVarP(&o.prompt, "prompt", "p", "", "the prompt (\"-\" reads it from stdin); rein -p runs once, as rein run does")
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or stream-json")
 	f.StringVarP(&o.model, "model", "m", "", "model: provider/model, a bare name (claude-…, gpt-…, gemini-…), a profile, or replay:PATH")

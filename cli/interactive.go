@@ -21,6 +21,9 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 	if o.prompt != "" || !a.StdinTTY {
 		return a.runOnce(cmd, o, nil)
 	}
+	if o.server != "" {
+		return usageErrorf("the interactive session runs on this machine; with --server, give a prompt: rein run --server URL \"…\"")
+	}
 	ctx := cmd.Context()
 	e, err := a.newEngine(cmd, o, a.Stderr, a.askTrust)
 	if err != nil {

@@ -59,6 +59,15 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 	if err != nil {
 		return err
 	}
+	if o.server != "" {
+		if err := localOnly(cmd); err != nil {
+			return err
+		}
+		if prompt == "" && o.resume == "" && !o.cont {
+			return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
+		}
+		return a.runRemote(cmd, o, prompt, fromStdin)
+	}
 	ctx := cmd.Context()
 	e, err := a.newEngine(cmd, o, a.Stderr, nil)
 	if err != nil {
@@ -157,4 +166,21 @@ func (e *engine) open(ctx context.Context, o *runOptions) error {
 		err = e.useModel(e.cfg.Effective.String(config.Model))
 	}
 	return err
+}
+
+// localOnly refuses, with --server, the flags that only mean something on
+// this machine (the server's configuration decides them there).
+func localOnly(cmd *cobra.Command) error {
+	var set []string
+	for _, name := range []string{"allowed-tools", "disallowed-tools", "system-prompt", "append-system-prompt",
+		"record", "timeout", "kill-orphans", "cwd"} {
+		if f := cmd.Flags().Lookup(name); f != nil && f.Changed && name != "cwd" {
+			set = append(set, "--"+name)
+		}
+	}
+	if len(set) > 0 {
+		return usageErrorf("%s: not with --server (the server's settings and its workspace's .rein/settings.yaml decide them)",
+			strings.Join(set, ", "))
+	}
+	return nil
 }

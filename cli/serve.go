@@ -54,11 +54,11 @@ Drive it with curl:
 
 type serveOptions struct {
 	addr, dataDir, jwtSecretFile, jwtIssuer, jwtAudience, trustedHeader, logLevel string
-	roots, jwtPublicKeys, trustedProxies                                       []string
-	maxConcurrent                                                              int
-	allowBypass, metricsPublic                                                 bool
-	shutdownTimeout                                                            time.Duration
-	rateLimit                                                                  float64
+	roots, jwtPublicKeys, trustedProxies                                          []string
+	maxConcurrent                                                                 int
+	allowBypass, metricsPublic                                                    bool
+	shutdownTimeout                                                               time.Duration
+	rateLimit                                                                     float64
 }
 
 func (a *App) serveCommand() *cobra.Command {

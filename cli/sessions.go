@@ -28,6 +28,7 @@ one log per session plus a directory for its files (saved command output, the
 audit log). Ids may be shortened to a unique prefix.`,
 		Args: cobra.NoArgs,
 	}
+	serverFlag(cmd, &a.server, true)
 	cmd.AddCommand(a.sessionsList(), a.sessionsShow(), a.sessionsRemove(), a.sessionsExport(), a.sessionsFork())
 	return cmd
 }
@@ -69,20 +70,10 @@ func (a *App) sessionsList() *cobra.Command {
 		Short:   "List the sessions of this workspace, newest first (--all: every workspace)",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			store, l, err := a.openStore()
+			list, root, err := a.listSessions(cmd.Context(), all)
 			if err != nil {
 				return err
 			}
-			defer store.Close()
-			dir := l.Workspace.Root
-			if all {
-				dir = ""
-			}
-			list, err := listAll(cmd.Context(), store, dir)
-			if err != nil {
-				return err
-			}
-			warnUnreadable(cmd.Context(), a.Stderr, store, list)
 			if limit > 0 && len(list) > limit {
 				list = list[:limit]
 			}
@@ -93,7 +84,7 @@ func (a *App) sessionsList() *cobra.Command {
 				return writeJSON(a.Stdout, list)
 			}
 			if len(list) == 0 {
-				fmt.Fprintf(a.Stdout, "No sessions in %s yet (rein sessions list --all shows every workspace).\n", l.Workspace.Root)
+				fmt.Fprintf(a.Stdout, "No sessions in %s yet (rein sessions list --all shows every workspace).\n", root)
 				return nil
 			}
 			return printSessions(a.Stdout, list, all)
@@ -103,6 +94,34 @@ func (a *App) sessionsList() *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	cmd.Flags().IntVarP(&limit, "limit", "n", 0, "show at most this many")
 	return cmd
+}
+
+// listSessions lists the sessions of this workspace (all: of every
+// workspace), here or on --server, and returns the workspace's directory.
+func (a *App) listSessions(ctx context.Context, all bool) ([]*session.Session, string, error) {
+	if a.server != "" {
+		c, err := a.newClient(a.server)
+		if err != nil {
+			return nil, "", err
+		}
+		list, err := a.remoteSessions(ctx, c, a.Dir, all)
+		return list, a.Dir, err
+	}
+	store, l, err := a.openStore()
+	if err != nil {
+		return nil, "", err
+	}
+	defer store.Close()
+	dir := l.Workspace.Root
+	if all {
+		dir = ""
+	}
+	list, err := listAll(ctx, store, dir)
+	if err != nil {
+		return nil, "", err
+	}
+	warnUnreadable(ctx, a.Stderr, store, list)
+	return list, l.Workspace.Root, nil
 }
 
 // warnUnreadable warns about the sessions the store's List leaves out
@@ -173,6 +192,9 @@ func (a *App) sessionsShow() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if a.server != "" {
+				return a.remoteShow(ctx, args[0], asJSON)
+			}
 			store, id, err := a.openSession(ctx, args[0])
 			if err != nil {
 				return err
@@ -300,6 +322,9 @@ func (a *App) sessionsRemove() *cobra.Command {
 		Args:    cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if a.server != "" {
+				return a.remoteRemove(ctx, args)
+			}
 			store, _, err := a.openStore()
 			if err != nil {
 				return err
@@ -337,6 +362,13 @@ func (a *App) sessionsExport() *cobra.Command {
 			if format != "markdown" && format != "md" && format != "jsonl" {
 				return usageErrorf("--format %q: want markdown or jsonl", format)
 			}
+			if a.server != "" {
+				c, err := a.newClient(a.server)
+				if err != nil {
+					return err
+				}
+				return a.remoteExport(ctx, c, args[0], format, out)
+			}
 			store, id, err := a.openSession(ctx, args[0])
 			if err != nil {
 				return err
@@ -352,16 +384,10 @@ func (a *App) sessionsExport() *cobra.Command {
 
 // export writes session id in format to path, or stdout.
 func (a *App) export(ctx context.Context, store session.Store, id, format, path string) error {
-	w := a.Stdout
-	var f *os.File
-	if path != "" {
-		var err error
-		if f, err = os.Create(a.abs(path)); err != nil {
-			return fail(ExitError, "%v", err)
-		}
-		w = f
+	w, closeOut, err := a.output(path)
+	if err != nil {
+		return err
 	}
-	var err error
 	if format == "jsonl" {
 		err = session.ExportJSONL(w, store.Entries(ctx, id, 0))
 	} else {
@@ -370,15 +396,26 @@ func (a *App) export(ctx context.Context, store session.Store, id, format, path 
 			err = session.ExportMarkdown(w, st)
 		}
 	}
-	if f != nil {
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
+	if cerr := closeOut(); err == nil {
+		err = cerr
 	}
 	if err != nil {
 		return fail(ExitError, "export %s: %v", id, err)
 	}
 	return nil
+}
+
+// output is where a command writes: the file at path, or stdout when path
+// is empty; close closes the file.
+func (a *App) output(path string) (w io.Writer, close func() error, err error) {
+	if path == "" {
+		return a.Stdout, func() error { return nil }, nil
+	}
+	f, err := os.Create(a.abs(path))
+	if err != nil {
+		return nil, nil, fail(ExitError, "%v", err)
+	}
+	return f, f.Close, nil
 }
 
 func (a *App) sessionsFork() *cobra.Command {
@@ -389,6 +426,9 @@ func (a *App) sessionsFork() *cobra.Command {
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			ctx := cmd.Context()
+			if a.server != "" {
+				return a.remoteFork(ctx, args[0], at)
+			}
 			store, id, err := a.openSession(ctx, args[0])
 			if err != nil {
 				return err

@@ -70,7 +70,6 @@ func sign(t testing.TB, m jwt.SigningMethod, key any, claims jwt.MapClaims) stri
 // ledger, Cancel marks it cancelled, Answer answers questions put with ask.
 type fakeRuntime struct {
 	ledger *session.MemLedger
-	bus    eventbus.Bus
 
 	mu          sync.Mutex
 	submissions []server.Submission
@@ -78,11 +77,15 @@ type fakeRuntime struct {
 	answers     []permission.Verdict
 	cancels     []string
 	err         error // when set, every call fails with it
+	panicMsg    string
 }
 
 func (f *fakeRuntime) Submit(ctx context.Context, s server.Submission) (*session.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if f.panicMsg != "" {
+		panic(f.panicMsg)
+	}
 	if f.err != nil {
 		return nil, f.err
 	}
@@ -204,7 +207,7 @@ func newEnvBus(t testing.TB, busOpts eventbus.Options, opts ...func(*server.Conf
 	t.Helper()
 	e := &env{store: session.NewMemStore(), ledger: session.NewMemLedger(), bus: eventbus.NewMemory(busOpts),
 		root: t.TempDir(), logs: &syncBuffer{}}
-	e.rt = &fakeRuntime{ledger: e.ledger, bus: e.bus}
+	e.rt = &fakeRuntime{ledger: e.ledger}
 	cfg := server.Config{
 		Runtime: e.rt, Sessions: e.store, Ledger: e.ledger, Bus: e.bus,
 		Auth:      server.Auth{PublicKeys: []crypto.PublicKey{keys().edPub, &keys().rsa.PublicKey}},

@@ -90,13 +90,6 @@ func (l *limiter) evict(now time.Time) {
 	}
 }
 
-// size returns how many buckets are tracked.
-func (l *limiter) size() int {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return len(l.buckets)
-}
-
 // retryAfter renders a wait as the seconds of a Retry-After header, at
 // least 1.
 func retryAfter(d time.Duration) int {

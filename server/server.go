@@ -93,6 +93,15 @@ type Config struct {
 	MaxBodyBytes int64
 }
 
+func init() {
+	// JSON field names are matched exactly. encoding/json matches them
+	// case-insensitively and huma by default validates likewise — but it
+	// validates one of two keys differing in case ({"max_turns":1,
+	// "MAX_TURNS":-5}) while the decoder keeps the last, so a request
+	// could slip a value past the schema. huma has no per-API switch.
+	huma.ValidateStrictCasing = true
+}
+
 // The defaults of [Config].
 const (
 	DefaultRateLimit    = 20
