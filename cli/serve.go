@@ -43,13 +43,13 @@ sub is the caller) or a header set by a proxy (--trusted-header with
 
 Drive it with curl:
   rein serve --root ~/src &
-  curl -s localhost:7878/workspaces -d '{"kind":"project","dir":"'$HOME/src/app'"}'
+  curl -s localhost:7878/workspaces --json '{"kind":"project","dir":"'$HOME/src/app'"}'
       → {"id":"WS",…}
-  curl -s localhost:7878/sessions -d '{"workspace_id":"WS"}'            → {"id":"S",…}
-  curl -s localhost:7878/sessions/S/messages -d '{"text":"list the files"}'
+  curl -s localhost:7878/sessions --json '{"workspace_id":"WS"}'            → {"id":"S",…}
+  curl -s localhost:7878/sessions/S/messages --json '{"text":"list the files"}'
       → 202 {"run_id":"R",…}
   curl -N localhost:7878/sessions/S/events                               (SSE)
-  curl -s localhost:7878/runs/R/permissions/CALL -d '{"answer":"once"}'  (or "always", "deny")
+  curl -s localhost:7878/runs/R/permissions/CALL --json '{"answer":"once"}'  (or "always", "deny")
 `
 
 type serveOptions struct {

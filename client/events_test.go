@@ -25,7 +25,9 @@ var fast = Options{Token: "tok", ReconnectMin: time.Millisecond, ReconnectMax: 2
 // durable<<20|k scheme: durable events at k=0, deltas after them.
 func sessionLog() []Event {
 	var evs []Event
-	add := func(id int64, typ, data string) { evs = append(evs, Event{ID: id, Type: typ, Data: json.RawMessage(data)}) }
+	add := func(id int64, typ, data string) {
+		evs = append(evs, Event{ID: id, Type: typ, Data: json.RawMessage(data)})
+	}
 	add(1<<20, "message", `{"type":"message","text":"hi"}`)
 	add(1<<20|1, "text_delta", `{"type":"text_delta","text":"Hel"}`)
 	add(1<<20|2, "text_delta", `{"type":"text_delta","text":"lo"}`)

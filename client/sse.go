@@ -64,22 +64,27 @@ func newSSEReader(r io.Reader) *sseReader {
 
 // lineSplitter returns a bufio.SplitFunc for SSE lines: each ends at CR,
 // LF or CRLF. A CR ends its line at once — a live stream must not wait for
-// the next byte — and a LF right after it is then skipped.
+// the next byte — and a LF right after it is then skipped along with the
+// next line. The state changes only with input consumed, and no call
+// returns a nil token with input left (the Scanner would stop at EOF).
 func lineSplitter() bufio.SplitFunc {
 	afterCR := false
 	return func(data []byte, atEOF bool) (int, []byte, error) {
-		if afterCR && len(data) > 0 {
-			afterCR = false
-			if data[0] == '\n' {
-				return 1, nil, nil
-			}
+		skip := 0
+		if afterCR && len(data) > 0 && data[0] == '\n' {
+			skip = 1
 		}
-		if i := bytes.IndexAny(data, "\r\n"); i >= 0 {
-			afterCR = data[i] == '\r'
-			return i + 1, data[:i], nil
+		rest := data[skip:]
+		if i := bytes.IndexAny(rest, "\r\n"); i >= 0 {
+			afterCR = rest[i] == '\r'
+			return skip + i + 1, rest[:i], nil
 		}
 		if atEOF && len(data) > 0 {
-			return len(data), data, nil
+			afterCR = false
+			if len(rest) == 0 {
+				return len(data), nil, nil // only the LF of a CRLF was left
+			}
+			return len(data), rest, nil
 		}
 		return 0, nil, nil
 	}

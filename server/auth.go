@@ -24,10 +24,11 @@ import (
 // configured, loopback clients are the Local caller and every other client
 // is refused.
 type Auth struct {
-	// HS256Secret verifies HS256 tokens; empty refuses them.
+	// HS256Secret verifies HS256 tokens (at least 32 bytes); empty refuses
+	// them.
 	HS256Secret []byte
-	// PublicKeys verify EdDSA (ed25519.PublicKey) and RS256 (*rsa.PublicKey)
-	// tokens; see [LoadPublicKeys]. A token is accepted when any key of its
+	// PublicKeys verify EdDSA (ed25519.PublicKey) and RS256 (*rsa.PublicKey,
+	// at least 2048 bits) tokens; see [LoadPublicKeys]. A token is accepted when any key of its
 	// algorithm verifies it. Only the algorithms of the configured keys are
 	// accepted: never "none", never HS256 unless HS256Secret is set.
 	PublicKeys []crypto.PublicKey

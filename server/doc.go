@@ -17,6 +17,8 @@
 // local caller for loopback clients. Every workspace, session, run and
 // audit record is scoped to its caller: another caller's id answers 404
 // exactly like an unknown one. Requests are rate limited per caller, bodies
-// are size limited and validated against the schema (unknown fields are
-// rejected), and a rejected request writes nothing.
+// are size limited and validated against the schema (unknown fields and
+// query parameters are rejected; field names are case-sensitive, which the
+// package sets for huma process-wide through huma.ValidateStrictCasing), and
+// a rejected request writes nothing.
 package server

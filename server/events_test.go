@@ -314,6 +314,9 @@ func TestEventsSlowClient(t *testing.T) {
 			t.Fatalf("publish %d: %v", i, err)
 		}
 	}
+	if st := e.bus.Stats(); st.Slow != 1 {
+		t.Errorf("%d subscriptions cut off, want the stalled client's", st.Slow)
+	}
 	// The server still serves, and a new client resumes from the window.
 	s := e.events(t, f.session, f.tok, "", "Last-Event-ID", "399")
 	if got := s.nextEvents(t, 1); got[0].ID != 400 {

@@ -22,6 +22,8 @@ type requestInfo struct {
 	id     string // X-Request-Id
 	route  string // the operation's path template, e.g. /sessions/{id}
 	caller string
+	// sessionID and runID are the ids the path names (SPEC OBS-1).
+	sessionID, runID string
 }
 
 type infoKey struct{}
@@ -108,10 +110,16 @@ func (s *Server) logRequest(r *http.Request, status int, info *requestInfo, d ti
 	if status >= 500 {
 		level = slog.LevelError
 	}
-	s.log.LogAttrs(r.Context(), level, "http request",
-		slog.String("method", r.Method), slog.String("route", info.route), slog.String("path", r.URL.Path),
+	attrs := []slog.Attr{slog.String("method", r.Method), slog.String("route", info.route), slog.String("path", r.URL.Path),
 		slog.Int("status", status), slog.Duration("duration", d), slog.String("caller", info.caller),
-		slog.String("request_id", info.id))
+		slog.String("request_id", info.id)}
+	if info.sessionID != "" {
+		attrs = append(attrs, slog.String("session_id", info.sessionID))
+	}
+	if info.runID != "" {
+		attrs = append(attrs, slog.String("run_id", info.runID))
+	}
+	s.log.LogAttrs(r.Context(), level, "http request", attrs...)
 }
 
 func newRequestID() string {
@@ -128,6 +136,12 @@ func (s *Server) gate(ctx huma.Context, next func(huma.Context)) {
 	op := ctx.Operation()
 	info := infoFrom(ctx.Context())
 	info.route = op.Path
+	switch {
+	case strings.HasPrefix(op.Path, "/sessions/{id}"):
+		info.sessionID = ctx.Param("id")
+	case strings.HasPrefix(op.Path, "/runs/{id}"):
+		info.runID = ctx.Param("id")
+	}
 	r, _ := humago.Unwrap(ctx)
 	key := "addr:" + addrKey(r)
 	if len(op.Security) > 0 {

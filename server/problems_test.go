@@ -40,6 +40,7 @@ func TestBadInput(t *testing.T) {
 		{"text not a string", "POST", msgs, `{"text":5}`, nil, 422, "body.text"},
 		{"negative fork seq", "POST", "/sessions/" + f.session + "/fork", `{"at_seq":-3}`, nil, 422, "body.at_seq"},
 		{"malformed id", "GET", "/sessions/.hidden", nil, nil, 422, "path.id"},
+		{"unknown query parameter", "GET", "/sessions?workspace=x", nil, nil, 422, "query.workspace: unknown query parameter"},
 		{"limit too large", "GET", "/sessions?limit=100000", nil, nil, 422, "query.limit"},
 		{"no route", "GET", "/nope", nil, nil, 404, "/openapi.json lists the API"},
 		{"wrong method", "PUT", "/sessions", nil, nil, 405, "use GET or POST"},
@@ -147,7 +148,7 @@ func TestRequestLog(t *testing.T) {
 	}{{200, "ada"}, {401, ""}} {
 		l := lines[i]
 		if l["method"] != "GET" || l["route"] != "/sessions/{id}" || l["status"] != want.status || l["caller"] != want.caller ||
-			l["duration"] == nil || l["request_id"] == "" || l["path"] != "/sessions/"+f.session {
+			l["duration"] == nil || l["request_id"] == "" || l["path"] != "/sessions/"+f.session || l["session_id"] != f.session {
 			t.Errorf("line %d: %v", i, l)
 		}
 	}

@@ -212,6 +212,9 @@ func (s *Server) humaConfig() huma.Config {
 	hc.CreateHooks = nil
 	hc.OpenAPIPath, hc.DocsPath, hc.SchemasPath = "", "", ""
 	hc.Transformers = []huma.Transformer{explainProblem}
+	// A mistyped filter (?workspace= for ?workspace_id=) is an error, not
+	// a listing of everything.
+	hc.RejectUnknownQueryParameters = true
 	hc.Info.Description = "rein's headless agent runtime. A POST to a session's messages queues a run " +
 		"(202); the session's event stream (SSE) carries its events; permission questions are answered at " +
 		"/runs/{id}/permissions/{call_id}. Every resource belongs to its caller: another caller's id is a 404."
