@@ -217,6 +217,18 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 			return nil, err
 		}
 		chat = ws.Kind == session.WorkspaceChat
+		if !chat {
+			// The directory was checked against the server's roots with its
+			// symlinks resolved; one swapped since for a symlink would lead
+			// the run elsewhere.
+			real, err := filepath.EvalSymlinks(ws.Dir)
+			if err != nil {
+				return nil, fmt.Errorf("workspace %s: %w", ws.ID, err)
+			}
+			if real != ws.Dir {
+				return nil, fmt.Errorf("workspace %s: its directory %s is now a link to %s; open the workspace again", ws.ID, ws.Dir, real)
+			}
+		}
 	}
 	dir := sess.WorkDir
 	if chat || dir == "" {

@@ -28,9 +28,10 @@ type Auth struct {
 	// them.
 	HS256Secret []byte
 	// PublicKeys verify EdDSA (ed25519.PublicKey) and RS256 (*rsa.PublicKey,
-	// at least 2048 bits) tokens; see [LoadPublicKeys]. A token is accepted when any key of its
-	// algorithm verifies it. Only the algorithms of the configured keys are
-	// accepted: never "none", never HS256 unless HS256Secret is set.
+	// at least 2048 bits) tokens; see [LoadPublicKeys]. A token is accepted
+	// when any key of its algorithm verifies it. Only the algorithms of the
+	// configured keys are accepted: never "none", never HS256 unless
+	// HS256Secret is set.
 	PublicKeys []crypto.PublicKey
 	// Issuer and Audience, when set, must match the token's iss and aud.
 	Issuer, Audience string

@@ -221,10 +221,11 @@ func (m *MemStore) Fork(ctx context.Context, id string, atSeq int64) (*Session, 
 }
 
 // ForkSession returns the metadata of a fork of parent holding kept (the
-// result of [ForkEntries]): a new id, the parent's work dir, title, preview
+// result of [ForkEntries]): a new id, the parent's work dir, caller, workspace, title, preview
 // and model, no usage, created now. Stores call it from Fork.
 func ForkSession(parent *Session, kept []Entry, now time.Time) *Session {
-	s := &Session{ID: NewID(), WorkDir: parent.WorkDir, Title: parent.Title, Preview: parent.Preview,
+	s := &Session{ID: NewID(), WorkDir: parent.WorkDir, Caller: parent.Caller, Workspace: parent.Workspace, Title: parent.Title,
+		Preview:   parent.Preview,
 		CreatedAt: now, UpdatedAt: now, ParentID: parent.ID, Model: parent.Model}
 	if len(kept) > 0 {
 		s.ForkSeq = kept[len(kept)-1].Seq
