@@ -147,7 +147,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	}
 	srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 		Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
-		MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, Logger: logger, Now: a.Now})
+		MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now})
 	if err != nil {
 		return fail(ExitError, "%v", err)
 	}

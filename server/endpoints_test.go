@@ -312,3 +312,22 @@ func TestAudit(t *testing.T) {
 		}
 	}
 }
+
+// OBS-2: every answered request is reported with its route pattern, never
+// its raw path, and with a bounded method.
+func TestOnRequest(t *testing.T) {
+	type call struct {
+		method, route string
+		status        int
+	}
+	var got []call
+	e := newEnv(t, func(c *server.Config) {
+		c.OnRequest = func(method, route string, status int, _ time.Duration) { got = append(got, call{method, route, status}) }
+	})
+	e.do(t, "GET", "/sessions/nosuch", token(t, "ada"), nil)
+	e.do(t, "BREW", "/health", "", nil)
+	want := []call{{"GET", "/sessions/{id}", 404}, {"other", "", 405}}
+	if d := cmp.Diff(want, got, cmp.AllowUnexported(call{})); d != "" {
+		t.Errorf("reported requests (-want +got):\n%s", d)
+	}
+}

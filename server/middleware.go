@@ -106,6 +106,15 @@ func (s *Server) logRequest(r *http.Request, status int, info *requestInfo, d ti
 	if status == 0 {
 		status = http.StatusOK
 	}
+	if s.cfg.OnRequest != nil {
+		method := r.Method
+		switch method {
+		case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch, http.MethodDelete, http.MethodOptions:
+		default:
+			method = "other" // a label's values stay bounded whatever clients send
+		}
+		s.cfg.OnRequest(method, info.route, status, d)
+	}
 	level := slog.LevelInfo
 	if status >= 500 {
 		level = slog.LevelError

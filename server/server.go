@@ -84,6 +84,10 @@ type Config struct {
 	// OnSSE is called with +1 when an SSE client connects and -1 when it
 	// leaves (a metrics gauge); nil is fine.
 	OnSSE func(delta int)
+	// OnRequest is called once a request is answered, with its route
+	// pattern (never the raw path: a bounded label), status and duration;
+	// nil is fine.
+	OnRequest func(method, route string, status int, d time.Duration)
 	// Logger receives a line per request and the errors behind 500s
 	// (default slog.Default()).
 	Logger *slog.Logger
