@@ -33,7 +33,7 @@ type harness struct {
 	dir      string
 }
 
-func newHarness(t *testing.T, p llm.Provider, cfg runner.ServiceConfig) *harness {
+func newHarness(t testing.TB, p llm.Provider, cfg runner.ServiceConfig) *harness {
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
 	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
@@ -71,7 +71,7 @@ func newHarness(t *testing.T, p llm.Provider, cfg runner.ServiceConfig) *harness
 	return h
 }
 
-func (h *harness) newSession(t *testing.T) *session.Session {
+func (h *harness) newSession(t testing.TB) *session.Session {
 	t.Helper()
 	s := &session.Session{Caller: "alice", Workspace: h.ws.ID, WorkDir: h.dir}
 	if err := h.sessions.Create(context.Background(), s); err != nil {
@@ -81,7 +81,7 @@ func (h *harness) newSession(t *testing.T) *session.Session {
 }
 
 // wait polls the ledger until the run has ended.
-func (h *harness) wait(t *testing.T, runID string) *session.Run {
+func (h *harness) wait(t testing.TB, runID string) *session.Run {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
