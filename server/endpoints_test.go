@@ -322,7 +322,9 @@ func TestOnRequest(t *testing.T) {
 	}
 	var got []call
 	e := newEnv(t, func(c *server.Config) {
-		c.OnRequest = func(method, route string, status int, _ time.Duration) { got = append(got, call{method, route, status}) }
+		c.OnRequest = func(method, route string, status int, _ time.Duration) {
+			got = append(got, call{method, route, status})
+		}
 	})
 	e.do(t, "GET", "/sessions/nosuch", token(t, "ada"), nil)
 	e.do(t, "BREW", "/health", "", nil)
