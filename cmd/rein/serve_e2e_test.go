@@ -16,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -56,12 +55,9 @@ func (s *served) curlEvents(curl, sessionID string, after int64) *stream {
 	if err := cmd.Start(); err != nil {
 		s.t.Fatalf("curl: %v", err)
 	}
-	var once sync.Once
 	stop := func() {
-		once.Do(func() {
-			cancel()
-			_ = cmd.Wait()
-		})
+		cancel()
+		_ = cmd.Wait()
 	}
 	giveUp := time.AfterFunc(guard, cancel)
 	br := bufio.NewReader(out)
@@ -115,18 +111,24 @@ func TestServeEventsCurl_API2(t *testing.T) {
 		case agent.EventRunStart, agent.EventMessage, agent.EventToolStart, agent.EventToolEnd, agent.EventDone:
 			outline = append(outline, e.Type)
 		}
-		switch {
-		case e.Ev.Type == agent.EventToolStart:
+		switch e.Ev.Type {
+		case agent.EventToolStart:
 			toolStart = e.ID
-		case e.Ev.Type == agent.EventToolEnd && (e.Ev.Tool.Outcome != "ok" || !strings.Contains(e.Ev.Tool.Output, "notes.txt")):
-			t.Errorf("tool_end %+v, want list_dir ok listing notes.txt", e.Ev.Tool)
-		case e.Ev.Type == agent.EventTextDelta && e.Ev.Turn == 2:
-			final.WriteString(e.Ev.Text)
-			if delta == 0 {
-				delta = e.ID
+		case agent.EventToolEnd:
+			if e.Ev.Tool.Outcome != "ok" || !strings.Contains(e.Ev.Tool.Output, "notes.txt") {
+				t.Errorf("tool_end %+v, want list_dir ok listing notes.txt", e.Ev.Tool)
 			}
-		case e.Ev.Type == agent.EventDone && e.Ev.Done.Reason != agent.ReasonCompleted:
-			t.Errorf("done %+v, want completed", e.Ev.Done)
+		case agent.EventTextDelta:
+			if e.Ev.Turn == 2 {
+				final.WriteString(e.Ev.Text)
+				if delta == 0 {
+					delta = e.ID
+				}
+			}
+		case agent.EventDone:
+			if e.Ev.Done.Reason != agent.ReasonCompleted {
+				t.Errorf("done %+v, want completed", e.Ev.Done)
+			}
 		}
 	}
 	want := []string{"run_start", "message", "message", "tool_start", "tool_end", "message", "message", "done"}
@@ -156,29 +158,49 @@ func TestServeEventsCurl_API2(t *testing.T) {
 	}
 }
 
-// API-5, SESS-2: a server killed with SIGKILL while a run waits for the
-// model loses nothing it acknowledged. After a restart on the same data
-// directory the run that was running is interrupted and its session
-// healed; the runs queued behind it (202 before the kill) run in order and
-// complete; the session loads, exports and takes a new run; and the
+// API-5, SESS-2: a server killed with SIGKILL while a run waits — for the
+// model, or inside a tool call — loses nothing it acknowledged. After a
+// restart on the same data directory the run that was running is
+// interrupted and its session healed (an interrupted tool call gets its
+// result); the runs queued behind it (202 before the kill) run in order
+// and complete; the session loads, exports and takes a new run; and the
 // Last-Event-ID from before the crash resumes the stream.
 func TestServeCrashRecovery_API5(t *testing.T) {
+	t.Run("held in a model call", func(t *testing.T) { crashWhileRunning(t, false) })
+	t.Run("held in a tool call", func(t *testing.T) { crashWhileRunning(t, true) })
+}
+
+// crashWhileRunning kills the server while run one waits (inTool: in a
+// bash call, else in a model call) with runs two and three queued behind
+// it, restarts it and checks what the restart makes of them.
+func crashWhileRunning(t *testing.T, inTool bool) {
 	v := newVendor(t)
-	first := v.hold(1)
+	var in *instance
+	var held *held
+	first := map[string]any{"text": "message one"}
+	if inTool {
+		in = newInstance(t, v, "--allow-bypass")
+		v.Enqueue(mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_1", Name: "bash", Input: holdCommand}}})
+		first["permission_mode"] = "bypass"
+		fifo(t, in.project)
+	} else {
+		in = newInstance(t, v)
+		held = v.hold(1)
+	}
 	v.Enqueue(mockserver.Turn{Text: "Answer two."}, mockserver.Turn{Text: "Answer three."}, mockserver.Turn{Text: "Answer four."})
-	in := newInstance(t, v)
 	s := in.start()
 	sid := s.session(in.project)
 	st := s.events(sid, 0)
-	r1 := s.post(sid, map[string]any{"text": "message one"})
-	select {
-	case <-first.arrived:
-	case <-time.After(guard):
-		t.Fatalf("run one never called the model:\n%s", s.log())
-	}
-	seen := st.until("run one's prompt", func(e sseEvent) bool {
-		return e.Ev.Type == agent.EventMessage && e.Ev.RunID == r1
+	r1 := s.post(sid, first)
+	seen := st.until("run one waiting", func(e sseEvent) bool {
+		if inTool {
+			return e.Ev.Type == agent.EventToolStart
+		}
+		return e.Ev.Type == agent.EventMessage && e.Ev.RunID == r1 // its prompt, stored before the model call
 	})
+	if held != nil {
+		held.wait(t)
+	}
 	lastSeen := seen[len(seen)-1].ID
 	r2 := s.post(sid, map[string]any{"text": "message two"})
 	r3 := s.post(sid, map[string]any{"text": "message three"})
@@ -196,8 +218,24 @@ func TestServeCrashRecovery_API5(t *testing.T) {
 
 	s = in.start()
 	st = s.events(sid, lastSeen)
-	evs := st.until("run three's done event", doneOf(r3))
-	checkFrames(t, sid, lastSeen, evs)
+	checkQueuedRan(t, st.until("run three's done event", doneOf(r3)), sid, lastSeen, r2, r3)
+	s.finalRun(r2)
+	s.finalRun(r3)
+	s.must(http.StatusOK, http.MethodGet, "/sessions/"+sid+"/runs", nil, &runs)
+	if d := cmp.Diff([]string{"interrupted", "completed", "completed"}, runStatuses(runs.Items, r1, r2, r3)); d != "" {
+		t.Errorf("runs after the restart (-want +got):\n%s", d)
+	}
+	if r := s.run(r1); r.Error == "" {
+		t.Errorf("the interrupted run does not say what happened: %+v", r)
+	}
+	checkSessionGoesOn(t, s, v, st, sid)
+}
+
+// checkQueuedRan checks the events after a restart, resumed after the id
+// after: ids increase, and runs two and three ran, completed, in order.
+func checkQueuedRan(t *testing.T, evs []sseEvent, sid string, after int64, r2, r3 string) {
+	t.Helper()
+	checkFrames(t, sid, after, evs)
 	lastOf2, firstOf3 := -1, -1
 	for i, e := range evs {
 		switch {
@@ -215,11 +253,13 @@ func TestServeCrashRecovery_API5(t *testing.T) {
 	if lastOf2 < 0 || firstOf3 < lastOf2 {
 		t.Errorf("run two's events must all come before run three's: %v", evs)
 	}
-	s.must(http.StatusOK, http.MethodGet, "/sessions/"+sid+"/runs", nil, &runs)
-	if d := cmp.Diff([]string{"interrupted", "completed", "completed"}, runStatuses(runs.Items, r1, r2, r3)); d != "" {
-		t.Errorf("runs after the restart (-want +got):\n%s", d)
-	}
+}
 
+// checkSessionGoesOn checks that the session of the crashed run loads,
+// exports, and takes a fourth run whose model request holds the whole
+// conversation, every tool call with its result.
+func checkSessionGoesOn(t *testing.T, s *served, v *vendor, st *stream, sid string) {
+	t.Helper()
 	s.must(http.StatusOK, http.MethodGet, "/sessions/"+sid, nil, &api.Session{})
 	jsonl := s.must(http.StatusOK, http.MethodGet, "/sessions/"+sid+"/export?format=jsonl", nil, nil)
 	md := s.must(http.StatusOK, http.MethodGet, "/sessions/"+sid+"/export?format=markdown", nil, nil)
@@ -228,18 +268,18 @@ func TestServeCrashRecovery_API5(t *testing.T) {
 			t.Errorf("the exports lack %q:\njsonl:\n%s\nmarkdown:\n%s", text, jsonl, md)
 		}
 	}
-
 	r4 := s.post(sid, map[string]any{"text": "message four"})
 	st.until("run four's done event", doneOf(r4))
-	if r := s.run(r4); r.Status != "completed" {
+	if r := s.finalRun(r4); r.Status != "completed" {
 		t.Errorf("run four: %+v", r)
 	}
 	reqs := v.Requests()
-	if len(reqs) != 3 || reqs[2].Decoded == nil {
-		t.Fatalf("%d model requests after the restart, want 3 (runs two, three, four)", len(reqs))
+	last := reqs[len(reqs)-1].Decoded
+	if last == nil {
+		t.Fatalf("run four's model request did not decode: %v", reqs[len(reqs)-1].DecodeErr)
 	}
 	var said []string
-	for _, m := range reqs[2].Decoded.Messages {
+	for _, m := range last.Messages {
 		if m.Role == llm.RoleUser && m.TextOf() != "" {
 			said = append(said, m.TextOf())
 		}
@@ -247,6 +287,34 @@ func TestServeCrashRecovery_API5(t *testing.T) {
 	if got := strings.Join(said, "|"); !inOrder(got, "message one", "message two", "message three", "message four") {
 		t.Errorf("run four's request holds the user's messages %q, want all four in order", said)
 	}
+	if err := answered(last.Messages); err != nil {
+		t.Errorf("run four's request: %v", err)
+	}
+}
+
+// holdCommand is a bash call that waits on the named pipe fifo makes.
+const holdCommand = `{"command":"timeout 120 cat hold.fifo"}`
+
+// fifo makes the named pipe hold.fifo in dir, which holds a tool reading
+// it until the test ends: then the pipe's reader, if any, gets its end.
+func fifo(t *testing.T, dir string) {
+	t.Helper()
+	path := filepath.Join(dir, "hold.fifo")
+	if err := syscall.Mkfifo(path, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// A reader may still be on its way (an orphan of a killed
+		// server); without one, opening for writing fails with ENXIO.
+		for range 50 {
+			f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+			if err == nil {
+				f.Close()
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	})
 }
 
 // runStatuses lists the statuses of the runs ids, in that order.
@@ -340,11 +408,7 @@ func TestServeGracefulShutdown_API5(t *testing.T) {
 		sid := s.session(in.project)
 		st := s.events(sid, 0)
 		runID := s.post(sid, map[string]any{"text": "Take your time."})
-		select {
-		case <-held.arrived:
-		case <-time.After(guard):
-			t.Fatalf("the run never called the model:\n%s", s.log())
-		}
+		held.wait(t)
 		s.signal(syscall.SIGTERM)
 		s.waitLog("shutting down")
 		if code, raw := s.call(http.MethodPost, "/sessions/"+sid+"/messages", map[string]any{"text": "One more."}, nil); code < 400 {
@@ -357,7 +421,7 @@ func TestServeGracefulShutdown_API5(t *testing.T) {
 		if len(runs.Items) != 1 {
 			t.Errorf("the refused message left a run: %+v", runs.Items)
 		}
-		close(held.release)
+		held.let()
 		evs := st.until("the run's done event", doneOf(runID))
 		st.stop()
 		if d := evs[len(evs)-1].Ev.Done; d.Reason != agent.ReasonCompleted || d.Text != "Finished in time." {
@@ -374,15 +438,16 @@ func TestServeGracefulShutdown_API5(t *testing.T) {
 	t.Run("the deadline cancels the run", func(t *testing.T) {
 		v := newVendor(t)
 		v.Enqueue(
-			mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_1", Name: "bash", Input: `{"command":"sleep 300"}`}}},
+			mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_1", Name: "bash", Input: holdCommand}}},
 			mockserver.Turn{Text: "Still here."},
 		)
 		in := newInstance(t, v, "--shutdown-timeout", "2s", "--allow-bypass")
+		fifo(t, in.project)
 		s := in.start()
 		sid := s.session(in.project)
 		st := s.events(sid, 0)
-		runID := s.post(sid, map[string]any{"text": "Pause for five minutes.", "permission_mode": "bypass"})
-		st.until("the sleep's tool_start", func(e sseEvent) bool { return e.Ev.Type == agent.EventToolStart })
+		runID := s.post(sid, map[string]any{"text": "Wait for the pipe.", "permission_mode": "bypass"})
+		st.until("the tool_start of the call", func(e sseEvent) bool { return e.Ev.Type == agent.EventToolStart })
 		s.signal(syscall.SIGTERM)
 		evs := st.until("the run's done event", doneOf(runID))
 		st.stop()
@@ -404,7 +469,7 @@ func TestServeGracefulShutdown_API5(t *testing.T) {
 		st = s.events(sid, evs[len(evs)-1].ID)
 		next := s.post(sid, map[string]any{"text": "Are you still there?"})
 		st.until("the next run's done event", doneOf(next))
-		if r := s.run(next); r.Status != "completed" {
+		if r := s.finalRun(next); r.Status != "completed" {
 			t.Errorf("the next run: %+v", r)
 		}
 		reqs := v.Requests()

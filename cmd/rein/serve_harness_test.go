@@ -9,6 +9,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -80,7 +81,21 @@ type vendor struct {
 // held is one model request a test holds.
 type held struct {
 	arrived chan struct{} // closed when the request arrives
-	release chan struct{} // close to let it through
+	release chan struct{} // closed by let
+	once    sync.Once
+}
+
+// let lets the held request through.
+func (h *held) let() { h.once.Do(func() { close(h.release) }) }
+
+// wait waits for the held request to arrive.
+func (h *held) wait(t *testing.T) {
+	t.Helper()
+	select {
+	case <-h.arrived:
+	case <-time.After(guard):
+		t.Fatalf("the held model request did not arrive within %s", guard)
+	}
 }
 
 // newVendor starts the mock vendor on 127.0.0.1, requiring fakeKey.
@@ -90,6 +105,11 @@ func newVendor(t *testing.T) *vendor {
 	v.APIKey = fakeKey
 	ts := httptest.NewServer(http.HandlerFunc(v.serveHTTP))
 	t.Cleanup(func() {
+		v.mu.Lock()
+		for _, h := range v.holds {
+			h.let()
+		}
+		v.mu.Unlock()
 		ts.CloseClientConnections()
 		ts.Close()
 	})
@@ -113,6 +133,13 @@ func (v *vendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		h := v.holds[v.n]
 		v.mu.Unlock()
 		if h != nil {
+			// Read the body first: only then does net/http watch the
+			// connection and cancel the request when rein goes away.
+			body, err := io.ReadAll(r.Body)
+			if err != nil {
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
 			close(h.arrived)
 			select {
 			case <-h.release:
@@ -127,11 +154,11 @@ func (v *vendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 // instance is the environment of one rein server: its HOME, data
 // directory and project root survive restarts.
 type instance struct {
-	t                      *testing.T
-	bin, home, data, root  string
-	project                string // a project directory under root
-	vendorURL              string
-	args                   []string // extra flags of rein serve
+	t                     *testing.T
+	bin, home, data, root string
+	project               string // a project directory under root
+	vendorURL             string
+	args                  []string // extra flags of rein serve
 }
 
 // newInstance makes a fresh HOME, data directory and a project under a
@@ -359,6 +386,25 @@ func (s *served) run(id string) api.Run {
 	return r
 }
 
+// finalRun waits for a run to reach a final state and returns it. A run's
+// done event is published before its final state is stored, so a client
+// that saw done may still read running for a moment.
+func (s *served) finalRun(id string) api.Run {
+	s.t.Helper()
+	deadline := time.Now().Add(guard)
+	for {
+		r := s.run(id)
+		switch r.Status {
+		case "completed", "failed", "cancelled", "interrupted":
+			return r
+		}
+		if time.Now().After(deadline) {
+			s.t.Fatalf("run %s still %s after %s", id, r.Status, guard)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // sseEvent is one event of a session's stream.
 type sseEvent struct {
 	ID   int64
@@ -369,9 +415,9 @@ type sseEvent struct {
 
 func (e sseEvent) String() string { return fmt.Sprintf("%d %s", e.ID, e.Type) }
 
-// readSSE parses a text/event-stream from r, sending each event, until r
-// ends or a frame does not parse.
-func readSSE(r *bufio.Reader, out chan<- sseEvent) error {
+// readSSE parses a text/event-stream from r, handing each event to send,
+// until r ends, a frame does not parse or send returns false.
+func readSSE(r *bufio.Reader, send func(sseEvent) bool) error {
 	var ev sseEvent
 	var fields int
 	for {
@@ -386,7 +432,12 @@ func readSSE(r *bufio.Reader, out chan<- sseEvent) error {
 				if err := json.Unmarshal([]byte(ev.Data), &ev.Ev); err != nil {
 					return fmt.Errorf("event %d: data %q: %w", ev.ID, ev.Data, err)
 				}
-				out <- ev
+				if !complete(ev.Ev) {
+					return fmt.Errorf("event %d: %s without its %s field: %s", ev.ID, ev.Ev.Type, ev.Ev.Type, ev.Data)
+				}
+				if !send(ev) {
+					return errors.New("stopped")
+				}
 			}
 			ev, fields = sseEvent{}, 0
 		case strings.HasPrefix(line, ":"): // a comment: heartbeat
@@ -406,24 +457,58 @@ func readSSE(r *bufio.Reader, out chan<- sseEvent) error {
 	}
 }
 
+// complete reports whether an event carries the field its type needs (the
+// tests read those fields without checking).
+func complete(e agent.Event) bool {
+	switch e.Type {
+	case agent.EventToolStart, agent.EventToolEnd:
+		return e.Tool != nil
+	case agent.EventPermissionRequest, agent.EventPermissionDecision:
+		return e.Permission != nil
+	case agent.EventDone:
+		return e.Done != nil
+	case agent.EventMessage:
+		return e.Message != nil
+	}
+	return true
+}
+
 // stream is a session's event stream being read.
 type stream struct {
 	t      *testing.T
 	events chan sseEvent
 	ended  chan struct{}
 	err    error // why reading ended, once ended is closed
-	stop   func()
+	quit   chan struct{}
+	once   sync.Once
+	source func() // ends the source
 }
 
-// newStream reads SSE from r in the background; stop ends the source.
-func newStream(t *testing.T, r io.Reader, stop func()) *stream {
-	st := &stream{t: t, events: make(chan sseEvent, 4096), ended: make(chan struct{}), stop: stop}
+// newStream reads SSE from r in the background; source ends r.
+func newStream(t *testing.T, r io.Reader, source func()) *stream {
+	st := &stream{t: t, events: make(chan sseEvent, 1024), ended: make(chan struct{}), quit: make(chan struct{}), source: source}
 	go func() {
-		st.err = readSSE(bufio.NewReader(r), st.events)
+		st.err = readSSE(bufio.NewReader(r), func(ev sseEvent) bool {
+			select {
+			case st.events <- ev:
+				return true
+			case <-st.quit:
+				return false
+			}
+		})
 		close(st.ended)
 	}()
-	t.Cleanup(stop)
+	t.Cleanup(st.stop)
 	return st
+}
+
+// stop ends the stream and waits for its reader.
+func (st *stream) stop() {
+	st.once.Do(func() {
+		close(st.quit)
+		st.source()
+		<-st.ended
+	})
 }
 
 // events opens /sessions/{id}/events with Go's client, after the event
@@ -504,17 +589,6 @@ func checkFrames(t *testing.T, sessionID string, after int64, evs []sseEvent) {
 			t.Errorf("event %v carries %s of session %q", e, e.Ev.Type, e.Ev.SessionID)
 		}
 	}
-}
-
-// ofRun keeps the events of one run.
-func ofRun(evs []sseEvent, runID string) []sseEvent {
-	var out []sseEvent
-	for _, e := range evs {
-		if e.Ev.RunID == runID {
-			out = append(out, e)
-		}
-	}
-	return out
 }
 
 // ids lists the events' ids.

@@ -1,0 +1,143 @@
+// Command server measures `rein serve` end to end (issue 10, Performance):
+// scripted runs per minute through the whole server — HTTP POST in, SQLite,
+// SSE out — and the server's memory with many idle SSE clients.
+//
+//	go run ./bench/server [-bin PATH] [-sessions 16] [-per-session 5] [-warmup 3s] [-duration 30s]
+//	                      [-clients 10000] [-sse-sessions 100]
+//
+// It builds rein (or takes -bin), starts the mock vendor in-process on
+// 127.0.0.1 — every run gets one read-only tool call (list_dir) and then a
+// text reply, at zero latency — and starts `rein serve` on a free loopback
+// port with a fresh HOME and data directory and no rate limit.
+//
+// Runs: -sessions workers each open a session and its event stream, post a
+// message and read the stream until that run's done event, then post the
+// next; after -per-session runs a worker moves on to a new session, so
+// histories stay as short as in use. The runs whose done event arrives
+// within -duration, after -warmup, are counted; latency is POST → done read.
+//
+// Idle clients: a second, fresh server; -clients connections each GET the
+// event stream of one of -sse-sessions sessions, read the answer's headers
+// and then nothing. The server's VmRSS and VmHWM (/proc/PID/status) are read
+// before and with the clients, and one run is timed while they listen. The
+// program raises RLIMIT_NOFILE to its hard limit and stops with a clear
+// message when that is too low for -clients.
+//
+// Everything goes to 127.0.0.1; the program stops by itself and prints a
+// table. Zero -duration or -clients skips that part.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// options are the command's flags.
+type options struct {
+	bin                     string
+	sessions, perSession    int
+	warmup, duration        time.Duration
+	clients, sseSessions    int
+	maxConcurrent, dialPool int
+}
+
+func main() {
+	var o options
+	flag.StringVar(&o.bin, "bin", "", "rein binary to measure (default: build ./cmd/rein into a temporary directory)")
+	flag.IntVar(&o.sessions, "sessions", 16, "concurrent sessions posting runs")
+	flag.IntVar(&o.perSession, "per-session", 5, "runs posted to a session before its worker moves to a new one")
+	flag.DurationVar(&o.warmup, "warmup", 3*time.Second, "runs before the measurement starts (not counted)")
+	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long runs are counted (0: skip the runs)")
+	flag.IntVar(&o.clients, "clients", 10000, "idle SSE clients (0: skip them)")
+	flag.IntVar(&o.sseSessions, "sse-sessions", 100, "sessions the idle clients spread over")
+	flag.IntVar(&o.maxConcurrent, "max-concurrent", 16, "rein serve --max-concurrent")
+	flag.IntVar(&o.dialPool, "dial-parallel", 64, "idle clients connecting at once")
+	flag.Parse()
+	if err := run(o); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/server:", err)
+		os.Exit(1)
+	}
+}
+
+func run(o options) error {
+	if o.sessions < 1 || o.perSession < 1 || o.sseSessions < 1 || o.dialPool < 1 || o.clients < 0 {
+		return errors.New("-sessions, -per-session, -sse-sessions and -dial-parallel must be at least 1, -clients at least 0")
+	}
+	if err := raiseNofile(uint64(o.clients) + 1024); err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "rein-bench-server-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := o.bin
+	if bin == "" {
+		if bin, err = build(tmp); err != nil {
+			return err
+		}
+	}
+	v, err := startVendor()
+	if err != nil {
+		return err
+	}
+	defer v.close()
+	ctx := context.Background()
+	t := &table{}
+	t.heading(fmt.Sprintf("rein serve — %s, %d CPUs, %s", bin, runtime.NumCPU(), time.Now().Format("2006-01-02")))
+	if o.duration > 0 {
+		r, err := measureRuns(ctx, o, bin, filepath.Join(tmp, "runs"), v.url)
+		if err != nil {
+			return fmt.Errorf("runs: %w", err)
+		}
+		r.report(t, o)
+	}
+	if o.clients > 0 {
+		r, err := measureIdle(ctx, o, bin, filepath.Join(tmp, "idle"), v.url)
+		if err != nil {
+			return fmt.Errorf("idle clients: %w", err)
+		}
+		r.report(t, o)
+	}
+	t.print(os.Stdout)
+	return nil
+}
+
+// build builds rein into dir.
+func build(dir string) (string, error) {
+	bin := filepath.Join(dir, "rein")
+	cmd := exec.Command("go", "build", "-o", bin, "github.com/reinhq/rein/cmd/rein")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("go build ./cmd/rein: %w\n%s", err, out)
+	}
+	return bin, nil
+}
+
+// raiseNofile raises the soft limit of open files to the hard one (the
+// server, started from here, inherits it) and fails when that is below
+// need.
+func raiseNofile(need uint64) error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return fmt.Errorf("RLIMIT_NOFILE: %w", err)
+	}
+	if lim.Cur < lim.Max {
+		lim.Cur = lim.Max
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			return fmt.Errorf("raise RLIMIT_NOFILE to %d: %w", lim.Max, err)
+		}
+	}
+	if lim.Cur < need {
+		return fmt.Errorf("open files are limited to %d (RLIMIT_NOFILE hard limit) and %d are needed for the idle clients: "+
+			"raise the hard limit (ulimit -Hn, limits.conf, systemd LimitNOFILE) or pass a smaller -clients", lim.Cur, need)
+	}
+	return nil
+}
