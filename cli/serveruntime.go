@@ -2,6 +2,8 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"fmt"
 
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/server"
@@ -13,6 +15,10 @@ type serviceRuntime struct{ *runner.Service }
 
 // Submit implements server.Runtime.
 func (r serviceRuntime) Submit(ctx context.Context, s server.Submission) (*session.Run, error) {
-	return r.Service.Submit(ctx, runner.Submission{SessionID: s.SessionID, Caller: s.Caller, Text: s.Text,
+	run, err := r.Service.Submit(ctx, runner.Submission{SessionID: s.SessionID, Caller: s.Caller, Text: s.Text,
 		Model: s.Model, MaxTurns: s.MaxTurns, PermissionMode: s.PermissionMode})
+	if errors.Is(err, runner.ErrClosed) {
+		return nil, fmt.Errorf("%w (%v)", server.ErrUnavailable, err)
+	}
+	return run, err
 }

@@ -65,6 +65,9 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 		st.delta++
 		id = EventID(st.durable, st.delta)
 	}
+	if ev.Type == agent.EventDone && ev.Done != nil {
+		st.s.finish(ctx, st.run, ev.Done) // a client that sees done reads the run's end
+	}
 	if err := st.s.cfg.Bus.Publish(ctx, eventbus.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID,
 		Type: string(ev.Type), Durable: durable, Data: data}); err != nil {
 		st.s.cfg.Logger.Warn("event not published", "session_id", st.run.SessionID, "run_id", st.run.ID, "err", err)
@@ -123,20 +126,23 @@ func (s *Service) execute(run *session.Run) {
 		log.Error("run not started: its state could not be stored", "err", err)
 		return
 	}
-	done, err := s.drive(ctx, run, appr, log)
-	switch {
-	case done != nil:
-		run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(done.Reason), done.Error, done.Turns, done.Usage, done.CostUSD
-		run.Status = statusOf(done.Reason)
-	case err != nil:
-		run.Status, run.Reason, run.Error = session.RunFailed, string(agent.ReasonError), err.Error()
-	}
-	if err != nil {
+	if _, err := s.drive(ctx, run, appr, log); err != nil {
 		log.Warn("run failed", "err", err)
+		if !run.Status.Final() { // it ended without a done event
+			run.Status, run.Reason, run.Error, run.EndedAt = session.RunFailed, string(agent.ReasonError), err.Error(), s.cfg.Now()
+			if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {
+				log.Error("the run's end could not be stored", "err", err)
+			}
+		}
 	}
-	run.EndedAt = s.cfg.Now()
-	if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {
-		log.Error("the run's end could not be stored", "err", err)
+}
+
+// finish stores the end of a run from its done event.
+func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEvent) {
+	run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(d.Reason), d.Error, d.Turns, d.Usage, d.CostUSD
+	run.Status, run.EndedAt = statusOf(d.Reason), s.cfg.Now()
+	if err := s.cfg.Ledger.UpdateRun(ctx, run); err != nil {
+		s.cfg.Logger.Error("the run's end could not be stored", "session_id", run.SessionID, "run_id", run.ID, "err", err)
 	}
 }
 

@@ -288,16 +288,23 @@ func (s *Service) interrupt(ctx context.Context, run *session.Run) error {
 	return s.cfg.Ledger.UpdateRun(ctx, run)
 }
 
-// Shutdown stops accepting runs, lets running ones finish until ctx is
-// done, then cancels them (every tool call still gets its result) and
-// waits for them to end. Queued runs stay queued for the next start.
-func (s *Service) Shutdown(ctx context.Context) error {
+// Close stops accepting runs: Submit returns ErrClosed from now on, and
+// runs still queued stay queued in the ledger for the next start. Running
+// runs go on; [Service.Shutdown] waits for them.
+func (s *Service) Close() {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.closed = true
 	for _, l := range s.sessions {
 		l.queue = nil
 	}
-	s.mu.Unlock()
+}
+
+// Shutdown stops accepting runs, lets running ones finish until ctx is
+// done, then cancels them (every tool call still gets its result) and
+// waits for them to end. Queued runs stay queued for the next start.
+func (s *Service) Shutdown(ctx context.Context) error {
+	s.Close()
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()

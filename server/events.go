@@ -103,6 +103,8 @@ func (s *Server) stream(hctx huma.Context, sessionID string, after int64, sub ev
 		select {
 		case <-ctx.Done():
 			return
+		case <-s.closing:
+			return
 		case <-tick.C:
 			if sw.comment("ping") != nil {
 				return

@@ -286,6 +286,22 @@ func TestEventsStreamEndsWithSubscription(t *testing.T) {
 	}
 }
 
+// TestCloseStreams: a graceful shutdown ends idle streams at once, and
+// streams opened after it end as soon as they start.
+func TestCloseStreams(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t, "ada")
+	s := e.events(t, f.session, f.tok, "")
+	e.srv.CloseStreams()
+	if b, err := io.ReadAll(s.r); err != nil || len(b) != 0 {
+		t.Errorf("after CloseStreams: %q, %v; want the end of the stream", b, err)
+	}
+	later := e.events(t, f.session, f.tok, "")
+	if b, err := io.ReadAll(later.r); err != nil || len(b) != 0 {
+		t.Errorf("a stream opened after CloseStreams: %q, %v", b, err)
+	}
+}
+
 // TestEventsSlowClient: a client that stops reading never blocks the
 // publisher; the bus cuts it off.
 func TestEventsSlowClient(t *testing.T) {

@@ -36,6 +36,9 @@ func (s *Server) fail(ctx context.Context, op string, err error) error {
 		return huma.Error422UnprocessableEntity(err.Error())
 	case errors.Is(err, session.ErrConflict), errors.Is(err, session.ErrExists), errors.Is(err, session.ErrLocked):
 		return huma.Error409Conflict(err.Error())
+	case errors.Is(err, ErrUnavailable):
+		return huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(err.Error()+"; retry in a moment"),
+			http.Header{"Retry-After": {"5"}})
 	}
 	info := infoFrom(ctx)
 	if ctx.Err() != nil {
@@ -46,6 +49,10 @@ func (s *Server) fail(ctx context.Context, op string, err error) error {
 	}
 	return huma.Error500InternalServerError(fmt.Sprintf("%s failed on the server (request %s); the server log has the cause — retry later or report it", op, info.id))
 }
+
+// ErrUnavailable is what a Runtime returns while it takes no new runs (the
+// server is shutting down): answered 503 with Retry-After.
+var ErrUnavailable = errors.New("the server is shutting down and takes no new runs")
 
 // The details huma gives the problems it finds before a handler runs, and
 // what a client should do about them.

@@ -75,6 +75,7 @@ func TestRuntimeErrors(t *testing.T) {
 		{fmt.Errorf("queue full: %w", session.ErrConflict), 409, "queue full"},
 		{fmt.Errorf("run r: %w", session.ErrExists), 409, "already exists"},
 		{fmt.Errorf("gone: %w", session.ErrNotFound), 404, "gone"},
+		{fmt.Errorf("%w (closing)", server.ErrUnavailable), 503, "retry in a moment"},
 		{errors.New("disk on fire"), 500, "queueing the run failed on the server (request "},
 	} {
 		e.rt.mu.Lock()
@@ -84,6 +85,9 @@ func TestRuntimeErrors(t *testing.T) {
 		p := r.problem(t)
 		if r.status != tc.status || !strings.Contains(p.Detail, tc.detail) {
 			t.Errorf("%v: %d %+v, want %d with %q", tc.err, r.status, p, tc.status, tc.detail)
+		}
+		if tc.status == 503 && r.header.Get("Retry-After") == "" {
+			t.Error("503 without Retry-After")
 		}
 		if tc.status == 500 {
 			if strings.Contains(string(r.body), "disk on fire") {

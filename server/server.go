@@ -128,6 +128,17 @@ type Server struct {
 	specOnce sync.Once
 	spec     []byte
 	specErr  error
+
+	closing   chan struct{} // closed by CloseStreams
+	closeOnce sync.Once
+}
+
+// CloseStreams ends every open event stream and those opened later (give
+// it to http.Server.RegisterOnShutdown): an idle SSE client would otherwise
+// hold a graceful shutdown until its deadline. Clients reconnect with
+// Last-Event-ID to the next server.
+func (s *Server) CloseStreams() {
+	s.closeOnce.Do(func() { close(s.closing) })
 }
 
 // New checks cfg and builds the server with every operation registered.
@@ -154,7 +165,8 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, roots: roots, auth: auth,
-		limits: newLimiter(cfg.RateLimit, cfg.Burst, maxLimited), mux: http.NewServeMux()}
+		limits: newLimiter(cfg.RateLimit, cfg.Burst, maxLimited), mux: http.NewServeMux(),
+		closing: make(chan struct{})}
 	s.api = humago.New(s.mux, s.humaConfig())
 	s.api.UseMiddleware(s.gate)
 	s.registerMeta()
@@ -219,6 +231,7 @@ func (s *Server) humaConfig() huma.Config {
 	// A mistyped filter (?workspace= for ?workspace_id=) is an error, not
 	// a listing of everything.
 	hc.RejectUnknownQueryParameters = true
+	hc.Servers = []*huma.Server{{URL: "/", Description: "this server"}}
 	hc.Info.Description = "rein's headless agent runtime. A POST to a session's messages queues a run " +
 		"(202); the session's event stream (SSE) carries its events; permission questions are answered at " +
 		"/runs/{id}/permissions/{call_id}. Every resource belongs to its caller: another caller's id is a 404."
@@ -248,9 +261,10 @@ func (s *Server) operation(method, path, id, summary string, status int, errs ..
 	}
 }
 
-// public drops an operation's need for a caller.
+// public drops an operation's need for a caller (an empty list, so the
+// document says so rather than leaving it out).
 func public(op huma.Operation) huma.Operation {
-	op.Security = nil
+	op.Security = []map[string][]string{}
 	op.Errors = []int{http.StatusTooManyRequests}
 	return op
 }
