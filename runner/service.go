@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"time"
 
@@ -159,6 +160,11 @@ func (s *Service) checkSubmission(sub Submission) error {
 	flags := sub.flags()
 	if _, err := config.FlagLayer(flags); err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
+	}
+	if strings.HasPrefix(strings.TrimSpace(sub.Model), "replay:") {
+		// A cassette is a file of the server's: a caller must not name one.
+		return fmt.Errorf("%w: model %q: replay cassettes cannot be chosen over the API; name a provider/model "+
+			"or a profile", session.ErrInvalid, sub.Model)
 	}
 	if permission.Mode(sub.PermissionMode) == permission.ModeBypass && !s.cfg.AllowBypass {
 		return fmt.Errorf("%w: permission_mode bypass is not allowed on this server (rein serve --allow-bypass enables it); "+

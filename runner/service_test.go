@@ -3,6 +3,7 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"os"
@@ -355,5 +356,32 @@ func TestPermissionAnswered_PERM3(t *testing.T) {
 	}
 	if _, err := os.Stat(h.dir + "/b.txt"); err == nil {
 		t.Error("b.txt written although the question timed out")
+	}
+}
+
+// API-4: a caller cannot name a file of the server's as the model, nor
+// bypass permissions unless the server allows it; nothing is queued.
+func TestSubmissionChecked_API4(t *testing.T) {
+	h := newHarness(t, llmtest.NewScripted(), runner.ServiceConfig{})
+	s := h.newSession(t)
+	ctx := context.Background()
+	for _, sub := range []runner.Submission{
+		{Text: "hi", Model: "replay:/etc/passwd"},
+		{Text: "hi", Model: " replay:x.cassette"},
+		{Text: "hi", PermissionMode: "bypass"},
+		{Text: "hi", PermissionMode: "yolo"},
+		{Text: "hi", MaxTurns: -1},
+		{Text: ""}, // nothing to continue
+	} {
+		sub.SessionID, sub.Caller = s.ID, "alice"
+		if _, err := h.svc.Submit(ctx, sub); !errors.Is(err, session.ErrInvalid) {
+			t.Errorf("%+v: %v, want ErrInvalid", sub, err)
+		}
+	}
+	if _, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "mallory", Text: "hi"}); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("another caller's session: %v, want ErrNotFound", err)
+	}
+	if runs, _ := h.ledger.ListRuns(ctx, session.RunFilter{SessionID: s.ID}); len(runs) != 0 {
+		t.Errorf("%d runs queued by refused submissions", len(runs))
 	}
 }
