@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 
@@ -126,7 +127,7 @@ func (s *Service) execute(run *session.Run) {
 		log.Error("run not started: its state could not be stored", "err", err)
 		return
 	}
-	if _, err := s.drive(ctx, run, appr, log); err != nil {
+	if err := s.drive(ctx, run, appr, log); err != nil {
 		log.Warn("run failed", "err", err)
 		if !run.Status.Final() { // it ended without a done event
 			run.Status, run.Reason, run.Error, run.EndedAt = session.RunFailed, string(agent.ReasonError), err.Error(), s.cfg.Now()
@@ -160,13 +161,11 @@ func statusOf(r agent.Reason) session.RunStatus {
 // drive builds the run's engine, binds and heals its session, and streams
 // the run's events to the ledger and the bus. A failure before the loop
 // starts is published as a done event too, so SSE clients see the end.
-func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteApprover, log interface {
-	Warn(string, ...any)
-}) (*agent.DoneEvent, error) {
+func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteApprover, log *slog.Logger) error {
 	store := context.WithoutCancel(ctx)
 	last, err := s.cfg.Ledger.LastEventID(store, run.SessionID)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	st := &stream{s: s, appr: appr, run: run, durable: last >> deltaBits, inputs: map[string]json.RawMessage{}}
 	e, err := s.engine(ctx, run)
@@ -182,24 +181,22 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		if perr := st.publish(store, ev); perr != nil {
 			log.Warn("the failed run's end could not be stored", "err", perr)
 		}
-		return ev.Done, err
+		return err
 	}
-	var done *agent.DoneEvent
+	done := false
 	for ev, rerr := range e.Submit(ctx, run.ID, run.Prompt, appr) {
 		if perr := st.publish(store, ev); perr != nil {
-			return done, perr
+			return perr
 		}
-		if ev.Type == agent.EventDone {
-			done = ev.Done
-		}
-		if rerr != nil && done == nil {
+		done = done || ev.Type == agent.EventDone
+		if rerr != nil {
 			err = rerr
 		}
 	}
-	if done == nil && err == nil {
+	if !done && err == nil {
 		err = errors.New("the run ended without a result")
 	}
-	return done, err
+	return err
 }
 
 // engine builds the runtime of the run's workspace: its configuration
