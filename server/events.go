@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -58,19 +60,70 @@ func (s *Server) sessionEvents(ctx context.Context, in *eventsInput) (*huma.Stre
 	if in.LastEventID > 0 {
 		after = in.LastEventID
 	}
-	sub, err := s.cfg.Bus.Subscribe(ctx, in.ID, after)
+	// The subscription outlives the request's context: an idle stream may
+	// be handed to a goroutine of its own (see detach).
+	sub, err := s.cfg.Bus.Subscribe(context.WithoutCancel(ctx), in.ID, after)
 	if err != nil {
 		return nil, s.fail(ctx, "subscribing to the session's events", err)
 	}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
+		if s.detach(hctx, in.ID, after, sub) {
+			return
+		}
 		defer sub.Close()
 		s.stream(hctx, in.ID, after, sub)
 	}}, nil
 }
 
-// stream writes the session's events after the id after: the stored ones
-// the bus no longer holds, then what the bus delivers, with heartbeats,
-// until the client leaves or the bus drops it.
+// detach serves the stream from a goroutine of its own over the hijacked
+// HTTP/1.1 connection, so the request's handler returns: an idle client
+// then costs a small goroutine, its subscription and its socket, not
+// net/http's handler and reader goroutines and buffers (10,000 idle
+// clients, bench/server). The response is delimited by closing the
+// connection. It reports false, having written nothing, when the
+// connection cannot be hijacked (HTTP/2); the caller then streams in the
+// handler.
+func (s *Server) detach(hctx huma.Context, sessionID string, after int64, sub eventbus.Subscription) bool {
+	r, w := humago.Unwrap(hctx)
+	if r.ProtoMajor != 1 {
+		return false
+	}
+	conn, _, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return false
+	}
+	h := w.Header().Clone()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	h.Set("Connection", "close")
+	var head bytes.Buffer
+	head.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = h.Write(&head)
+	head.WriteString("\r\n")
+	sw := &sseWriter{out: conn, setDeadline: conn.SetWriteDeadline}
+	log := s.log.With("session_id", sessionID, "caller", callerOf(hctx.Context()))
+	go func() {
+		defer conn.Close()
+		defer sub.Close()
+		if s.cfg.OnSSE != nil {
+			s.cfg.OnSSE(1)
+			defer s.cfg.OnSSE(-1)
+		}
+		sw.buf.Write(head.Bytes())
+		if sw.write() != nil {
+			return
+		}
+		// No request context now: the stream ends when a write fails (a
+		// client that left is found by the next heartbeat at the latest),
+		// when the bus drops the subscription, or on CloseStreams.
+		s.pump(context.Background(), log, sw, sessionID, after, sub)
+	}()
+	return true
+}
+
+// stream writes the session's events in the request's handler (a
+// connection that cannot be hijacked): see pump.
 func (s *Server) stream(hctx huma.Context, sessionID string, after int64, sub eventbus.Subscription) {
 	ctx := hctx.Context()
 	_, w := humago.Unwrap(hctx)
@@ -83,16 +136,25 @@ func (s *Server) stream(hctx huma.Context, sessionID string, after int64, sub ev
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no") // nginx: do not buffer the stream
 	hctx.SetStatus(http.StatusOK)
-	sw := &sseWriter{w: w, rc: http.NewResponseController(w)}
-	if sw.flush() != nil {
+	rc := http.NewResponseController(w)
+	sw := &sseWriter{out: w, flush: rc.Flush, setDeadline: rc.SetWriteDeadline}
+	if sw.write() != nil {
 		return
 	}
+	s.pump(ctx, s.log, sw, sessionID, after, sub)
+}
+
+// pump writes the session's events after the id after: the stored ones
+// the bus no longer holds, then what the bus delivers, with heartbeats,
+// until ctx ends, a write fails, the bus drops the subscription, or the
+// server closes its streams.
+func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, sessionID string, after int64, sub eventbus.Subscription) {
 	last := after
 	if gap := sub.Gap(); gap > after {
 		var err error
 		if last, err = s.replay(ctx, sw, sessionID, after, gap); err != nil {
 			if ctx.Err() == nil {
-				s.log.WarnContext(ctx, "sse: replaying stored events failed", "session_id", sessionID, "err", err)
+				log.WarnContext(ctx, "sse: replaying stored events failed", "session_id", sessionID, "err", err)
 			}
 			return
 		}
@@ -112,7 +174,7 @@ func (s *Server) stream(hctx huma.Context, sessionID string, after int64, sub ev
 		case ev, ok := <-sub.Events():
 			if !ok {
 				if err := sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) && ctx.Err() == nil {
-					s.log.WarnContext(ctx, "sse: subscription ended", "session_id", sessionID, "err", err)
+					log.WarnContext(ctx, "sse: subscription ended", "session_id", sessionID, "err", err)
 				}
 				return // a slow client reconnects with Last-Event-ID
 			}
@@ -164,11 +226,13 @@ func (s *Server) send(ctx context.Context, sw *sseWriter, id int64, typ string, 
 
 var errUnframeable = errors.New("event cannot be framed")
 
-// sseWriter frames events on a response and flushes each.
+// sseWriter frames events on a response (or a hijacked connection) and
+// flushes each.
 type sseWriter struct {
-	w   http.ResponseWriter
-	rc  *http.ResponseController
-	buf bytes.Buffer
+	out         io.Writer
+	flush       func() error // nil: out is unbuffered
+	setDeadline func(time.Time) error
+	buf         bytes.Buffer
 }
 
 // event writes `id: N\nevent: T\ndata: JSON\n\n`. Data holding a line
@@ -204,20 +268,16 @@ func (sw *sseWriter) comment(text string) error {
 	return sw.write()
 }
 
+// write sends the buffer, within sseWriteTimeout where the connection
+// allows a deadline.
 func (sw *sseWriter) write() error {
-	sw.deadline()
-	if _, err := sw.w.Write(sw.buf.Bytes()); err != nil {
+	_ = sw.setDeadline(time.Now().Add(sseWriteTimeout))
+	if _, err := sw.out.Write(sw.buf.Bytes()); err != nil {
 		return err
 	}
-	return sw.rc.Flush()
-}
-
-func (sw *sseWriter) flush() error {
-	sw.deadline()
-	return sw.rc.Flush()
-}
-
-// deadline bounds the next write, where the connection allows it.
-func (sw *sseWriter) deadline() {
-	_ = sw.rc.SetWriteDeadline(time.Now().Add(sseWriteTimeout))
+	sw.buf.Reset()
+	if sw.flush == nil {
+		return nil
+	}
+	return sw.flush()
 }

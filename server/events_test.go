@@ -167,12 +167,16 @@ func TestEventsFraming(t *testing.T) {
 	if string(got) != want {
 		t.Errorf("stream:\n%s\nwant:\n%s", got, want)
 	}
-	// Closing the stream ends the handler; the gauge goes back to zero
-	// once the server has finished with it.
+	// A client that left is found by the next writes (events, or the
+	// heartbeat at the latest): the stream ends and the gauge goes back to
+	// zero.
 	s.close()
-	e.ts.Close()
-	if gauge.Load() != 0 {
-		t.Errorf("gauge %d after the client left", gauge.Load())
+	for id, deadline := int64(2*d), time.Now().Add(20*time.Second); gauge.Load() != 0; id++ {
+		if time.Now().After(deadline) {
+			t.Fatalf("gauge %d long after the client left", gauge.Load())
+		}
+		e.publish(t, f.session, id, agent.EventTextDelta)
+		time.Sleep(5 * time.Millisecond)
 	}
 }
 
