@@ -107,20 +107,9 @@ func (st *stream) audit(ctx context.Context, ev agent.Event) error {
 		SessionID: st.run.SessionID, RunID: st.run.ID, Kind: kind, Data: b})
 }
 
-// execute runs one queued run to its end.
-func (s *Service) execute(run *session.Run) {
-	ctx, cancel := context.WithCancel(s.base)
-	defer cancel()
+// execute runs a run that was queued to its end; ctx cancels it.
+func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApprover) {
 	log := s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller)
-	appr := newRemoteApprover()
-	s.mu.Lock()
-	s.running[run.ID] = &live{cancel: cancel, approver: appr}
-	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		delete(s.running, run.ID)
-		s.mu.Unlock()
-	}()
 	store := context.WithoutCancel(ctx)
 	run.Status, run.StartedAt = session.RunRunning, s.cfg.Now()
 	if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {

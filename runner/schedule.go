@@ -61,14 +61,30 @@ func (s *Service) drain(sessionID string, l *lane) {
 
 // runQueued executes a queued run unless it was cancelled meanwhile.
 func (s *Service) runQueued(id string) {
-	ctx := context.Background()
-	run, err := s.cfg.Ledger.GetRun(ctx, id)
+	// Starting and cancelling are one at a time, so a run Cancel finds
+	// queued never starts, and one it finds started gets its ctx cancelled.
+	s.startMu.Lock()
+	run, err := s.cfg.Ledger.GetRun(context.Background(), id)
 	if err != nil {
+		s.startMu.Unlock()
 		s.cfg.Logger.Error("a queued run vanished", "run_id", id, "err", err)
 		return
 	}
 	if run.Status != session.RunQueued {
+		s.startMu.Unlock()
 		return // cancelled while it waited
 	}
-	s.execute(run)
+	ctx, cancel := context.WithCancel(s.base)
+	l := &live{cancel: cancel, approver: newRemoteApprover()}
+	s.mu.Lock()
+	s.running[id] = l
+	s.mu.Unlock()
+	s.startMu.Unlock()
+	defer func() {
+		cancel()
+		s.mu.Lock()
+		delete(s.running, id)
+		s.mu.Unlock()
+	}()
+	s.execute(ctx, run, l.approver)
 }

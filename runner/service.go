@@ -73,6 +73,9 @@ type Service struct {
 	cfg  ServiceConfig
 	slot chan struct{} // MaxConcurrent tokens
 
+	// startMu makes starting a queued run and cancelling it exclusive.
+	startMu sync.Mutex
+
 	mu       sync.Mutex
 	sessions map[string]*lane // the sessions with runs queued or running
 	running  map[string]*live // by run id
@@ -205,6 +208,8 @@ func (sub Submission) flags() map[string]string {
 
 // Cancel cancels a queued or running run.
 func (s *Service) Cancel(ctx context.Context, runID string) (*session.Run, error) {
+	s.startMu.Lock()
+	defer s.startMu.Unlock()
 	run, err := s.cfg.Ledger.GetRun(ctx, runID)
 	if err != nil {
 		return nil, err

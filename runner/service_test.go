@@ -385,3 +385,47 @@ func TestSubmissionChecked_API4(t *testing.T) {
 		t.Errorf("%d runs queued by refused submissions", len(runs))
 	}
 }
+
+// API-3: a queued run that is cancelled never starts; a running one is
+// cancelled through its context and ends cancelled; an ended one cannot be.
+func TestCancel_API3(t *testing.T) {
+	started := make(chan string, 4)
+	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		started <- lastUserText(req)
+		return llmtest.NewScripted(llmtest.Reply{Text: "…", Hang: true}).Stream(ctx, req)
+	}}}
+	h := newHarness(t, p, runner.ServiceConfig{})
+	s := h.newSession(t)
+	ctx := context.Background()
+	first, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "second"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := <-started; got != "first" {
+		t.Fatalf("the model got %q first", got)
+	}
+	if r, err := h.svc.Cancel(ctx, second.ID); err != nil || r.Status != session.RunCancelled {
+		t.Fatalf("cancel the queued run: %+v, %v", r, err)
+	}
+	if _, err := h.svc.Cancel(ctx, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := h.wait(t, first.ID); r.Status != session.RunCancelled || r.Reason != string(agent.ReasonCancelled) {
+		t.Errorf("the running run ended %s (%s)", r.Status, r.Reason)
+	}
+	if r := h.wait(t, second.ID); r.Status != session.RunCancelled || !r.StartedAt.IsZero() {
+		t.Errorf("the queued run: %s, started %v", r.Status, r.StartedAt)
+	}
+	select {
+	case got := <-started:
+		t.Errorf("the model got %q after the queued run was cancelled", got)
+	default:
+	}
+	if _, err := h.svc.Cancel(ctx, first.ID); !errors.Is(err, session.ErrConflict) {
+		t.Errorf("cancelling an ended run: %v, want ErrConflict", err)
+	}
+}
