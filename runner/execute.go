@@ -66,8 +66,13 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 		st.delta++
 		id = EventID(st.durable, st.delta)
 	}
+	// A client that sees an event finds what it records: the audit record
+	// and, for done, the run's end are stored first.
+	if err := st.audit(ctx, ev); err != nil {
+		return fmt.Errorf("audit %s event: %w", ev.Type, err)
+	}
 	if ev.Type == agent.EventDone && ev.Done != nil {
-		st.s.finish(ctx, st.run, ev.Done) // a client that sees done reads the run's end
+		st.s.finish(ctx, st.run, ev.Done)
 	}
 	if err := st.s.cfg.Bus.Publish(ctx, eventbus.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID,
 		Type: string(ev.Type), Durable: durable, Data: data}); err != nil {
@@ -76,7 +81,7 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 	if o := st.s.cfg.Observer; o != nil {
 		o.Event(st.run, ev)
 	}
-	return st.audit(ctx, ev)
+	return nil
 }
 
 // audit records the run's tool calls and its end (SPEC API-7).
