@@ -198,26 +198,37 @@ func (c cursor) before(s *Session) bool {
 	return compareSessions(s, &Session{UpdatedAt: c.updated, ID: c.id}) < 0
 }
 
-func encodeCursor(s *Session) string {
-	raw := strconv.FormatInt(s.UpdatedAt.UnixNano(), 10) + ":" + s.ID
-	return base64.RawURLEncoding.EncodeToString([]byte(raw))
-}
+func encodeCursor(s *Session) string { return EncodeCursor(s.UpdatedAt.UnixNano(), s.ID) }
 
 func decodeCursor(text string) (cursor, error) {
+	n, id, err := DecodeCursor(text)
+	return cursor{updated: time.Unix(0, n), id: id}, err
+}
+
+// EncodeCursor is the text of a listing's position after the session with
+// UpdatedAt updatedNano (Unix nanoseconds) and id: the cursor every store's
+// List returns, so one store's cursor means the same to another.
+func EncodeCursor(updatedNano int64, id string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(updatedNano, 10) + ":" + id))
+}
+
+// DecodeCursor reads what [EncodeCursor] wrote; anything else is an error
+// wrapping [ErrInvalid].
+func DecodeCursor(text string) (updatedNano int64, id string, err error) {
 	bad := fmt.Errorf("%w: list cursor %q was not returned by List", ErrInvalid, text)
 	raw, err := base64.RawURLEncoding.DecodeString(text)
 	if err != nil || !utf8.Valid(raw) {
-		return cursor{}, bad
+		return 0, "", bad
 	}
 	ns, id, ok := strings.Cut(string(raw), ":")
 	if !ok {
-		return cursor{}, bad
+		return 0, "", bad
 	}
 	n, err := strconv.ParseInt(ns, 10, 64)
 	if err != nil {
-		return cursor{}, bad
+		return 0, "", bad
 	}
-	return cursor{updated: time.Unix(0, n), id: id}, nil
+	return n, id, nil
 }
 
 // ProcessStart identifies a live process beyond its pid: its start time in

@@ -3,13 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/reinhq/rein/session"
 )
@@ -217,23 +214,9 @@ type cursor struct {
 	id      string
 }
 
-func (c cursor) encode() string {
-	return base64.RawURLEncoding.EncodeToString([]byte(strconv.FormatInt(c.updated, 10) + ":" + c.id))
-}
+func (c cursor) encode() string { return session.EncodeCursor(c.updated, c.id) }
 
 func decodeCursor(text string) (cursor, error) {
-	bad := fmt.Errorf("%w: list cursor %q was not returned by List", session.ErrInvalid, text)
-	raw, err := base64.RawURLEncoding.DecodeString(text)
-	if err != nil || !utf8.Valid(raw) {
-		return cursor{}, bad
-	}
-	ns, id, ok := strings.Cut(string(raw), ":")
-	if !ok {
-		return cursor{}, bad
-	}
-	n, err := strconv.ParseInt(ns, 10, 64)
-	if err != nil {
-		return cursor{}, bad
-	}
-	return cursor{updated: n, id: id}, nil
+	n, id, err := session.DecodeCursor(text)
+	return cursor{updated: n, id: id}, err
 }
