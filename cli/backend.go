@@ -10,8 +10,8 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/cli/tui"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/workspace"
 )
 
 var _ tui.Backend = (*engine)(nil)
@@ -156,7 +156,7 @@ func (e *engine) costText() string {
 // memoryFile is the instructions file of the workspace: AGENTS.md, or
 // CLAUDE.md when only that one exists.
 func (e *engine) memoryFile() string {
-	name := config.InstructionFiles[0]
+	name := workspace.InstructionFiles[0]
 	if _, n, err := e.Workspace().Instructions(); err == nil && n != "" {
 		name = n
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/workspace"
 )
 
 func (a *App) configCommand() *cobra.Command {
@@ -23,12 +23,12 @@ func (a *App) configCommand() *cobra.Command {
 
 // configView is what `rein config show --json` prints.
 type configView struct {
-	Workspace string         `json:"workspace"`
-	Values    []config.Value `json:"values"`
-	Rules     []ruleView     `json:"rules"`
-	Files     []fileView     `json:"files"`
-	Unknown   []string       `json:"unknown_keys,omitempty"`
-	Warnings  []string       `json:"warnings,omitempty"`
+	Workspace string            `json:"workspace"`
+	Values    []workspace.Value `json:"values"`
+	Rules     []ruleView        `json:"rules"`
+	Files     []fileView        `json:"files"`
+	Unknown   []string          `json:"unknown_keys,omitempty"`
+	Warnings  []string          `json:"warnings,omitempty"`
 }
 
 type ruleView struct {
@@ -62,7 +62,7 @@ defaults. Permission rules add up across the layers; deny wins.`,
 			if err := checkFlags(flags); err != nil {
 				return err
 			}
-			l, err := config.Load(config.Options{WorkDir: a.abs(o.cwd), Getenv: a.getenv, Flags: flags})
+			l, err := workspace.Load(workspace.Options{WorkDir: a.abs(o.cwd), Getenv: a.getenv, Flags: flags})
 			if err != nil {
 				return fail(ExitError, "configuration: %v", err)
 			}
@@ -83,10 +83,10 @@ defaults. Permission rules add up across the layers; deny wins.`,
 	return cmd
 }
 
-func viewConfig(l *config.Loaded) configView {
+func viewConfig(l *workspace.Loaded) configView {
 	v := configView{Workspace: l.Workspace.Root, Values: l.Effective.All(), Unknown: l.Unknown(),
 		Warnings: l.Warnings}
-	for _, s := range []config.Settings{l.User, l.Project, l.Local} {
+	for _, s := range []workspace.Settings{l.User, l.Project, l.Local} {
 		for i, r := range s.Permissions.Rules {
 			v.Rules = append(v.Rules, ruleView{Rule: s.RuleLines()[i], Source: string(r.Source), File: s.Path,
 				Ignored: !l.RuleApplies(s, r)})

@@ -7,7 +7,7 @@
 // The model: an [App] is the command's world (streams, environment, working
 // directory), so tests run the CLI in-process. Every command that talks to a
 // model builds an engine: the configuration resolved from its layers
-// (package internal/config: flags > REIN_* > .rein/settings.yaml >
+// (package workspace: flags > REIN_* > .rein/settings.yaml >
 // ~/.config/rein/settings.yaml > defaults), a provider resolved through
 // llm/registry (or a cassette of llm/replay, for `--model replay:PATH`), the
 // built-in tools, the permission policy, the hooks, and a session kept by

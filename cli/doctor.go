@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/exec"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/workspace"
 )
 
 // Check statuses, worst last.
@@ -47,12 +47,12 @@ type report struct {
 // workspace is trusted, whether a past trust was lost, and every extra it
 // brings with whether it applies.
 type trustView struct {
-	Workspace string         `json:"workspace"`
-	Trusted   bool           `json:"trusted"`
-	Lost      bool           `json:"lost,omitempty"`
-	Error     string         `json:"error,omitempty"`
-	Extras    []config.Extra `json:"extras,omitempty"`
-	Ignored   []config.Extra `json:"ignored,omitempty"`
+	Workspace string            `json:"workspace"`
+	Trusted   bool              `json:"trusted"`
+	Lost      bool              `json:"lost,omitempty"`
+	Error     string            `json:"error,omitempty"`
+	Extras    []workspace.Extra `json:"extras,omitempty"`
+	Ignored   []workspace.Extra `json:"ignored,omitempty"`
 }
 
 func (r *report) add(name, status, msg, next string) {
@@ -108,7 +108,7 @@ the key with a cheap call to the provider.`,
 // diagnose runs every check.
 func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	var r report
-	l, err := config.Load(config.Options{WorkDir: dir, Getenv: a.getenv})
+	l, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: a.getenv})
 	if err != nil {
 		r.add("configuration", statusBlocked, err.Error(), "fix the file named above; rein config show prints what rein reads")
 		r.finish()
@@ -136,7 +136,7 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 
 // checkTrust reports what the workspace brings that needs trust and
 // whether it applies (SPEC PERM-5).
-func checkTrust(r *report, l *config.Loaded) {
+func checkTrust(r *report, l *workspace.Loaded) {
 	t := l.Trust
 	r.Trust = &trustView{Workspace: l.Workspace.Root, Trusted: t.Trusted, Lost: t.Lost, Extras: t.Extras, Ignored: t.Ignored()}
 	if t.Err != nil {
@@ -165,7 +165,7 @@ func checkTrust(r *report, l *config.Loaded) {
 }
 
 // checkHooks counts the hooks that apply; one that does not parse blocks.
-func checkHooks(r *report, l *config.Loaded) {
+func checkHooks(r *report, l *workspace.Loaded) {
 	specs, err := l.Hooks()
 	if err != nil {
 		r.add("hooks", statusBlocked, err.Error(), "fix the hooks file; runs fail until it parses")
@@ -176,8 +176,8 @@ func checkHooks(r *report, l *config.Loaded) {
 
 // checkModel resolves the configured model and its key, and with online
 // asks the provider whether the key works.
-func (a *App) checkModel(ctx context.Context, r *report, l *config.Loaded, online bool) {
-	v := l.Effective.Get(config.Model)
+func (a *App) checkModel(ctx context.Context, r *report, l *workspace.Loaded, online bool) {
+	v := l.Effective.Get(workspace.Model)
 	if v.Value == "" {
 		r.add("model", statusBlocked, "no model is configured",
 			"export ANTHROPIC_API_KEY, OPENAI_API_KEY or GEMINI_API_KEY; or rein provider add NAME … and rein provider use NAME\n"+
@@ -224,7 +224,7 @@ func (a *App) checkModel(ctx context.Context, r *report, l *config.Loaded, onlin
 	r.add("auth", statusOK, "the provider accepted the key", "")
 }
 
-func checkWorkspace(r *report, l *config.Loaded) {
+func checkWorkspace(r *report, l *workspace.Loaded) {
 	_, name, err := l.Workspace.Instructions()
 	switch {
 	case err != nil:
@@ -237,7 +237,7 @@ func checkWorkspace(r *report, l *config.Loaded) {
 	}
 }
 
-func checkTools(r *report, l *config.Loaded) {
+func checkTools(r *report, l *workspace.Loaded) {
 	if _, err := osexec.LookPath("bash"); err != nil {
 		r.add("tools", statusWarning, "bash is not installed; commands run with sh", "install bash")
 	}
@@ -249,7 +249,7 @@ func checkTools(r *report, l *config.Loaded) {
 	}
 	sb := &exec.Sandbox{}
 	bw, abi := sb.Available(), exec.LandlockABI()
-	switch mode := l.Effective.String(config.Sandbox); {
+	switch mode := l.Effective.String(workspace.Sandbox); {
 	case mode == "off":
 		r.add("sandbox", statusWarning, "sandbox: off: commands run on the host", "set sandbox: auto")
 	case bw == nil && abi > 0:
@@ -267,8 +267,8 @@ func checkTools(r *report, l *config.Loaded) {
 	}
 }
 
-func checkSessions(r *report, l *config.Loaded) {
-	dir := l.Effective.String(config.SessionsDir)
+func checkSessions(r *report, l *workspace.Loaded) {
+	dir := l.Effective.String(workspace.SessionsDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		r.add("sessions", statusBlocked, err.Error(), "make the directory writable, or set sessions_dir (REIN_SESSIONS_DIR)")
 		return

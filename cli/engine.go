@@ -11,11 +11,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/llm/replay"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session/jsonl"
+	"github.com/reinhq/rein/workspace"
 )
 
 // engine is the CLI's side of a session: the runner's Engine (model,
@@ -26,7 +26,7 @@ import (
 type engine struct {
 	*runner.Engine
 	app    *App
-	cfg    *config.Loaded
+	cfg    *workspace.Loaded
 	logger *slog.Logger
 	logOut *swapWriter // where the logger writes: stderr, or a file under the terminal UI
 	notice io.Writer   // where notes for the user go (stderr)
@@ -50,8 +50,8 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if err := checkFlags(flags); err != nil {
 		return nil, err
 	}
-	opts := config.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags}
-	cfg, err := config.Load(opts)
+	opts := workspace.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags}
+	cfg, err := workspace.Load(opts)
 	if err != nil {
 		return nil, fail(ExitError, "configuration: %v", err)
 	}
@@ -63,7 +63,7 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if err != nil {
 		return nil, err
 	}
-	store, err := jsonl.New(cfg.Effective.String(config.SessionsDir))
+	store, err := jsonl.New(cfg.Effective.String(workspace.SessionsDir))
 	if err != nil {
 		return nil, fail(ExitError, "sessions: %v", err)
 	}

@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/workspace"
 )
 
 // runOptions are the flags of rein run (and of rein alone).
@@ -63,19 +63,19 @@ func (o *runOptions) settings(cmd *cobra.Command) map[string]string {
 			m[key] = v
 		}
 	}
-	add("model", config.Model, o.model)
-	add("max-turns", config.MaxTurns, fmt.Sprint(o.maxTurns))
-	add("permission-mode", config.PermissionMode, o.permissionMode)
-	add("system-prompt", config.SystemPrompt, o.systemPrompt)
-	add("append-system-prompt", config.AppendSystemPrompt, o.appendSystemPrompt)
-	add("timeout", config.Timeout, o.timeout)
+	add("model", workspace.Model, o.model)
+	add("max-turns", workspace.MaxTurns, fmt.Sprint(o.maxTurns))
+	add("permission-mode", workspace.PermissionMode, o.permissionMode)
+	add("system-prompt", workspace.SystemPrompt, o.systemPrompt)
+	add("append-system-prompt", workspace.AppendSystemPrompt, o.appendSystemPrompt)
+	add("timeout", workspace.Timeout, o.timeout)
 	return m
 }
 
 // checkFlags validates the settings flags give (--max-turns 0, --timeout
 // abc): a bad one is a usage error, exit code 2.
 func checkFlags(flags map[string]string) error {
-	if _, err := config.FlagLayer(flags); err != nil {
+	if _, err := workspace.FlagLayer(flags); err != nil {
 		return usageErrorf("%v", err)
 	}
 	return nil

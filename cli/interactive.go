@@ -12,7 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/cli/tui"
-	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/workspace"
 )
 
 // interactive is rein alone: the terminal UI on a terminal, a one-shot run
@@ -91,7 +91,7 @@ func (h *history) load() []string {
 	if len(out) > historyMax {
 		out = out[len(out)-historyMax:]
 		if len(raw) > 2*historyMax {
-			_ = config.WriteFileAtomic(h.path, bytes.Join(raw[len(raw)-historyMax:], nil), 0o600)
+			_ = workspace.WriteFileAtomic(h.path, bytes.Join(raw[len(raw)-historyMax:], nil), 0o600)
 		}
 	}
 	return out

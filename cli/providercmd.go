@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/workspace"
 )
 
 func (a *App) providerCommand() *cobra.Command {
@@ -32,7 +32,7 @@ runs its default model.`,
 }
 
 // registryOf builds the registry of the user's profiles.
-func (a *App) registryOf(l *config.Loaded) (*registry.Registry, error) {
+func (a *App) registryOf(l *workspace.Loaded) (*registry.Registry, error) {
 	reg, err := registry.New(registry.Config{Profiles: l.Profiles.Profiles, Models: l.Models, Getenv: a.getenv})
 	if err != nil {
 		return nil, fail(ExitError, "%s: %v", l.Profiles.Path, err)
@@ -41,8 +41,8 @@ func (a *App) registryOf(l *config.Loaded) (*registry.Registry, error) {
 }
 
 // loadConfig loads the configuration of the directory rein runs in.
-func (a *App) loadConfig() (*config.Loaded, error) {
-	l, err := config.Load(config.Options{WorkDir: a.Dir, Getenv: a.getenv})
+func (a *App) loadConfig() (*workspace.Loaded, error) {
+	l, err := workspace.Load(workspace.Options{WorkDir: a.Dir, Getenv: a.getenv})
 	if err != nil {
 		return nil, fail(ExitError, "configuration: %v", err)
 	}
@@ -75,7 +75,7 @@ func (a *App) providerList() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			current, _, _ := reg.Parse(l.Effective.String(config.Model))
+			current, _, _ := reg.Parse(l.Effective.String(workspace.Model))
 			var views []profileView
 			for _, p := range reg.Profiles() {
 				r := registry.Auth(p, a.getenv)
@@ -257,7 +257,7 @@ func (a *App) providerUse() *cobra.Command {
 				return fail(ExitError, "saving %s: %v", l.Paths.ProfilesFile(), err)
 			}
 			fmt.Fprintf(a.Stdout, "Default model: %s/%s (saved in %s).\n", prov, model, l.Paths.ProfilesFile())
-			if v := l.Effective.Get(config.Model); overridesProfile(v, l) {
+			if v := l.Effective.Get(workspace.Model); overridesProfile(v, l) {
 				fmt.Fprintf(a.Stdout, "Note: %s (%s %s) still overrides it here.\n", v.Value, v.Source, v.Origin)
 			}
 			return nil
@@ -268,11 +268,11 @@ func (a *App) providerUse() *cobra.Command {
 // overridesProfile reports whether model setting v wins over the default
 // profile of config.yaml: a flag, a variable, a workspace's settings, or
 // model: in the user's settings.yaml.
-func overridesProfile(v config.Value, l *config.Loaded) bool {
+func overridesProfile(v workspace.Value, l *workspace.Loaded) bool {
 	switch v.Source {
-	case config.SourceFlag, config.SourceEnv, config.SourceWorkspace:
+	case workspace.SourceFlag, workspace.SourceEnv, workspace.SourceWorkspace:
 		return true
-	case config.SourceUser:
+	case workspace.SourceUser:
 		return v.Origin != l.Paths.ProfilesFile()
 	}
 	return false

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/workspace"
 )
 
 // PROV-4: `rein provider add` stores OAuth settings (token URL, client id,
@@ -22,7 +22,7 @@ func TestProviderAddOAuth_PROV4(t *testing.T) {
 	if !strings.Contains(out, "Added profile corp") || strings.Contains(out, "Note:") {
 		t.Errorf("add:\n%s", out)
 	}
-	pf, err := config.LoadProfiles(filepath.Join(te.home, ".config", "rein", "config.yaml"))
+	pf, err := workspace.LoadProfiles(filepath.Join(te.home, ".config", "rein", "config.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/workspace"
 )
 
 const runLong = `Run one prompt in the workspace and print the answer.
@@ -161,9 +161,9 @@ func (e *engine) open(ctx context.Context, o *runOptions) error {
 	}
 	spec := e.ModelSpec()
 	err := e.useModel(spec)
-	if err != nil && spec != e.cfg.Effective.String(config.Model) && e.cfg.Effective.String(config.Model) != "" {
-		e.note("the session's model %s is not available (%v); using %s", spec, err, e.cfg.Effective.String(config.Model))
-		err = e.useModel(e.cfg.Effective.String(config.Model))
+	if err != nil && spec != e.cfg.Effective.String(workspace.Model) && e.cfg.Effective.String(workspace.Model) != "" {
+		e.note("the session's model %s is not available (%v); using %s", spec, err, e.cfg.Effective.String(workspace.Model))
+		err = e.useModel(e.cfg.Effective.String(workspace.Model))
 	}
 	return err
 }

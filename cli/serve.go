@@ -17,11 +17,11 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/eventbus"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session/sqlite"
 	"github.com/reinhq/rein/telemetry"
+	"github.com/reinhq/rein/workspace"
 )
 
 const serveLong = `Serve rein's HTTP API (OpenAPI 3.1 at /openapi.json, events over SSE):
@@ -117,7 +117,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	}
 	dataDir := o.dataDir
 	if dataDir == "" {
-		paths := config.PathsFrom(a.getenv)
+		paths := workspace.PathsFrom(a.getenv)
 		dataDir = filepath.Join(paths.DataDir, "server")
 	}
 	dataDir = a.abs(dataDir)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/jsonl"
+	"github.com/reinhq/rein/workspace"
 )
 
 func (a *App) sessionsCommand() *cobra.Command {
@@ -34,12 +34,12 @@ audit log). Ids may be shortened to a unique prefix.`,
 }
 
 // openStore opens the session store the configuration names.
-func (a *App) openStore() (*jsonl.Store, *config.Loaded, error) {
+func (a *App) openStore() (*jsonl.Store, *workspace.Loaded, error) {
 	l, err := a.loadConfig()
 	if err != nil {
 		return nil, nil, err
 	}
-	s, err := jsonl.New(l.Effective.String(config.SessionsDir))
+	s, err := jsonl.New(l.Effective.String(workspace.SessionsDir))
 	if err != nil {
 		return nil, nil, fail(ExitError, "sessions: %v", err)
 	}

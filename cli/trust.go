@@ -12,12 +12,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/internal/config"
+	"github.com/reinhq/rein/workspace"
 )
 
 // trustAsker asks the user whether to trust the workspace l describes,
 // whose extras are not trusted yet (SPEC PERM-5).
-type trustAsker func(ctx context.Context, l *config.Loaded) (bool, error)
+type trustAsker func(ctx context.Context, l *workspace.Loaded) (bool, error)
 
 // now is the App's clock.
 func (a *App) now() time.Time {
@@ -32,7 +32,7 @@ func (a *App) now() time.Time {
 // configuration again, with the extras applied. Otherwise l stands: its
 // warnings say what was ignored. asked reports whether the user saw the
 // extras listed.
-func (a *App) settleTrust(ctx context.Context, l *config.Loaded, opts config.Options, ask trustAsker) (_ *config.Loaded, asked bool, _ error) {
+func (a *App) settleTrust(ctx context.Context, l *workspace.Loaded, opts workspace.Options, ask trustAsker) (_ *workspace.Loaded, asked bool, _ error) {
 	if ask == nil || len(l.Trust.Ignored()) == 0 || l.Trust.Err != nil {
 		return l, false, nil
 	}
@@ -51,7 +51,7 @@ func (a *App) settleTrust(ctx context.Context, l *config.Loaded, opts config.Opt
 		fmt.Fprintf(a.Stderr, "rein: cannot trust the workspace: %v\n", err)
 		return l, true, nil
 	}
-	trusted, err := config.Load(opts)
+	trusted, err := workspace.Load(opts)
 	if err != nil {
 		return nil, true, fail(ExitError, "configuration: %v", err)
 	}
@@ -62,7 +62,7 @@ func (a *App) settleTrust(ctx context.Context, l *config.Loaded, opts config.Opt
 }
 
 // askTrust asks on the terminal, before the interactive session starts.
-func (a *App) askTrust(ctx context.Context, l *config.Loaded) (bool, error) {
+func (a *App) askTrust(ctx context.Context, l *workspace.Loaded) (bool, error) {
 	w := a.Stderr
 	fmt.Fprintf(w, "\nThe workspace %s brings what widens rein's permissions or runs code:\n", l.Workspace.Root)
 	if l.Trust.Lost {
@@ -178,7 +178,7 @@ func (a *App) trustDir(dir string) error {
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
 		return usageErrorf("%s: not a directory", dir)
 	}
-	l, err := config.Load(config.Options{WorkDir: dir, Getenv: a.getenv})
+	l, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: a.getenv})
 	if err != nil {
 		return fail(ExitError, "configuration: %v", err)
 	}
@@ -202,7 +202,7 @@ func (a *App) trustDir(dir string) error {
 }
 
 // printExtras lists extras as a table: kind, what, file.
-func printExtras(w io.Writer, extras []config.Extra) {
+func printExtras(w io.Writer, extras []workspace.Extra) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, x := range extras {
 		note := ""
@@ -218,9 +218,9 @@ func printExtras(w io.Writer, extras []config.Extra) {
 func (a *App) trustRevoke(dir string) error {
 	root := dir
 	if fi, err := os.Stat(dir); err == nil && fi.IsDir() {
-		root = config.FindWorkspace(dir, config.PathsFrom(a.getenv).Home).Root
+		root = workspace.FindWorkspace(dir, workspace.PathsFrom(a.getenv).Home).Root
 	}
-	store := &config.TrustStore{Path: config.PathsFrom(a.getenv).TrustFile()}
+	store := &workspace.TrustStore{Path: workspace.PathsFrom(a.getenv).TrustFile()}
 	had, err := store.Revoke(root)
 	if err != nil {
 		return fail(ExitError, "%v", err)
@@ -235,7 +235,7 @@ func (a *App) trustRevoke(dir string) error {
 
 // trustList lists the workspaces of the trust file and their state.
 func (a *App) trustList() error {
-	store := &config.TrustStore{Path: config.PathsFrom(a.getenv).TrustFile()}
+	store := &workspace.TrustStore{Path: workspace.PathsFrom(a.getenv).TrustFile()}
 	entries, err := store.List()
 	if err != nil {
 		return fail(ExitError, "%v", err)
@@ -257,7 +257,7 @@ func (a *App) trustList() error {
 }
 
 // trustState says whether a remembered workspace's trust still holds.
-func trustState(e config.TrustEntry) string {
+func trustState(e workspace.TrustEntry) string {
 	approved := ""
 	if n := len(e.Approved); n > 0 {
 		approved = fmt.Sprintf("; %d approved rule(s)", n)
@@ -268,7 +268,7 @@ func trustState(e config.TrustEntry) string {
 	if e.Fingerprint == "" {
 		return "not trusted" + approved
 	}
-	fp, err := config.Fingerprint(e.Dir)
+	fp, err := workspace.Fingerprint(e.Dir)
 	switch {
 	case err != nil:
 		return "cannot check: " + err.Error()

@@ -13,13 +13,13 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/compact"
 	"github.com/reinhq/rein/hook"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
+	"github.com/reinhq/rein/workspace"
 )
 
 // Model is a model ready to call, with what the runtime needs to know of
@@ -60,7 +60,7 @@ type Resolver func(reg *registry.Registry, spec string) (*Model, error)
 // configuration layers (trust already settled), where sessions live, how
 // models resolve, and the run-level permission rules.
 type Config struct {
-	Loaded *config.Loaded
+	Loaded *workspace.Loaded
 	Store  session.Store
 	// SessionsDir holds a directory per session: spilled command output,
 	// and, without Audit, the session's audit logs.
@@ -94,8 +94,8 @@ type Config struct {
 // time; Usage and Session may be read from others.
 type Engine struct {
 	cfg    Config
-	ev     *config.Effective
-	ws     config.Workspace
+	ev     *workspace.Effective
+	ws     workspace.Workspace
 	reg    *registry.Registry
 	logger *slog.Logger
 
@@ -173,7 +173,7 @@ func (e *Engine) note(format string, args ...any) {
 func (e *Engine) Registry() *registry.Registry { return e.reg }
 
 // Workspace returns the workspace the engine runs in.
-func (e *Engine) Workspace() config.Workspace { return e.ws }
+func (e *Engine) Workspace() workspace.Workspace { return e.ws }
 
 // Policy returns the permission policy.
 func (e *Engine) Policy() *permission.Engine { return e.policy }
@@ -236,8 +236,8 @@ func (e *Engine) UseModel(spec string) error {
 // ModelSpec is the model string to use: an explicit setting wins, then the
 // model the session last ran, then the built-in default.
 func (e *Engine) ModelSpec() string {
-	v := e.ev.Get(config.Model)
-	if s := e.Session(); v.Source == config.SourceDefault && s != nil && s.Model != "" {
+	v := e.ev.Get(workspace.Model)
+	if s := e.Session(); v.Source == workspace.SourceDefault && s != nil && s.Model != "" {
 		return s.Model
 	}
 	return v.Value
@@ -261,17 +261,17 @@ func (e *Engine) buildSystem(m *Model) (string, error) {
 		env = agent.Environment{Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	}
 	return agent.BuildSystem(agent.PromptParts{
-		Instructions: e.ev.String(config.SystemPrompt), Env: env,
+		Instructions: e.ev.String(workspace.SystemPrompt), Env: env,
 		AgentsMD: text, AgentsPath: name,
-		Append: e.ev.String(config.AppendSystemPrompt),
+		Append: e.ev.String(workspace.AppendSystemPrompt),
 	}), nil
 }
 
 // buildPolicy builds the permission policy from every settings layer and
 // the run's rules; "always" answers are kept in .rein/settings.local.yaml.
 func (e *Engine) buildPolicy() error {
-	run := permission.Settings{Mode: permission.Mode(e.ev.String(config.PermissionMode)),
-		AskTimeout: e.ev.Duration(config.AskTimeout), Rules: e.cfg.RunRules,
+	run := permission.Settings{Mode: permission.Mode(e.ev.String(workspace.PermissionMode)),
+		AskTimeout: e.ev.Duration(workspace.AskTimeout), Rules: e.cfg.RunRules,
 		Store: e.cfg.Loaded.RuleStore(), SensitiveHidden: e.sandboxed()}
 	p, err := permission.NewPolicy(e.cfg.Loaded.Permissions(run))
 	if err != nil {
@@ -316,13 +316,13 @@ func (e *Engine) Agent(approver permission.Approver) *agent.Agent {
 	cfg := agent.Config{
 		Provider: e.compactor.Observe(m.Provider), ProviderName: m.ProviderName, Model: m.Name,
 		Caps:   agent.Caps{NoVision: !m.Caps.Vision, NoToolResultImages: !m.Caps.ToolResultImages},
-		System: e.system, Tools: e.tools, MaxTurns: e.ev.Int(config.MaxTurns), Timeout: e.ev.Duration(config.Timeout),
-		MaxTokens: e.ev.Int(config.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
+		System: e.system, Tools: e.tools, MaxTurns: e.ev.Int(workspace.MaxTurns), Timeout: e.ev.Duration(workspace.Timeout),
+		MaxTokens: e.ev.Int(workspace.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
 		Permissions: &agent.Gate{Policy: e.policy, Approver: approver, Rules: e.policy, Auditor: e.audit,
 			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now},
 		Now: e.cfg.Now, Warnings: e.cfg.Loaded.Warnings,
 	}
-	if b := e.ev.Int(config.ThinkingBudget); b > 0 {
+	if b := e.ev.Int(workspace.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}
 	}
 	if f := m.Frame; f != nil {

@@ -12,9 +12,9 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/hook"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/workspace"
 )
 
 // deltaBits is how many low bits of an event id number the deltas after
@@ -234,7 +234,7 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 			return nil, err
 		}
 	}
-	loaded, err := config.Load(config.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()})
+	loaded, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()})
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
@@ -253,8 +253,8 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 // modelFor is the model string of a run in sess: ModelSpec, with the
 // session's own model when the configuration only has the default.
 func (e *Engine) modelFor(sess *session.Session) string {
-	v := e.ev.Get(config.Model)
-	if v.Source == config.SourceDefault && sess.Model != "" {
+	v := e.ev.Get(workspace.Model)
+	if v.Source == workspace.SourceDefault && sess.Model != "" {
 		return sess.Model
 	}
 	return v.Value

@@ -13,10 +13,10 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/eventbus"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/workspace"
 )
 
 // ErrClosed is returned by [Service.Submit] once the service shuts down.
@@ -161,7 +161,7 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*session.Run, err
 // what to send instead.
 func (s *Service) checkSubmission(sub Submission) error {
 	flags := sub.flags()
-	if _, err := config.FlagLayer(flags); err != nil {
+	if _, err := workspace.FlagLayer(flags); err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
 	}
 	if strings.HasPrefix(strings.TrimSpace(sub.Model), "replay:") {
@@ -195,13 +195,13 @@ func (s *Service) checkPending(ctx context.Context, sessionID string) error {
 func (sub Submission) flags() map[string]string {
 	m := map[string]string{}
 	if sub.Model != "" {
-		m[config.Model] = sub.Model
+		m[workspace.Model] = sub.Model
 	}
 	if sub.MaxTurns != 0 {
-		m[config.MaxTurns] = fmt.Sprint(sub.MaxTurns)
+		m[workspace.MaxTurns] = fmt.Sprint(sub.MaxTurns)
 	}
 	if sub.PermissionMode != "" {
-		m[config.PermissionMode] = sub.PermissionMode
+		m[workspace.PermissionMode] = sub.PermissionMode
 	}
 	return m
 }

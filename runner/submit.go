@@ -7,11 +7,11 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/hook"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool/builtin"
+	"github.com/reinhq/rein/workspace"
 )
 
 // Submit runs one prompt in the bound session (a new one is created on
@@ -110,7 +110,7 @@ func (e *Engine) Compact(ctx context.Context) (*agent.CompactionEvent, error) {
 	}
 	e.Agent(nil) // builds the compactor
 	req := &llm.Request{Model: e.model.Name, System: e.system, Messages: e.history, Tools: e.tools.Specs(),
-		MaxTokens: e.ev.Int(config.MaxTokens), CacheKey: s.ID}
+		MaxTokens: e.ev.Int(workspace.MaxTokens), CacheKey: s.ID}
 	e.FireHook(ctx, hook.PreCompact, hook.Input{Trigger: "manual"})
 	hist, rep, err := e.compactor.Compact(ctx, req, &e.focus)
 	if err != nil {

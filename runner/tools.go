@@ -9,10 +9,10 @@ import (
 	"sync"
 
 	"github.com/reinhq/rein/exec"
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
+	"github.com/reinhq/rein/workspace"
 )
 
 // buildTools builds the session's tools (SPEC TOOL-3): the file tools
@@ -66,7 +66,7 @@ func (e *Engine) buildTools() error {
 // sensitive files are hidden.
 func (e *Engine) backend() (exec.Backend, error) {
 	local := exec.Local{SpillDir: e.sessDir}
-	mode := e.ev.String(config.Sandbox)
+	mode := e.ev.String(workspace.Sandbox)
 	if mode != "on" && mode != "auto" {
 		return &local, nil
 	}
@@ -93,7 +93,7 @@ func (e *Engine) backend() (exec.Backend, error) {
 // hides the workspace's sensitive files (see backend): the policy then
 // lets a recursive read of the workspace run (SPEC PERM-2).
 func (e *Engine) sandboxed() bool {
-	mode := e.ev.String(config.Sandbox)
+	mode := e.ev.String(workspace.Sandbox)
 	return (mode == "on" || mode == "auto") && (&exec.Sandbox{}).Available() == nil
 }
 

@@ -3,18 +3,18 @@ package runner
 import (
 	"testing"
 
-	"github.com/reinhq/rein/internal/config"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/workspace"
 )
 
 // TOOL-5, PERM-5: the sandbox hides the default sensitive files, the
 // user's additions and exceptions, and a workspace's additions — but a
 // workspace cannot make an exception.
 func TestSandboxHide_TOOL5_PERM5(t *testing.T) {
-	e := &Engine{cfg: Config{Loaded: &config.Loaded{
-		User:    config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env.example", "secrets.yaml"}}},
-		Project: config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env", "deploy/*.json"}}},
-		Local:   config.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!id_rsa"}}},
+	e := &Engine{cfg: Config{Loaded: &workspace.Loaded{
+		User:    workspace.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env.example", "secrets.yaml"}}},
+		Project: workspace.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env", "deploy/*.json"}}},
+		Local:   workspace.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!id_rsa"}}},
 	}}}
 	hide := e.sandboxHide()
 	for path, want := range map[string]bool{

@@ -1,7 +1,10 @@
-// Package config resolves rein's settings from their layers (SPEC WS-3),
-// highest first: run flags, the environment (REIN_*), the workspace's
-// .rein/settings.yaml, the user's ~/.config/rein/settings.yaml, and built-in
-// defaults.
+// Package workspace loads what a workspace declares — AGENTS.md and .rein/
+// (SPEC WS-1) — with the user's own configuration, the same way for every
+// front (the CLI, the server, the gateway).
+//
+// Settings resolve from their layers (SPEC WS-3), highest first: run
+// flags, the environment (REIN_*), the workspace's .rein/settings.yaml,
+// the user's ~/.config/rein/settings.yaml, and built-in defaults.
 //
 // Every setting is a [Key]: a dotted name as written in the YAML files
 // ("permissions.mode"), the REIN_* variable and the flag that set it, a kind
@@ -25,7 +28,7 @@
 // ([TrustStore]) with a [Fingerprint] of the workspace's trust-relevant
 // files, and is lost when they change; [Loaded.RuleStore] keeps "always"
 // answers without losing it.
-package config
+package workspace
 
 import (
 	"fmt"

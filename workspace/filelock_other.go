@@ -1,6 +1,6 @@
 //go:build !unix
 
-package config
+package workspace
 
 // lockFile is a no-op where flock does not exist: concurrent rein processes
 // updating one file may lose a write there.
