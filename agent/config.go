@@ -30,6 +30,12 @@ type Config struct {
 	MaxTurns int
 	// Timeout is the wall-clock budget of one run; 0 means none.
 	Timeout time.Duration
+	// TokenBudget and CostBudget bound what one run may spend, its
+	// sub-agents' runs included: tokens sent and received (cache reads
+	// count), and USD by Price. Once over, the run ends with
+	// [ReasonBudget] before its next model call; 0 means no bound.
+	TokenBudget int64
+	CostBudget  float64
 	// MaxParallel bounds concurrency-safe tools running at once (default 8).
 	MaxParallel int
 	// MaxTokens and Thinking are passed on every model request.
@@ -84,6 +90,9 @@ type Input struct {
 	// Healed says what healing fixed when the session was loaded (SESS-2);
 	// run_start reports it.
 	Healed string
+	// Depth is how deep in a tree of agents the run is: 0 for a top run,
+	// 1 for its sub-agents (AGENT-4). Tools get it in tool.Call.
+	Depth int
 }
 
 // Agent runs conversations. It is safe for concurrent use: each Run has its

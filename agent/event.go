@@ -28,13 +28,18 @@ const (
 	EventError              EventType = "error"
 	EventMessage            EventType = "message"
 	EventDone               EventType = "done"
+	// EventSubagentStart and EventSubagentEnd open and close a sub-agent's
+	// run inside its parent's stream (AGENT-4): the sub-agent's own
+	// run_start and done, renamed so that a stream has exactly one of each.
+	EventSubagentStart EventType = "subagent_start"
+	EventSubagentEnd   EventType = "subagent_end"
 )
 
 // Durable reports whether events of this type change what is stored: they
 // are persisted, deltas only forwarded.
 func (t EventType) Durable() bool {
 	switch t {
-	case EventMessage, EventCompaction, EventDone, EventToolStart, EventToolEnd:
+	case EventMessage, EventCompaction, EventDone, EventToolStart, EventToolEnd, EventSubagentEnd:
 		return true
 	}
 	return false
@@ -48,11 +53,16 @@ type Event struct {
 	SessionID string    `json:"session_id,omitempty"`
 	RunID     string    `json:"run_id,omitempty"`
 	// Turn is the model call the event belongs to, from 1; 0 before the first.
+	// A sub-agent's event carries the sub-agent's turn.
 	Turn int `json:"turn,omitempty"`
+	// Subagent is set on the events of a sub-agent relayed in its parent's
+	// stream (AGENT-4).
+	Subagent *Subagent `json:"subagent,omitempty"`
 
 	// Text is set on text_delta and thinking_delta.
 	Text string `json:"text,omitempty"`
 
+	// RunStart is set on run_start and subagent_start.
 	RunStart   *RunStart        `json:"run_start,omitempty"`
 	Tool       *ToolEvent       `json:"tool,omitempty"`
 	Permission *PermissionEvent `json:"permission,omitempty"`
@@ -61,7 +71,8 @@ type Event struct {
 	Usage      *UsageEvent      `json:"usage,omitempty"`
 	Error      *ErrorEvent      `json:"error,omitempty"`
 	Message    *llm.Message     `json:"message,omitempty"`
-	Done       *DoneEvent       `json:"done,omitempty"`
+	// Done is set on done and subagent_end.
+	Done *DoneEvent `json:"done,omitempty"`
 }
 
 // RunStart opens a run.
@@ -184,6 +195,9 @@ const (
 	ReasonTimeout          Reason = "timeout"
 	ReasonMaxTokens        Reason = "max_tokens"
 	ReasonRefusal          Reason = "refusal"
+	// ReasonBudget: the run used up its token or cost budget
+	// ([Config.TokenBudget], [Config.CostBudget]).
+	ReasonBudget Reason = "budget"
 )
 
 // Stats counts what a run did (SPEC LOOP-7); persisted with the run record.
@@ -196,6 +210,10 @@ type Stats struct {
 	ErrorsByTool map[string]map[string]int `json:"errors_by_tool,omitempty"`
 	Retries      int                       `json:"retries,omitempty"`
 	Compactions  int                       `json:"compactions,omitempty"`
+	// Subagents counts the sub-agent runs this run started (their own
+	// calls are counted in their runs; their usage and cost are in this
+	// run's totals).
+	Subagents int `json:"subagents,omitempty"`
 }
 
 func (s *Stats) countTool(name, outcome string) {

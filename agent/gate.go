@@ -34,7 +34,7 @@ type Gate struct {
 var _ Permissions = (*Gate)(nil)
 
 func (g *Gate) request(c Check) permission.Request {
-	return permission.Request{Tool: c.Call.Name, Input: c.Call.Input, Meta: c.Meta, WorkDir: c.Call.WorkDir,
+	return permission.Request{Tool: c.Call.Name, Origin: c.Origin, Input: c.Call.Input, Meta: c.Meta, WorkDir: c.Call.WorkDir,
 		SessionID: c.Call.SessionID, RunID: c.Call.RunID, CallID: c.Call.ID}
 }
 

@@ -61,7 +61,7 @@ func (r *run) emit(e Event) bool {
 	}
 	e.Time = r.cfg.Now()
 	e.SessionID, e.RunID = r.in.SessionID, r.in.RunID
-	if e.Turn == 0 {
+	if e.Turn == 0 && e.Subagent == nil {
 		e.Turn = r.turn
 	}
 	if !r.yield(e, nil) {
@@ -125,6 +125,9 @@ func (r *run) loop(ctx context.Context) ending {
 		}
 		if r.turn >= r.cfg.MaxTurns {
 			return ending{reason: ReasonMaxTurns, err: fmt.Errorf("stopped after %d turns (max turns); continue the session to go on", r.turn)}
+		}
+		if over := r.overBudget(); over != nil {
+			return ending{reason: ReasonBudget, err: over}
 		}
 		if end, more := r.step(ctx); !more {
 			return end

@@ -35,6 +35,7 @@ func (r *run) runTools(ctx context.Context, uses []*llm.ToolUse, cut bool) (resu
 		for i, o := range r.runBatch(ctx, cancel, uses, batch) {
 			results[batch[i]] = o.result
 			r.stats.countTool(uses[batch[i]].Name, o.outcome)
+			r.addSpent(o.spent)
 			r.focus.observe(uses[batch[i]].Name, o.metadata, o.result.IsError)
 			if o.stop != "" && stop == "" {
 				stop = o.stop
@@ -84,6 +85,7 @@ type outcome struct {
 	outcome  string
 	stop     string
 	metadata map[string]any
+	spent    *Spent // a sub-agent's usage, nil for other tools
 }
 
 // note is an event sent from a tool goroutine to the run's goroutine, which
@@ -140,15 +142,16 @@ func (r *run) runBatch(ctx context.Context, cancel context.CancelFunc, uses []*l
 // tool goroutine and touches no run state except through emit.
 func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) outcome {
 	call := tool.Call{ID: u.ID, Name: u.Name, Input: u.Input, SessionID: r.in.SessionID, RunID: r.in.RunID,
-		WorkDir: r.in.WorkDir, SessionDir: r.in.SessionDir}
+		WorkDir: r.in.WorkDir, SessionDir: r.in.SessionDir, Depth: r.in.Depth}
 	o, res, check, v := r.gate(ctx, call, emit)
 	started := r.cfg.Now() // the call's duration excludes waiting for permission
 	if o == "" && ctx.Err() != nil {
 		o, res = "interrupted", tool.Errorf("not run: the run was cancelled before this call started")
 	}
+	var spent *Spent
 	if o == "" {
 		emit(Event{Type: EventToolStart, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Input: check.Call.Input}})
-		res, o = r.invoke(ctx, check)
+		res, o, spent = r.invoke(ctx, check, emit)
 		res = r.postToolHook(ctx, check, res, o)
 		if v.context != "" {
 			res.Content = append(append([]llm.Block(nil), res.Content...), &llm.Text{Text: hookContext(v.context)})
@@ -162,7 +165,7 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 	block := toResultBlock(u.ID, res)
 	emit(Event{Type: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, IsError: res.IsError, Output: res.TextOf(),
 		Images: countImages(res.Content), DurationMS: dur.Milliseconds(), Metadata: res.Metadata, Outcome: o}})
-	return outcome{result: block, outcome: o, stop: v.stop, metadata: res.Metadata}
+	return outcome{result: block, outcome: o, stop: v.stop, metadata: res.Metadata, spent: spent}
 }
 
 // verdict is the gate's decision on a call.
@@ -261,8 +264,9 @@ func joinContext(parts ...string) string {
 }
 
 // invoke runs the tool itself, turning a cancellation, a panic or a Go error
-// into a result the model can read.
-func (r *run) invoke(ctx context.Context, c Check) (res tool.Result, o string) {
+// into a result the model can read. A [Streamer] relays its events through
+// emit and reports what it spent.
+func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.Result, o string, spent *Spent) {
 	entry, _ := r.cfg.Tools.Get(c.Call.Name)
 	defer func() {
 		if p := recover(); p != nil {
@@ -270,7 +274,21 @@ func (r *run) invoke(ctx context.Context, c Check) (res tool.Result, o string) {
 			res, o = tool.Errorf("the tool %s crashed: %v", c.Call.Name, p), "error"
 		}
 	}()
-	res, err := entry.Tool.Run(ctx, c.Call)
+	var err error
+	if s, ok := entry.Tool.(Streamer); ok {
+		var sp Spent
+		res, sp, err = s.RunStream(ctx, c.Call, emit)
+		spent = &sp
+	} else {
+		res, err = entry.Tool.Run(ctx, c.Call)
+	}
+	res, o = settle(ctx, c, res, err)
+	return res, o, spent
+}
+
+// settle turns what a tool returned into the result the model reads and
+// its outcome.
+func settle(ctx context.Context, c Check, res tool.Result, err error) (tool.Result, string) {
 	switch {
 	case ctx.Err() != nil:
 		text := res.TextOf()

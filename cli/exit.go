@@ -19,6 +19,7 @@ const (
 	ExitTimeout          = 6
 	ExitMaxTokens        = 7
 	ExitRefusal          = 8
+	ExitBudget           = 9
 	ExitCancelled        = 130 // interrupted (Ctrl-C), as shells report SIGINT
 )
 
@@ -38,6 +39,7 @@ var exitCodes = []struct {
 	{agent.ReasonTimeout, ExitTimeout, "the run's --timeout ran out"},
 	{agent.ReasonMaxTokens, ExitMaxTokens, "the reply hit the output token limit"},
 	{agent.ReasonRefusal, ExitRefusal, "the model refused"},
+	{agent.ReasonBudget, ExitBudget, "the run's token or cost budget ran out"},
 	{agent.ReasonCancelled, ExitCancelled, "cancelled (Ctrl-C, SIGTERM, or the terminal closed)"},
 }
 

@@ -13,9 +13,12 @@
 // [Mode]'s default for the tool's category. Deny always wins.
 //
 // Rules read like `bash(git diff:*)`, `read_file(src/**)`,
-// `web_fetch(domain:example.com)` or `mcp__github__*` ([ParseRule]); Claude
-// Code's tool names work as in Claude Code (`Edit(config/**)` covers every
-// tool that edits files). Shell commands are parsed for real
+// `web_fetch(domain:example.com)`, `mcp__github__*` or `Action(deploy)`
+// ([ParseRule]); Claude Code's tool names work as in Claude Code
+// (`Edit(config/**)` covers every tool that edits files). `Action(name)`
+// names a workspace action (SPEC ACTION-1), wildcards allowed
+// (`Action(deploy_*)`, `Action(*)`), and never a built-in or MCP tool of the
+// same name: it looks at the [Request]'s Origin. Shell commands are parsed for real
 // (internal/shellparse, over mvdan.cc/sh): an allow rule covers a command
 // only when it covers every simple command in it, so `git diff; rm -rf x` is
 // not `git diff`; deny and ask rules see through wrappers (`sudo /bin/rm`),

@@ -11,7 +11,7 @@ func (d *decider) networkAsk() (Outcome, bool) {
 	if d.mode != ModeStrict {
 		for i := range d.rules {
 			c := &d.rules[i]
-			if c.rule.Action == DecisionAllow && c.kind == kindDomain && c.matchTool(d.f.req.Tool) && c.matchDomain(d.f.host) {
+			if c.rule.Action == DecisionAllow && c.kind == kindDomain && c.matchTool(d.f.req) && c.matchDomain(d.f.host) {
 				return Outcome{}, false
 			}
 		}

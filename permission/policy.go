@@ -235,7 +235,7 @@ func (d *decider) decide() Outcome {
 func (d *decider) matchRules(action Decision) (Outcome, bool) {
 	for i := range d.rules {
 		c := &d.rules[i]
-		if c.rule.Action != action || !c.matchTool(d.f.req.Tool) || !d.matchesAny(c) {
+		if c.rule.Action != action || !c.matchTool(d.f.req) || !d.matchesAny(c) {
 			continue
 		}
 		verb := "denied"
@@ -290,7 +290,7 @@ func (d *decider) dynamicAsk() (Outcome, bool) {
 	}
 	for i := range d.rules {
 		c := &d.rules[i]
-		if c.rule.Action != DecisionAllow && c.kind == kindShell && c.matchTool(d.f.req.Tool) {
+		if c.rule.Action != DecisionAllow && c.kind == kindShell && c.matchTool(d.f.req) {
 			r := c.rule
 			return Outcome{Decision: DecisionAsk, Reason: fmt.Sprintf("%s, so the command cannot be checked against %s rule %s; it needs confirmation",
 				d.f.shell.Dynamic, sourceName(r.Source), r), Rule: &r}, true
@@ -307,7 +307,7 @@ func (d *decider) wholeToolAllowed() bool {
 	}
 	for i := range d.rules {
 		c := &d.rules[i]
-		if c.rule.Action == DecisionAllow && (c.kind == kindAny || c.shell.any) && c.matchTool(d.f.req.Tool) {
+		if c.rule.Action == DecisionAllow && (c.kind == kindAny || c.shell.any) && c.matchTool(d.f.req) {
 			return true
 		}
 	}
@@ -394,7 +394,7 @@ func (d *decider) allowRules() (Outcome, bool) {
 	covered := func(pred func(c *compiled) bool) bool {
 		for i := range d.rules {
 			c := &d.rules[i]
-			if c.rule.Action == DecisionAllow && c.matchTool(d.f.req.Tool) && pred(c) {
+			if c.rule.Action == DecisionAllow && c.matchTool(d.f.req) && pred(c) {
 				if !slices.Contains(used, c.rule) {
 					used = append(used, c.rule)
 				}

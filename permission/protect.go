@@ -86,7 +86,7 @@ func (d *decider) allowNames(p pathInfo, name string) bool {
 	}
 	for i := range d.rules {
 		c := &d.rules[i]
-		if c.rule.Action == DecisionAllow && c.kind == kindPath && c.matchTool(d.f.req.Tool) &&
+		if c.rule.Action == DecisionAllow && c.kind == kindPath && c.matchTool(d.f.req) &&
 			strings.Contains(c.glob, name) && c.matchPath(p, false) {
 			return true
 		}

@@ -34,6 +34,13 @@ const (
 // of the tool. Tool may hold `*` wildcards (`mcp__github__*`), or be a Claude
 // Code name standing for several tools (Edit, Read: see
 // [tool.ClaudeRuleTools]).
+//
+// Tool [ActionRuleTool] makes a rule on workspace actions (SPEC ACTION-1):
+// `Action(deploy)` matches the calls of the action named deploy, and only
+// of an action (Request.Origin is [tool.OriginAction]): not a built-in or an
+// MCP tool of that name. Its Pattern is the action's name and may hold `*`
+// wildcards (`Action(deploy_*)`, `Action(*)`); a bare `Action` matches every
+// action.
 type Rule struct {
 	Action  Decision `json:"action" yaml:"action"`
 	Tool    string   `json:"tool" yaml:"tool"`
@@ -50,6 +57,13 @@ func (r Rule) Tools() []string {
 	}
 	return []string{r.Tool}
 }
+
+// ActionRuleTool is the Tool of a rule on workspace actions:
+// `Action(name)`.
+const ActionRuleTool = "Action"
+
+// IsAction reports a rule on workspace actions (`Action(name)`).
+func (r Rule) IsAction() bool { return r.Tool == ActionRuleTool }
 
 // String returns the rule in the syntax [ParseRule] reads, without its action.
 func (r Rule) String() string {
@@ -78,7 +92,9 @@ func shellRule(name string) bool {
 }
 
 // ParseRule reads a rule such as `bash(git diff:*)`, `read_file(src/**)`,
-// `web_fetch(domain:example.com)`, `bash` or `mcp__github__*`. Claude Code's
+// `web_fetch(domain:example.com)`, `bash`, `mcp__github__*` or
+// `Action(deploy)` (any case of "action" before a parenthesis reads as
+// [ActionRuleTool]; a bare `Action` is every action). Claude Code's
 // tool names are read as in Claude Code (see [tool.ClaudeRuleTools]): one
 // that stands for a single rein tool is replaced by it (Bash → bash, Write →
 // write_file); Edit and Read are kept and match every tool that edits
@@ -102,6 +118,9 @@ func ParseRule(action Decision, s string) (Rule, error) {
 	}
 	if err := checkToolName(name); err != nil {
 		return Rule{}, fmt.Errorf("permission: rule %q: %w", s, err)
+	}
+	if pattern != "" && strings.EqualFold(name, ActionRuleTool) {
+		name = ActionRuleTool
 	}
 	if names := tool.ClaudeRuleTools(name); len(names) == 1 {
 		name = names[0]
@@ -146,6 +165,10 @@ type compiled struct {
 	domain string
 	glob   string // path glob, ~ expanded, slash-separated
 	abs    bool   // glob is absolute
+	// action: an `Action(name)` rule, matching the actions actionName (a
+	// path.Match pattern) covers.
+	action     bool
+	actionName string
 }
 
 // compileRule checks a rule and prepares it for matching.
@@ -153,6 +176,9 @@ func compileRule(r Rule) (compiled, error) {
 	c := compiled{rule: r}
 	if _, err := path.Match(r.Tool, ""); err != nil {
 		return c, fmt.Errorf("permission: rule %q: bad tool pattern: %v", r, err)
+	}
+	if r.IsAction() {
+		return compileAction(r)
 	}
 	p := r.Pattern
 	switch {
@@ -183,6 +209,22 @@ func compileRule(r Rule) (compiled, error) {
 	return c, nil
 }
 
+// compileAction prepares an `Action(name)` rule: it matches every call of
+// the actions its name pattern covers.
+func compileAction(r Rule) (compiled, error) {
+	c := compiled{rule: r, kind: kindAny, action: true, actionName: r.Pattern}
+	if c.actionName == "" {
+		c.actionName = "*"
+	}
+	if err := checkToolName(c.actionName); err != nil {
+		return c, fmt.Errorf("permission: rule %q: action %w", r, err)
+	}
+	if _, err := path.Match(c.actionName, ""); err != nil {
+		return c, fmt.Errorf("permission: rule %q: bad action name pattern: %v", r, err)
+	}
+	return c, nil
+}
+
 // expandHome replaces a leading ~ with the user's home directory.
 func expandHome(p string) string {
 	if p != "~" && !strings.HasPrefix(p, "~/") {
@@ -195,9 +237,15 @@ func expandHome(p string) string {
 	return filepath.Join(home, p[1:])
 }
 
-// matchTool reports whether the rule names the tool, directly, by a
-// wildcard or by its Claude Code name.
-func (c *compiled) matchTool(name string) bool {
+// matchTool reports whether the rule names the tool of a request, directly,
+// by a wildcard or by its Claude Code name. An `Action(name)` rule names
+// workspace actions only, whatever other tool bears the name.
+func (c *compiled) matchTool(req Request) bool {
+	name := req.Tool
+	if c.action {
+		ok, _ := path.Match(c.actionName, name)
+		return ok && req.Origin == tool.OriginAction
+	}
 	if c.rule.Tool == name {
 		return true
 	}

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/internal/shellparse"
+	"github.com/reinhq/rein/tool"
 	"mvdan.cc/sh/v3/syntax"
 )
 
@@ -51,8 +52,12 @@ var runSubcommands = map[string]string{"go": "run", "cargo": "run", "deno": "run
 // module an interpreter runs (`python3 -m pytest:*`), and the exact command
 // for wrappers and dangerous programs (`bash(timeout 60 npm test)`); for a
 // file tool the exact path; for a URL its domain; otherwise the whole tool.
+// For a workspace action it is the action's rule (`Action(deploy)`).
 // Nil when no safe rule exists (a command built at run time).
 func Suggest(r Request) []Rule {
+	if r.Origin == tool.OriginAction && checkToolName(r.Tool) == nil && !strings.Contains(r.Tool, "*") {
+		return []Rule{{Action: DecisionAllow, Tool: ActionRuleTool, Pattern: r.Tool, Source: SourceSession}}
+	}
 	var in map[string]any
 	_ = json.Unmarshal(r.Input, &in)
 	mk := func(pattern string) Rule {

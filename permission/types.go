@@ -80,6 +80,10 @@ func parseDecision(s string) (Decision, error) {
 type Request struct {
 	// Tool is the tool's name.
 	Tool string
+	// Origin is where the tool comes from (built-in, action, MCP, …); rules
+	// written `Action(name)` match only calls whose Origin is
+	// [tool.OriginAction]. Empty is treated like a built-in.
+	Origin tool.Origin
 	// Input is the call's JSON input object.
 	Input json.RawMessage
 	// Meta is the tool's declared behaviour; its Category and ReadOnly flag

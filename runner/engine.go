@@ -72,6 +72,12 @@ type Config struct {
 	Hidden   []string
 	// NoTools gives the model no tools at all (a chat workspace, WS-2).
 	NoTools bool
+	// Agent names the agent definition the session runs as (AGENT-1,
+	// `rein run --agent`): its prompt replaces rein's instructions, and its
+	// tools, permission mode (never looser than the configuration's), model
+	// and max turns apply unless a flag or variable sets them. "" runs
+	// rein's own.
+	Agent string
 	// Audit, when set, opens the audit trail of a session (the server's
 	// ledger); nil writes audit.jsonl and hooks.jsonl into its directory.
 	Audit func(s *session.Session) (permission.Auditor, hook.Auditor, error)
@@ -101,6 +107,8 @@ type Engine struct {
 
 	model  *Model
 	system string
+	// agentsMD is the workspace's AGENTS.md (or CLAUDE.md), named agentsPath.
+	agentsMD, agentsPath string
 
 	policy  *permission.Engine
 	hooks   *hook.Registry
@@ -120,6 +128,14 @@ type Engine struct {
 	mu    sync.Mutex
 	usage llm.Usage
 	cost  float64
+
+	// main is the agent definition the session runs as (Config.Agent).
+	main *workspace.Agent
+	// depth is how deep in a tree of agents this process runs (DepthEnv);
+	// subPolicies are the policies of sub-agents asking for a tighter mode.
+	depth       int
+	subMu       sync.Mutex
+	subPolicies map[string]*permission.Engine
 
 	tracker   *builtin.FileTracker
 	todos     *builtin.Todos
@@ -150,6 +166,20 @@ func New(cfg Config) (*Engine, error) {
 		return nil, fmt.Errorf("provider profiles: %w", err)
 	}
 	e := &Engine{cfg: cfg, ev: l.Effective, ws: l.Workspace, reg: reg, logger: cfg.Logger}
+	if e.depth, err = baseDepth(cfg.Getenv); err != nil {
+		return nil, err
+	}
+	if max := e.maxDepth(); e.depth > max {
+		return nil, fmt.Errorf("agents nest %d deep here (%s), beyond %s %d: a tool of a sub-agent started rein again", e.depth, DepthEnv, workspace.SubagentMaxDepth, max)
+	}
+	if cfg.Agent != "" {
+		defs := l.Definitions()
+		a, ok := defs.Agent(cfg.Agent)
+		if !ok {
+			return nil, unknownAgent(cfg.Agent, defs.Agents)
+		}
+		e.main = &a
+	}
 	if err := e.buildPolicy(); err != nil {
 		return nil, err
 	}
@@ -237,6 +267,9 @@ func (e *Engine) UseModel(spec string) error {
 // model the session last ran, then the built-in default.
 func (e *Engine) ModelSpec() string {
 	v := e.ev.Get(workspace.Model)
+	if e.main != nil && e.main.Model != "" && v.Source != workspace.SourceFlag && v.Source != workspace.SourceEnv {
+		return e.main.Model
+	}
 	if s := e.Session(); v.Source == workspace.SourceDefault && s != nil && s.Model != "" {
 		return s.Model
 	}
@@ -255,30 +288,52 @@ func (e *Engine) buildSystem(m *Model) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace instructions: %w", err)
 	}
+	e.agentsMD, e.agentsPath = text, name
+	instructions := e.ev.String(workspace.SystemPrompt)
+	if e.main != nil && instructions == "" {
+		instructions = e.main.Prompt
+	}
+	return agent.BuildSystem(e.promptParts(instructions)), nil
+}
+
+// promptParts are the parts of a system prompt over instructions (rein's
+// own when empty): the environment, AGENTS.md as read by buildSystem, and
+// --append-system-prompt.
+func (e *Engine) promptParts(instructions string) agent.PromptParts {
 	_, gitErr := os.Lstat(filepath.Join(e.ws.Root, ".git"))
 	env := agent.Environment{WorkDir: e.ws.Root, Platform: runtime.GOOS + "/" + runtime.GOARCH, Shell: "bash", GitRepo: gitErr == nil}
 	if e.cfg.NoTools {
 		env = agent.Environment{Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	}
-	return agent.BuildSystem(agent.PromptParts{
-		Instructions: e.ev.String(workspace.SystemPrompt), Env: env,
-		AgentsMD: text, AgentsPath: name,
-		Append: e.ev.String(workspace.AppendSystemPrompt),
-	}), nil
+	return agent.PromptParts{Instructions: instructions, Env: env, AgentsMD: e.agentsMD, AgentsPath: e.agentsPath,
+		Append: e.ev.String(workspace.AppendSystemPrompt)}
 }
 
 // buildPolicy builds the permission policy from every settings layer and
 // the run's rules; "always" answers are kept in .rein/settings.local.yaml.
 func (e *Engine) buildPolicy() error {
-	run := permission.Settings{Mode: permission.Mode(e.ev.String(workspace.PermissionMode)),
-		AskTimeout: e.ev.Duration(workspace.AskTimeout), Rules: e.cfg.RunRules,
-		Store: e.cfg.Loaded.RuleStore(), SensitiveHidden: e.sandboxed()}
-	p, err := permission.NewPolicy(e.cfg.Loaded.Permissions(run))
+	mode := e.ev.String(workspace.PermissionMode)
+	if e.main != nil {
+		mode = tighterMode(mode, e.main.PermissionMode)
+	}
+	p, err := e.newPolicy(permission.Mode(mode))
 	if err != nil {
-		return fmt.Errorf("permissions: %w", err)
+		return err
 	}
 	e.policy = p
 	return nil
+}
+
+// newPolicy builds the permission policy of every settings layer and the
+// run's rules, under mode.
+func (e *Engine) newPolicy(mode permission.Mode) (*permission.Engine, error) {
+	run := permission.Settings{Mode: mode, AskTimeout: e.ev.Duration(workspace.AskTimeout), Rules: e.cfg.RunRules,
+		Store: e.cfg.Loaded.RuleStore(), SensitiveHidden: e.sandboxed()}
+	p, err := permission.NewPolicy(e.cfg.Loaded.Permissions(run))
+	if err != nil {
+		return nil, fmt.Errorf("permissions: %w", err)
+	}
+	return p, nil
 }
 
 // loadHooks registers the hooks of the user (hooks.yaml) and, once the
@@ -316,7 +371,7 @@ func (e *Engine) Agent(approver permission.Approver) *agent.Agent {
 	cfg := agent.Config{
 		Provider: e.compactor.Observe(m.Provider), ProviderName: m.ProviderName, Model: m.Name,
 		Caps:   agent.Caps{NoVision: !m.Caps.Vision, NoToolResultImages: !m.Caps.ToolResultImages},
-		System: e.system, Tools: e.tools, MaxTurns: e.ev.Int(workspace.MaxTurns), Timeout: e.ev.Duration(workspace.Timeout),
+		System: e.system, Tools: e.runTools(approver), MaxTurns: e.maxTurns(), Timeout: e.ev.Duration(workspace.Timeout),
 		MaxTokens: e.ev.Int(workspace.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
 		Permissions: &agent.Gate{Policy: e.policy, Approver: approver, Rules: e.policy, Auditor: e.audit,
 			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now},

@@ -22,6 +22,11 @@ import (
 //   - done → a run entry and a focus entry, then the session's usage, cost,
 //     run count, model and UpdatedAt.
 //
+// A sub-agent's events (marked [agent.Subagent]) are kept apart: its
+// messages and its end become subagent entries, never part of the
+// conversation, and its tool calls are not journaled (the parent's call
+// that started it is).
+//
 // The first user message also sets the session's preview when it has none.
 // Other events are ignored. Record and RecordProcess may be called from
 // different goroutines. Writes outlive a cancelled ctx (the done of a
@@ -64,6 +69,9 @@ func (r *Recorder) SetModelLabel(label string) {
 // run rather than run tools it cannot journal.
 func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 	ctx = context.WithoutCancel(ctx)
+	if e.Subagent != nil {
+		return r.subagent(ctx, e)
+	}
 	switch e.Type {
 	case agent.EventRunStart:
 		r.mu.Lock()
@@ -105,6 +113,21 @@ func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 		}
 	}
 	return nil
+}
+
+// subagent records a sub-agent's message or end.
+func (r *Recorder) subagent(ctx context.Context, e agent.Event) error {
+	rec := &session.SubagentRecord{Agent: e.Subagent.Agent, ParentCallID: e.Subagent.ParentCallID, Depth: e.Subagent.Depth}
+	switch {
+	case e.Type == agent.EventMessage && e.Message != nil:
+		rec.Message = e.Message
+	case e.Type == agent.EventSubagentEnd && e.Done != nil:
+		d := e.Done
+		rec.End = &session.SubagentEnd{Reason: string(d.Reason), Turns: d.Turns, Usage: d.Usage, CostUSD: d.CostUSD, Error: d.Error}
+	default:
+		return nil
+	}
+	return r.append(ctx, session.Entry{Kind: session.KindSubagent, Time: e.Time, RunID: e.RunID, Subagent: rec})
 }
 
 // RecordProcess journals the process group a call started; give it to the

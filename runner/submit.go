@@ -43,7 +43,7 @@ func (e *Engine) Submit(ctx context.Context, runID, prompt string, approver perm
 			runID = session.NewID()
 		}
 		in := agent.Input{SessionID: e.SessionID(), RunID: runID, History: e.history,
-			WorkDir: e.ws.Root, SessionDir: e.sessDir, Focus: e.focus, Healed: e.healed}
+			WorkDir: e.ws.Root, SessionDir: e.sessDir, Focus: e.focus, Healed: e.healed, Depth: e.depth}
 		e.healed = ""
 		if prompt != "" {
 			p := llm.UserText(prompt)
@@ -62,8 +62,12 @@ func (e *Engine) Submit(ctx context.Context, runID, prompt string, approver perm
 	}
 }
 
-// track keeps the engine's copy of the conversation up to date.
+// track keeps the engine's copy of the conversation up to date. A
+// sub-agent's events are not the conversation's.
 func (e *Engine) track(ev agent.Event) {
+	if ev.Subagent != nil {
+		return
+	}
 	switch ev.Type {
 	case agent.EventMessage:
 		if ev.Message != nil {

@@ -46,7 +46,7 @@ func (e *Engine) buildTools() error {
 		builtin.NewWebSearch(search), builtin.NewAskUser(&e.asker))
 	kept := all[:0]
 	for _, t := range all {
-		if !slices.Contains(e.cfg.Hidden, t.Spec().Name) {
+		if name := t.Spec().Name; !slices.Contains(e.cfg.Hidden, name) && allows(e.main, name) {
 			kept = append(kept, t)
 		}
 	}

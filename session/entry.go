@@ -35,6 +35,10 @@ const (
 	// healed session is resumed; a store also yields unstored ones (Seq 0)
 	// for damaged records it skipped.
 	KindHeal Kind = "heal"
+	// KindSubagent: a message or the end of a sub-agent's run (Subagent,
+	// SPEC AGENT-4). Kept with the session, never part of its
+	// conversation: the parent's history holds only the call's result.
+	KindSubagent Kind = "subagent"
 )
 
 // Entry is one record of a session's log. Exactly the payload named by Kind
@@ -57,8 +61,30 @@ type Entry struct {
 	ToolEnd     *ToolEnd     `json:"tool_end,omitempty"`
 	// Focus is the run loop's task state (agent.Focus, SPEC LOOP-11) as
 	// JSON: the store keeps it without knowing the loop's types.
-	Focus json.RawMessage `json:"focus,omitempty"`
-	Heal  *HealRecord     `json:"heal,omitempty"`
+	Focus    json.RawMessage `json:"focus,omitempty"`
+	Heal     *HealRecord     `json:"heal,omitempty"`
+	Subagent *SubagentRecord `json:"subagent,omitempty"`
+}
+
+// SubagentRecord is one record of a sub-agent's transcript: a message of
+// its conversation, or its end.
+type SubagentRecord struct {
+	// Agent is the sub-agent's name; ParentCallID the call of its parent
+	// that started it; Depth 1 for a child of the top run.
+	Agent        string       `json:"agent"`
+	ParentCallID string       `json:"parent_call_id"`
+	Depth        int          `json:"depth"`
+	Message      *llm.Message `json:"message,omitempty"`
+	End          *SubagentEnd `json:"end,omitempty"`
+}
+
+// SubagentEnd is how a sub-agent's run ended.
+type SubagentEnd struct {
+	Reason  string    `json:"reason"`
+	Turns   int       `json:"turns"`
+	Usage   llm.Usage `json:"usage"`
+	CostUSD float64   `json:"cost_usd,omitempty"`
+	Error   string    `json:"error,omitempty"`
 }
 
 // RunRecord is what a finished run leaves in the session (SPEC SESS-4,
@@ -92,6 +118,7 @@ type RunStats struct {
 	ErrorsByTool map[string]map[string]int `json:"errors_by_tool,omitempty"`
 	Retries      int                       `json:"retries,omitempty"`
 	Compactions  int                       `json:"compactions,omitempty"`
+	Subagents    int                       `json:"subagents,omitempty"`
 }
 
 // Compaction records a compaction of the history (SPEC CTX-5).
@@ -154,6 +181,7 @@ func (e *Entry) Validate() error {
 		{KindToolEnd, e.ToolEnd != nil},
 		{KindFocus, e.Focus != nil},
 		{KindHeal, e.Heal != nil},
+		{KindSubagent, e.Subagent != nil},
 	}
 	known, has := false, false
 	for _, p := range payloads {
@@ -165,7 +193,7 @@ func (e *Entry) Validate() error {
 		}
 	}
 	if !known {
-		return fmt.Errorf("%w: entry kind %q (want message, run, compaction, tool_start, tool_process, focus or heal)", ErrInvalid, e.Kind)
+		return fmt.Errorf("%w: entry kind %q (want message, run, compaction, tool_start, tool_process, tool_end, focus, heal or subagent)", ErrInvalid, e.Kind)
 	}
 	if !has {
 		return fmt.Errorf("%w: %s entry without its %s payload", ErrInvalid, e.Kind, e.Kind)

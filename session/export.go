@@ -47,15 +47,46 @@ func ExportJSONL(w io.Writer, entries iter.Seq2[Entry, error]) error {
 func ExportMarkdown(w io.Writer, st *State) error {
 	bw := bufio.NewWriter(w)
 	writeHeader(bw, st)
-	msgs := st.Messages
+	x := &exporter{w: bw, subagents: st.Subagents}
+	x.conversation(st.Messages, 0)
+	return bw.Flush()
+}
+
+// exporter writes a conversation, with the transcripts of the sub-agents
+// its calls started folded under those calls.
+type exporter struct {
+	w         *bufio.Writer
+	subagents []SubagentTranscript
+	depth     int // of the conversation being written: 0 for the session's
+}
+
+func (x *exporter) conversation(msgs []llm.Message, depth int) {
+	outer := x.depth
+	x.depth = depth
 	for i, m := range msgs {
 		var next *llm.Message
 		if i+1 < len(msgs) {
 			next = &msgs[i+1]
 		}
-		writeMessage(bw, m, next)
+		x.message(m, next)
 	}
-	return bw.Flush()
+	x.depth = outer
+}
+
+// subagent writes the transcripts of the sub-agents call started, folded.
+func (x *exporter) subagent(callID string) {
+	for _, t := range x.subagents {
+		if t.ParentCallID != callID || t.Depth != x.depth+1 {
+			continue
+		}
+		end := "cut off"
+		if t.End != nil {
+			end = fmt.Sprintf("%s after %d turns, %d tokens in, %d out", t.End.Reason, t.End.Turns, t.End.Usage.PromptTokens(), t.End.Usage.OutputTokens)
+		}
+		fmt.Fprintf(x.w, "<details><summary>Sub-agent %s (%s)</summary>\n\n", t.Agent, end)
+		x.conversation(t.Messages, t.Depth)
+		x.w.WriteString("</details>\n\n")
+	}
 }
 
 func writeHeader(w *bufio.Writer, st *State) {
@@ -95,9 +126,10 @@ func writeHeader(w *bufio.Writer, st *State) {
 	w.WriteString("\n")
 }
 
-// writeMessage writes m; next is the message after it, whose results are
+// message writes m; next is the message after it, whose results are
 // shown under m's calls.
-func writeMessage(w *bufio.Writer, m llm.Message, next *llm.Message) {
+func (x *exporter) message(m llm.Message, next *llm.Message) {
+	w := x.w
 	var results map[string]*llm.ToolResult
 	if next != nil && len(m.ToolUses()) > 0 {
 		results = map[string]*llm.ToolResult{}
@@ -111,10 +143,10 @@ func writeMessage(w *bufio.Writer, m llm.Message, next *llm.Message) {
 			continue // shown under its call
 		}
 		if !heading {
-			fmt.Fprintf(w, "## %s\n\n", speaker(m))
+			fmt.Fprintf(w, "%s %s\n\n", strings.Repeat("#", min(6, 2+x.depth)), speaker(m))
 			heading = true
 		}
-		writeBlock(w, b, results)
+		x.block(b, results)
 	}
 }
 
@@ -131,7 +163,8 @@ func speaker(m llm.Message) string {
 	return string(m.Role)
 }
 
-func writeBlock(w *bufio.Writer, b llm.Block, results map[string]*llm.ToolResult) {
+func (x *exporter) block(b llm.Block, results map[string]*llm.ToolResult) {
+	w := x.w
 	switch b := b.(type) {
 	case *llm.Text:
 		if t := strings.TrimSpace(b.Text); t != "" {
@@ -150,6 +183,7 @@ func writeBlock(w *bufio.Writer, b llm.Block, results map[string]*llm.ToolResult
 			mark = " (failed)"
 		}
 		fmt.Fprintf(w, "▸ %s: %s%s\n\n", b.Name, callSummary(b.Input), mark)
+		x.subagent(b.ID)
 		if r != nil {
 			writeResult(w, r)
 		}

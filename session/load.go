@@ -29,6 +29,41 @@ type State struct {
 	Heal Report
 	// LastSeq is the seq of the newest entry read.
 	LastSeq int64
+	// Subagents are the transcripts of the sub-agents the session's runs
+	// started (SPEC AGENT-4), in the order they started.
+	Subagents []SubagentTranscript
+}
+
+// SubagentTranscript is what one sub-agent said and did.
+type SubagentTranscript struct {
+	Agent        string
+	ParentCallID string
+	Depth        int
+	RunID        string
+	Messages     []llm.Message
+	// End is nil while the sub-agent runs, or when a crash cut it off.
+	End *SubagentEnd
+}
+
+// addSubagent files a sub-agent record under its transcript.
+func (st *State) addSubagent(runID string, r *SubagentRecord) {
+	var t *SubagentTranscript
+	for i := len(st.Subagents) - 1; i >= 0; i-- {
+		if c := &st.Subagents[i]; c.ParentCallID == r.ParentCallID && c.Agent == r.Agent && c.Depth == r.Depth && c.RunID == runID && c.End == nil {
+			t = c
+			break
+		}
+	}
+	if t == nil {
+		st.Subagents = append(st.Subagents, SubagentTranscript{Agent: r.Agent, ParentCallID: r.ParentCallID, Depth: r.Depth, RunID: runID})
+		t = &st.Subagents[len(st.Subagents)-1]
+	}
+	if r.Message != nil {
+		t.Messages = append(t.Messages, *r.Message)
+	}
+	if r.End != nil {
+		t.End = r.End
+	}
 }
 
 // PendingCall is a tool call journaled as started whose result never made
@@ -226,6 +261,8 @@ func (r *replay) apply(st *State, e Entry) {
 		st.Focus = e.Focus
 	case KindRun:
 		st.Runs = append(st.Runs, *e.Run)
+	case KindSubagent:
+		st.addSubagent(e.RunID, e.Subagent)
 	case KindHeal:
 		if e.Seq == 0 {
 			r.damage = append(r.damage, e.Heal.Report.Damaged...)

@@ -35,6 +35,11 @@ type Call struct {
 	// SessionDir is a directory private to the session, where tools may keep
 	// files (the full output of a long command, say). Empty when there is none.
 	SessionDir string
+	// Depth is how deep in a tree of agents the calling agent runs: 0 for
+	// the top run, 1 for its sub-agents (SPEC AGENT-4). A tool that starts
+	// rein again passes it on (runner.DepthEnv), so the limit holds across
+	// processes.
+	Depth int
 }
 
 // Result is what a tool gives back to the model.

@@ -82,6 +82,8 @@ const (
 	SystemPrompt       = "system_prompt"
 	AppendSystemPrompt = "append_system_prompt"
 	SessionsDir        = "sessions_dir"
+	SubagentMaxDepth   = "subagents.max_depth"
+	SubagentMaxTokens  = "subagents.max_tokens"
 )
 
 // keys is every setting, in the order `rein config show` lists them.
@@ -108,6 +110,10 @@ var keys = []Key{
 		Doc: "added at the end of the system prompt"},
 	{Name: SessionsDir, Env: "REIN_SESSIONS_DIR",
 		Doc: "where sessions are kept (default $XDG_DATA_HOME/rein/sessions)"},
+	{Name: SubagentMaxDepth, Env: "REIN_SUBAGENT_MAX_DEPTH", Default: "3", Kind: KindInt,
+		Doc: "how deep sub-agents nest, counted across processes (0: no task tool)"},
+	{Name: SubagentMaxTokens, Env: "REIN_SUBAGENT_MAX_TOKENS", Default: "0", Kind: KindInt,
+		Doc: "tokens one sub-agent run may use, its own sub-agents included (0: no bound)"},
 }
 
 // Keys returns every setting, in display order.

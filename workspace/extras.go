@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -21,28 +19,30 @@ const (
 	ExtraSensitive = "sensitive-file exception"
 	ExtraHook      = "hook"
 	ExtraSetting   = "setting"
-	ExtraMCP       = "MCP servers"
-	ExtraAgents    = "agents"
-	ExtraSkills    = "skills"
-	ExtraActions   = "actions"
+	ExtraMCP       = "MCP server"
+	ExtraAgents    = "agent"
+	ExtraSkills    = "skill"
+	ExtraActions   = "action"
 )
 
 // Extra is one thing a workspace brings that widens permissions or runs
 // code (SPEC PERM-5): an allow rule, an exception to the sensitive files,
 // a hook, a setting that names a path or a model outside rein's control,
-// MCP servers, agents, skills or actions. It applies only once the user
-// trusted the workspace; deny and ask rules and added sensitive files only
-// tighten, and always apply.
+// an MCP server, an agent, a skill or an action. It applies only once the
+// user trusted the workspace; deny and ask rules and added sensitive files
+// only tighten, and always apply.
 type Extra struct {
 	Kind string `json:"kind"`
 	// What names it: the rule, the pattern, the hook's event and command,
-	// the setting and its value, the directory and how many entries.
+	// the setting and its value, the definition's name (with an MCP
+	// server's command line or URL, an action's command).
 	What string `json:"what"`
 	// File is where it is declared, relative to the workspace root.
 	File string `json:"file"`
-	// Pending marks what this version of rein does not load yet (MCP
-	// servers, agents, skills, actions): trust covers it for later, and
-	// nothing is ignored today.
+	// Pending marks what this version of rein does not load yet: trust
+	// covers it for later, and nothing is ignored today. Nothing sets it
+	// now (MCP servers, agents, skills and actions load); it is kept for
+	// the readers of Extra.
 	Pending bool `json:"pending,omitempty"`
 }
 
@@ -112,19 +112,60 @@ func (l *Loaded) loadHooks() {
 }
 
 // Hooks returns the hooks that apply: the user's, and the workspace's once
-// it is trusted. The error names a file that would apply and does not parse.
+// it is trusted. A workspace hook with the same non-empty name as an
+// earlier one (the user's) replaces it, in its place; unnamed hooks add
+// up. The error names a file that would apply and does not parse.
 func (l *Loaded) Hooks() ([]hook.Spec, error) {
-	var out []hook.Spec
 	for _, f := range l.hooks {
-		if f.workspace && !l.Trust.Trusted {
-			continue
-		}
-		if f.err != nil {
+		if f.err != nil && (!f.workspace || l.Trust.Trusted) {
 			return nil, f.err
 		}
-		out = append(out, f.specs...)
 	}
-	return out, nil
+	specs, _ := mergeHooks(l.hooks, l.Trust.Trusted)
+	return specs, nil
+}
+
+// mergeHooks merges the hooks of the files that parse — the workspace's
+// too when workspace is true — by name: a hook named like one of an
+// earlier file replaces it (once: a name repeated within a file adds
+// up). Each replacement is a Clash.
+func mergeHooks(files []hookFile, workspace bool) ([]hook.Spec, []Clash) {
+	var out []hook.Spec
+	var clashes []Clash
+	type seen struct {
+		at   int
+		path string
+	}
+	named := map[string]seen{}
+	for _, f := range files {
+		if f.err != nil || (f.workspace && !workspace) {
+			continue
+		}
+		here := map[string]seen{}
+		for _, s := range f.specs {
+			prev, ok := named[s.Name]
+			if _, again := here[s.Name]; ok && !again && s.Name != "" {
+				out[prev.at] = s
+				clashes = append(clashes, Clash{Kind: DefHook, Name: s.Name, Paths: []string{prev.path, f.path}})
+				here[s.Name] = seen{prev.at, f.path}
+				continue
+			}
+			if s.Name != "" {
+				here[s.Name] = seen{len(out), f.path}
+			}
+			out = append(out, s)
+		}
+		maps.Copy(named, here)
+	}
+	return out, clashes
+}
+
+// withHookClashes adds to d the hooks replaced by name, the workspace's
+// included when workspace is true.
+func (l *Loaded) withHookClashes(d *Definitions, workspace bool) *Definitions {
+	_, clashes := mergeHooks(l.hooks, workspace)
+	d.Clashes = append(d.Clashes, clashes...)
+	return d
 }
 
 // HookErrors lists the hooks files that do not parse, the workspace's
@@ -202,7 +243,7 @@ func (l *Loaded) extras() []Extra {
 			out = append(out, Extra{Kind: ExtraHook, What: describeHook(s), File: l.rel(f.path)})
 		}
 	}
-	return append(out, l.pendingExtras()...)
+	return append(out, l.definitionExtras()...)
 }
 
 // approved reports whether r, a rule of the workspace's local settings, is
@@ -237,30 +278,33 @@ func clip(s string, n int) string {
 	return s
 }
 
-// pendingExtras lists the MCP servers, agents, skills and actions the
-// workspace declares, which this version does not load yet.
-func (l *Loaded) pendingExtras() []Extra {
+// definitionExtras lists the MCP servers, agents, skills and actions the
+// workspace declares, as loaded (a disabled server runs nothing, and a
+// definition that does not load brings nothing: Definitions.Problems
+// reports it). A server is shown as written: its variables expanded
+// could put secrets in the warnings.
+func (l *Loaded) definitionExtras() []Extra {
+	d := l.AllDefinitions()
 	var out []Extra
-	for _, f := range []struct{ kind, rel string }{
-		{ExtraMCP, ".rein/mcp.yaml"}, {ExtraMCP, ".mcp.json"},
-		{ExtraAgents, ".rein/agents"}, {ExtraAgents, ".claude/agents"},
-		{ExtraSkills, ".rein/skills"}, {ExtraSkills, ".claude/skills"},
-		{ExtraActions, ".rein/actions"},
-	} {
-		p := filepath.Join(l.Workspace.Root, f.rel)
-		fi, err := os.Stat(p)
-		if err != nil {
-			continue
+	for _, s := range d.MCP {
+		if s.Origin == OriginWorkspace && !s.Disabled {
+			out = append(out, Extra{Kind: ExtraMCP, What: s.Name + ": " + clip(s.Declared, 120), File: l.rel(s.Path)})
 		}
-		what := f.rel
-		if fi.IsDir() {
-			entries, _ := os.ReadDir(p)
-			if len(entries) == 0 {
-				continue
-			}
-			what = fmt.Sprintf("%s/ (%d entries)", f.rel, len(entries))
+	}
+	for _, a := range d.Agents {
+		if a.Origin == OriginWorkspace {
+			out = append(out, Extra{Kind: ExtraAgents, What: a.Name, File: l.rel(a.Path)})
 		}
-		out = append(out, Extra{Kind: f.kind, What: what, File: f.rel, Pending: true})
+	}
+	for _, s := range d.Skills {
+		if s.Origin == OriginWorkspace {
+			out = append(out, Extra{Kind: ExtraSkills, What: s.Name, File: l.rel(s.Path)})
+		}
+	}
+	for _, a := range d.Actions {
+		if a.Origin == OriginWorkspace {
+			out = append(out, Extra{Kind: ExtraActions, What: a.Name + ": " + clip(a.CommandLine(), 120), File: l.rel(a.Path)})
+		}
 	}
 	return out
 }

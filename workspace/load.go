@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/llm/registry"
@@ -166,6 +167,9 @@ type Loaded struct {
 
 	hooks      []hookFile
 	trustStore *TrustStore
+	// defs are the definitions that apply, allDefs those with the
+	// workspace's whether it is trusted or not; both set by Load.
+	defs, allDefs *Definitions
 }
 
 // Load reads every layer. A file that does not parse, or a bad value in
@@ -194,7 +198,14 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	l.loadHooks()
+	defs := readLayers(l.Paths, l.Workspace, true, getenv)
+	l.allDefs = l.withHookClashes(defs.merge(true), true)
 	l.loadTrust()
+	l.defs = l.allDefs
+	if !l.Trust.Trusted {
+		l.defs = l.withHookClashes(defs.merge(false), false)
+	}
+	l.warnSkillEnv()
 	flags, err := FlagLayer(opts.Flags)
 	if err != nil {
 		return nil, err
@@ -209,6 +220,51 @@ func Load(opts Options) (*Loaded, error) {
 	l.Effective = Resolve(flags, env, local, project, user, l.profileLayer(), l.defaults(getenv))
 	l.Warnings = append(l.Warnings, l.Trust.Warnings...)
 	return l, nil
+}
+
+// Definitions returns the agents, skills, actions and MCP servers that
+// apply (SPEC WS-1): the built-in and the user's, and the workspace's once
+// it is trusted (SPEC PERM-5). Clashes include the hooks a workspace's
+// replaced by name. The result is shared: do not modify it. A Loaded not
+// made by [Load] has the built-in agents only.
+func (l *Loaded) Definitions() *Definitions {
+	if l.defs == nil {
+		return builtinOnly()
+	}
+	return l.defs
+}
+
+// AllDefinitions returns the definitions with the workspace's included
+// whether it is trusted or not — for `rein doctor`, and to list what an
+// untrusted workspace would bring. Never run what it holds without
+// checking the trust. The result is shared: do not modify it.
+func (l *Loaded) AllDefinitions() *Definitions {
+	if l.allDefs == nil {
+		return builtinOnly()
+	}
+	return l.allDefs
+}
+
+// builtinOnly is the definitions of nothing but rein's own.
+func builtinOnly() *Definitions {
+	return (&layers{builtin: &layer{agents: BuiltinAgents()}, user: &layer{}}).merge(false)
+}
+
+// SkillEnv returns the variables skills may read through ${env:X}
+// (SPEC SKILL-2): the user's settings' skills.env; a workspace cannot
+// name them.
+func (l *Loaded) SkillEnv() []string { return slices.Clone(l.User.SkillEnv) }
+
+// warnSkillEnv notes each workspace settings file that names skills.env:
+// a repository must not choose which of the user's variables reach its
+// skills.
+func (l *Loaded) warnSkillEnv() {
+	for _, s := range []Settings{l.Project, l.Local} {
+		if len(s.SkillEnv) > 0 {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("workspace %s sets skills.env (%s); ignored: only your user settings (%s) may name the variables skills read",
+				l.rel(s.Path), strings.Join(s.SkillEnv, ", "), l.Paths.UserSettings()))
+		}
+	}
 }
 
 // Guarded are the keys a workspace file may only tighten: a cloned

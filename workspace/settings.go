@@ -25,6 +25,10 @@ type Settings struct {
 	// Permissions is the file's permissions section (rules, sensitive
 	// files), as package permission reads it.
 	Permissions permission.Settings
+	// SkillEnv lists the variables skills may read through ${env:X}
+	// (skills.env, SPEC SKILL-2). Only the user's file counts: a
+	// workspace's is ignored, with a warning ([Loaded.SkillEnv]).
+	SkillEnv []string
 }
 
 // listKeys are the keys of the permissions section that hold lists; package
@@ -38,6 +42,8 @@ var listKeys = []string{"permissions.allow", "permissions.ask", "permissions.den
 //	permissions:
 //	  mode: accept-edits
 //	  allow: ["bash(go test:*)"]
+//	skills:
+//	  env: [JIRA_URL]   # user settings only
 //
 // Every known key is checked (a bad value is an error naming its line);
 // unknown keys are listed in Unknown. An empty document is empty settings.
@@ -89,6 +95,17 @@ func (s *Settings) walk(m *yaml.Node, prefix string) error {
 				return err
 			}
 		case name == "permissions" && isNull(vn):
+		case name == "skills" && vn.Kind == yaml.MappingNode:
+			if err := s.walk(vn, "skills."); err != nil {
+				return err
+			}
+		case name == "skills" && isNull(vn):
+		case name == "skills.env":
+			env, err := envList(vn, name)
+			if err != nil {
+				return err
+			}
+			s.SkillEnv = env
 		case slices.Contains(listKeys, name):
 		default:
 			s.Unknown = append(s.Unknown, fmt.Sprintf("%s (line %d)", name, kn.Line))
@@ -111,6 +128,30 @@ func (s *Settings) set(k Key, n *yaml.Node) error {
 	}
 	s.Values[k.Name] = v
 	return nil
+}
+
+// envList reads a list of variable names (one name alone is a list of
+// one).
+func envList(n *yaml.Node, key string) ([]string, error) {
+	items := []*yaml.Node{n}
+	switch {
+	case isNull(n):
+		return nil, nil
+	case n.Kind == yaml.SequenceNode:
+		items = n.Content
+	case n.Kind != yaml.ScalarNode:
+		return nil, fmt.Errorf("line %d: %s: want a list of variable names", n.Line, key)
+	}
+	var out []string
+	for _, it := range items {
+		if it.Kind != yaml.ScalarNode || !envNameRE.MatchString(it.Value) {
+			return nil, fmt.Errorf("line %d: %s: %q is not a variable name (letters, digits and _, not starting with a digit)", it.Line, key, it.Value)
+		}
+		if !slices.Contains(out, it.Value) {
+			out = append(out, it.Value)
+		}
+	}
+	return out, nil
 }
 
 func isNull(n *yaml.Node) bool {

@@ -20,15 +20,16 @@ import (
 
 // TrustFiles are the workspace files, relative to its root, whose content
 // decides what the workspace brings that needs trust (SPEC PERM-5): their
-// digest is the workspace's fingerprint. Some are not read by this version
-// of rein yet (MCP servers); trusting a workspace covers them too.
+// digest is the workspace's fingerprint. They hold its settings, hooks and
+// MCP servers (.rein/mcp.yaml, .mcp.json).
 var TrustFiles = []string{
 	".rein/settings.yaml", ".rein/settings.local.yaml", ".rein/hooks.yaml", ".rein/mcp.yaml",
 	".claude/settings.json", ".mcp.json",
 }
 
 // TrustDirs are the workspace directories, relative to its root, walked
-// into the fingerprint: agents, skills and actions.
+// into the fingerprint: agents, skills and actions (see
+// [LoadDefinitions]).
 var TrustDirs = []string{".rein/agents", ".rein/skills", ".rein/actions", ".claude/agents", ".claude/skills"}
 
 // The bounds of a fingerprint: a workspace beyond them cannot be trusted.
