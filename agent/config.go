@@ -36,6 +36,11 @@ type Config struct {
 	// [ReasonBudget] before its next model call; 0 means no bound.
 	TokenBudget int64
 	CostBudget  float64
+	// ToolTimeout returns the per-call timeout of a tool by name and
+	// origin (SPEC TOOL-2); 0, or a nil func, leaves a call to its own
+	// limits (bash's timeout, an MCP call's). A call that runs out gets an
+	// error result saying so.
+	ToolTimeout func(name string, origin tool.Origin) time.Duration
 	// MaxParallel bounds concurrency-safe tools running at once (default 8).
 	MaxParallel int
 	// MaxTokens and Thinking are passed on every model request.

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/tool"
 )
 
 // EventType names an event. The names and the JSON of every event are listed
@@ -92,9 +93,12 @@ type RunStart struct {
 
 // ToolEvent describes a tool call on tool_start and its outcome on tool_end.
 type ToolEvent struct {
-	ID    string          `json:"id"`
-	Name  string          `json:"name"`
-	Input json.RawMessage `json:"input,omitempty"`
+	ID   string `json:"id"`
+	Name string `json:"name"`
+	// Origin says where the tool comes from: builtin, action, skill, mcp
+	// or agent (SPEC TOOL-2); empty for a call to no known tool.
+	Origin tool.Origin     `json:"origin,omitempty"`
+	Input  json.RawMessage `json:"input,omitempty"`
 	// Set on tool_end:
 	IsError bool `json:"is_error,omitempty"`
 	// Output is the result's text (images are counted, not included).

@@ -29,13 +29,16 @@ type Gate struct {
 	Logger *slog.Logger
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
+	// Agent names the sub-agent whose calls the gate checks (AGENT-4): its
+	// questions and audit records say who asks. Empty for a top run.
+	Agent string
 }
 
 var _ Permissions = (*Gate)(nil)
 
 func (g *Gate) request(c Check) permission.Request {
 	return permission.Request{Tool: c.Call.Name, Origin: c.Origin, Input: c.Call.Input, Meta: c.Meta, WorkDir: c.Call.WorkDir,
-		SessionID: c.Call.SessionID, RunID: c.Call.RunID, CallID: c.Call.ID}
+		SessionID: c.Call.SessionID, RunID: c.Call.RunID, CallID: c.Call.ID, Agent: g.Agent}
 }
 
 // Decide asks the policy.

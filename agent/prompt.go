@@ -16,8 +16,9 @@ type PromptParts struct {
 	// AgentsMD is the workspace's AGENTS.md (or CLAUDE.md), injected verbatim;
 	// AgentsPath names the file.
 	AgentsMD, AgentsPath string
-	// Skills is the skill index: name and description of each skill.
-	Skills []SkillEntry
+	// Skills is the skill index (names and descriptions, SKILL-1), as the
+	// skill package renders it; added verbatim.
+	Skills string
 	// Memory is the cross-session memory, frozen at the run's start (MEM-1).
 	Memory string
 	// Append is added at the end (--append-system-prompt).
@@ -30,11 +31,6 @@ type Environment struct {
 	Platform string // "linux/amd64"
 	Shell    string
 	GitRepo  bool
-}
-
-// SkillEntry is one line of the skill index.
-type SkillEntry struct {
-	Name, Description string
 }
 
 // DefaultInstructions is the agent's own part of the system prompt.
@@ -74,11 +70,9 @@ func BuildSystem(p PromptParts) string {
 		fmt.Fprintf(&b, "\n\n# Project instructions (%s)\nFollow these instructions from the workspace; they override the defaults above.\n\n", name)
 		b.WriteString(strings.TrimRight(p.AgentsMD, "\n"))
 	}
-	if len(p.Skills) > 0 {
-		b.WriteString("\n\n# Skills\nLoad a skill with the skill tool when the task matches its description.\n")
-		for _, s := range p.Skills {
-			fmt.Fprintf(&b, "- %s: %s\n", s.Name, oneLine(s.Description))
-		}
+	if p.Skills != "" {
+		b.WriteString("\n\n")
+		b.WriteString(strings.TrimRight(p.Skills, "\n"))
 	}
 	if p.Memory != "" {
 		b.WriteString("\n\n# Memory\nWhat you kept from earlier sessions (update it with the memory tool):\n\n")

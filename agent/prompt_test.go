@@ -16,7 +16,7 @@ func TestBuildSystem(t *testing.T) {
 	agents := "# Rules\n\n  - keep   spacing exactly\n\tand tabs\n"
 	p := PromptParts{
 		Env:      Environment{WorkDir: "/w", Platform: "linux/amd64", Shell: "bash", GitRepo: true},
-		AgentsMD: agents, Skills: []SkillEntry{{"pdf", "Fill PDF\nforms."}}, Memory: "- user prefers Go", Append: "Be brief.",
+		AgentsMD: agents, Skills: "# Skills\n- pdf: Fill PDF forms.", Memory: "- user prefers Go", Append: "Be brief.",
 	}
 	got := BuildSystem(p)
 	for _, want := range []string{"Working directory: /w", "Git repository: yes", strings.TrimRight(agents, "\n"),

@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
@@ -150,7 +152,7 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 	}
 	var spent *Spent
 	if o == "" {
-		emit(Event{Type: EventToolStart, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Input: check.Call.Input}})
+		emit(Event{Type: EventToolStart, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Origin: check.Origin, Input: check.Call.Input}})
 		res, o, spent = r.invoke(ctx, check, emit)
 		res = r.postToolHook(ctx, check, res, o)
 		if v.context != "" {
@@ -163,7 +165,7 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 			Rule: v.Rule, By: v.by, Always: v.always, Outcome: o, DurationMS: dur.Milliseconds()})
 	}
 	block := toResultBlock(u.ID, res)
-	emit(Event{Type: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, IsError: res.IsError, Output: res.TextOf(),
+	emit(Event{Type: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Origin: check.Origin, IsError: res.IsError, Output: res.TextOf(),
 		Images: countImages(res.Content), DurationMS: dur.Milliseconds(), Metadata: res.Metadata, Outcome: o}})
 	return outcome{result: block, outcome: o, stop: v.stop, metadata: res.Metadata, spent: spent}
 }
@@ -275,6 +277,12 @@ func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.R
 		}
 	}()
 	var err error
+	parent := ctx
+	if d := r.toolTimeout(c); d > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, d, errToolTimeout)
+		defer cancel()
+	}
 	if s, ok := entry.Tool.(Streamer); ok {
 		var sp Spent
 		res, sp, err = s.RunStream(ctx, c.Call, emit)
@@ -282,8 +290,24 @@ func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.R
 	} else {
 		res, err = entry.Tool.Run(ctx, c.Call)
 	}
+	if ctx.Err() != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), errToolTimeout) {
+		res, o = tool.Errorf("the call to %s timed out after %v (its per-call timeout, tools.timeouts); it may have had side effects", c.Call.Name, r.toolTimeout(c)), "error"
+		return res, o, spent
+	}
 	res, o = settle(ctx, c, res, err)
 	return res, o, spent
+}
+
+// errToolTimeout is the cause of a call's context when its per-call
+// timeout ran out.
+var errToolTimeout = errors.New("the call's time limit ran out")
+
+// toolTimeout is the per-call timeout of c (Config.ToolTimeout), 0 for none.
+func (r *run) toolTimeout(c Check) time.Duration {
+	if r.cfg.ToolTimeout == nil {
+		return 0
+	}
+	return r.cfg.ToolTimeout(c.Call.Name, c.Origin)
 }
 
 // settle turns what a tool returned into the result the model reads and

@@ -89,7 +89,7 @@ func (c *Command) Run(ctx context.Context, in Input) (Outcome, error) {
 	cmd := exec.CommandContext(ctx, shellPath(), "-c", c.Command)
 	cmd.Dir = firstNonEmpty(c.Dir, in.CWD)
 	project := firstNonEmpty(c.ProjectDir, in.CWD)
-	cmd.Env = hookEnv(c.Getenv, c.PassEnv, "CLAUDE_PROJECT_DIR="+project, "REIN_PROJECT_DIR="+project,
+	cmd.Env = CleanEnv(c.Getenv, c.PassEnv, "CLAUDE_PROJECT_DIR="+project, "REIN_PROJECT_DIR="+project,
 		"REIN_HOOK_EVENT="+string(in.Event))
 	cmd.Env = append(cmd.Env, c.Env...)
 	cmd.Stdin = bytes.NewReader(payload)

@@ -32,10 +32,12 @@ func lookupFunc(getenv func(string) string) func(string) string {
 	return os.Getenv
 }
 
-// hookEnv builds a command hook's environment: [BaseEnv] and the names it
-// passes, read through getenv (empty values are left out), then extra
+// CleanEnv builds the environment of a command rein starts for a
+// declaration it does not otherwise trust with its own (a command hook, an
+// MCP server): [BaseEnv] and the names it passes, read through getenv
+// (empty values are left out; nil reads the process's), then extra
 // KEY=value pairs, which win.
-func hookEnv(getenv func(string) string, pass []string, extra ...string) []string {
+func CleanEnv(getenv func(string) string, pass []string, extra ...string) []string {
 	get := lookupFunc(getenv)
 	env := make([]string, 0, len(BaseEnv)+len(pass)+len(extra)+1)
 	seen := map[string]bool{}

@@ -61,7 +61,7 @@ func TestCommandCleanEnv_PERM5(t *testing.T) {
 // set, and a PATH even when rein has none.
 func TestHookEnv_PERM5(t *testing.T) {
 	env := map[string]string{"HOME": "/h", "LANG": "C", "OPENAI_API_KEY": "sk", "AWS_SECRET_ACCESS_KEY": "x"}
-	got := hookEnv(func(k string) string { return env[k] }, []string{"LANG", "NAMED"}, "A=1")
+	got := CleanEnv(func(k string) string { return env[k] }, []string{"LANG", "NAMED"}, "A=1")
 	want := []string{"HOME=/h", "LANG=C", "PATH=" + defaultPath, "A=1"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)

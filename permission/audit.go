@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/reinhq/rein/tool"
 	"os"
 	"regexp"
 	"slices"
@@ -39,15 +40,21 @@ const (
 // AuditRecord is one line of the audit log: who asked for what, what was
 // decided, who decided it and how the call ended (SPEC PERM-4).
 type AuditRecord struct {
-	Time      time.Time       `json:"time"`
-	SessionID string          `json:"session_id,omitempty"`
-	RunID     string          `json:"run_id,omitempty"`
-	CallID    string          `json:"call_id,omitempty"`
-	Tool      string          `json:"tool"`
-	Input     json.RawMessage `json:"input,omitempty"` // secrets redacted, see [Redact]
-	Decision  Decision        `json:"decision"`
-	Reason    string          `json:"reason,omitempty"`
-	Rule      string          `json:"rule,omitempty"` // the deciding rule, as ParseRule reads it
+	Time      time.Time `json:"time"`
+	SessionID string    `json:"session_id,omitempty"`
+	RunID     string    `json:"run_id,omitempty"`
+	CallID    string    `json:"call_id,omitempty"`
+	Tool      string    `json:"tool"`
+	// Origin says where the tool comes from: builtin, action, skill, mcp
+	// or agent (SPEC TOOL-2).
+	Origin tool.Origin `json:"origin,omitempty"`
+	// Agent names the sub-agent that made the call; empty for the
+	// session's own.
+	Agent    string          `json:"agent,omitempty"`
+	Input    json.RawMessage `json:"input,omitempty"` // secrets redacted, see [Redact]
+	Decision Decision        `json:"decision"`
+	Reason   string          `json:"reason,omitempty"`
+	Rule     string          `json:"rule,omitempty"` // the deciding rule, as ParseRule reads it
 	// DecidedBy says who decided: policy, user, hook or timeout.
 	DecidedBy DecidedBy `json:"decided_by,omitempty"`
 	// Answer is the approver's (once, always, deny), when one answered.
@@ -88,7 +95,7 @@ func (r *AuditRecord) UnmarshalJSON(data []byte) error {
 func NewAuditRecord(now time.Time, r Request, o Outcome) AuditRecord {
 	rec := AuditRecord{
 		Time: now, SessionID: r.SessionID, RunID: r.RunID, CallID: r.CallID,
-		Tool: r.Tool, Input: Redact(r.Input), Decision: o.Decision, Reason: o.Reason, DecidedBy: DecidedByPolicy,
+		Tool: r.Tool, Origin: r.Origin, Agent: r.Agent, Input: Redact(r.Input), Decision: o.Decision, Reason: o.Reason, DecidedBy: DecidedByPolicy,
 	}
 	if o.Rule != nil {
 		rec.Rule = o.Rule.String()

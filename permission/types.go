@@ -94,6 +94,9 @@ type Request struct {
 	WorkDir string
 	// SessionID, RunID and CallID identify the call for prompts and audit.
 	SessionID, RunID, CallID string
+	// Agent names the sub-agent making the call (SPEC AGENT-4), so a
+	// question says who asks; empty for the session's own agent.
+	Agent string
 }
 
 // Outcome is a policy's answer about one request.

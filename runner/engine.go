@@ -19,6 +19,7 @@ import (
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
+	"github.com/reinhq/rein/tool/mcptool"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -72,6 +73,9 @@ type Config struct {
 	Hidden   []string
 	// NoTools gives the model no tools at all (a chat workspace, WS-2).
 	NoTools bool
+	// MCP, when set, shares MCP connections among engines (the server's);
+	// nil starts the servers for this engine and stops them on Close.
+	MCP *MCPPool
 	// Agent names the agent definition the session runs as (AGENT-1,
 	// `rein run --agent`): its prompt replaces rein's instructions, and its
 	// tools, permission mode (never looser than the configuration's), model
@@ -136,6 +140,11 @@ type Engine struct {
 	depth       int
 	subMu       sync.Mutex
 	subPolicies map[string]*permission.Engine
+
+	// mcp connects to the MCP servers (once: mcpDone); ownMCP when this
+	// engine started it.
+	mcp             *mcptool.Manager
+	mcpDone, ownMCP bool
 
 	tracker   *builtin.FileTracker
 	todos     *builtin.Todos
@@ -306,7 +315,7 @@ func (e *Engine) promptParts(instructions string) agent.PromptParts {
 		env = agent.Environment{Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	}
 	return agent.PromptParts{Instructions: instructions, Env: env, AgentsMD: e.agentsMD, AgentsPath: e.agentsPath,
-		Append: e.ev.String(workspace.AppendSystemPrompt)}
+		Skills: e.skillIndex(), Append: e.ev.String(workspace.AppendSystemPrompt)}
 }
 
 // buildPolicy builds the permission policy from every settings layer and
@@ -372,7 +381,8 @@ func (e *Engine) Agent(approver permission.Approver) *agent.Agent {
 		Provider: e.compactor.Observe(m.Provider), ProviderName: m.ProviderName, Model: m.Name,
 		Caps:   agent.Caps{NoVision: !m.Caps.Vision, NoToolResultImages: !m.Caps.ToolResultImages},
 		System: e.system, Tools: e.runTools(approver), MaxTurns: e.maxTurns(), Timeout: e.ev.Duration(workspace.Timeout),
-		MaxTokens: e.ev.Int(workspace.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
+		ToolTimeout: e.toolTimeout,
+		MaxTokens:   e.ev.Int(workspace.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
 		Permissions: &agent.Gate{Policy: e.policy, Approver: approver, Rules: e.policy, Auditor: e.audit,
 			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now},
 		Now: e.cfg.Now, Warnings: e.cfg.Loaded.Warnings,
@@ -422,5 +432,8 @@ func (e *Engine) EndSession(ctx context.Context, reason string) {
 // Close releases the bound session.
 func (e *Engine) Close() error {
 	e.Unbind()
+	if e.ownMCP {
+		return e.mcp.Close()
+	}
 	return nil
 }

@@ -75,6 +75,8 @@ type Service struct {
 
 	// startMu makes starting a queued run and cancelling it exclusive.
 	startMu sync.Mutex
+	// mcp holds the MCP connections runs share, stopped by Shutdown.
+	mcp MCPPool
 
 	mu       sync.Mutex
 	sessions map[string]*lane // the sessions with runs queued or running
@@ -313,9 +315,11 @@ func (s *Service) Close() {
 
 // Shutdown stops accepting runs, lets running ones finish until ctx is
 // done, then cancels them (every tool call still gets its result) and
-// waits for them to end. Queued runs stay queued for the next start.
+// waits for them to end. Queued runs stay queued for the next start. The
+// MCP servers runs used are stopped last.
 func (s *Service) Shutdown(ctx context.Context) error {
 	s.Close()
+	defer s.mcp.Close()
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()

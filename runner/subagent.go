@@ -246,12 +246,12 @@ func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agen
 		Provider: m.Provider, ProviderName: m.ProviderName, Model: m.Name,
 		Caps:   agent.Caps{NoVision: !m.Caps.Vision, NoToolResultImages: !m.Caps.ToolResultImages},
 		System: system, Tools: tools, MaxTurns: maxTurns, MaxTokens: e.ev.Int(workspace.MaxTokens),
-		TokenBudget: int64(e.ev.Int(workspace.SubagentMaxTokens)),
+		TokenBudget: int64(e.ev.Int(workspace.SubagentMaxTokens)), ToolTimeout: e.toolTimeout,
 		Compactor: compact.New(compact.Config{ContextWindow: m.Caps.ContextWindow, MaxOutput: m.Caps.MaxOutput,
 			Provider: llm.Retrying(m.Provider, llm.RetryPolicy{}), Model: m.Name, Logger: e.logger}),
 		Price: m.Caps.Price.Cost, Logger: e.logger, Now: e.cfg.Now,
 		Permissions: &agent.Gate{Policy: policy, Approver: t.approver, Rules: e.policy, Auditor: e.audit,
-			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now},
+			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now, Agent: def.Name},
 	}
 	if e.hooks != nil {
 		cfg.Hooks = subagentHooks{h: e.hooks, agent: def.Name, id: callID}

@@ -329,6 +329,9 @@ func TestSubagentPermission_AGENT4(t *testing.T) {
 	var mu sync.Mutex
 	open, most, asked := 0, 0, 0
 	approver := permission.ApproverFunc(func(_ context.Context, pr permission.Prompt) (permission.Verdict, error) {
+		if pr.Request.Agent != "dig" {
+			t.Errorf("the question names agent %q, want dig", pr.Request.Agent)
+		}
 		mu.Lock()
 		open++
 		asked++

@@ -54,6 +54,9 @@ func (e *Engine) buildTools() error {
 	if err != nil {
 		return err
 	}
+	if err := e.addDeclaredTools(set, backend); err != nil {
+		return err
+	}
 	e.tools = set
 	return nil
 }

@@ -6,9 +6,11 @@ import (
 	"io/fs"
 	"maps"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/permission"
@@ -254,6 +256,28 @@ func builtinOnly() *Definitions {
 // (SPEC SKILL-2): the user's settings' skills.env; a workspace cannot
 // name them.
 func (l *Loaded) SkillEnv() []string { return slices.Clone(l.User.SkillEnv) }
+
+// ToolTimeout returns the per-call timeout of the tool called name
+// (tools.timeouts, SPEC TOOL-2): the entry that names it exactly, else the
+// longest pattern that matches it, the workspace's settings before the
+// user's; 0 when none does (the tool's own limits apply).
+func (l *Loaded) ToolTimeout(name string) time.Duration {
+	for _, s := range []Settings{l.Local, l.Project, l.User} {
+		if d, ok := s.ToolTimeouts[name]; ok {
+			return d
+		}
+		best, found := "", time.Duration(0)
+		for p, d := range s.ToolTimeouts {
+			if ok, _ := path.Match(p, name); ok && len(p) > len(best) {
+				best, found = p, d
+			}
+		}
+		if best != "" {
+			return found
+		}
+	}
+	return 0
+}
 
 // warnSkillEnv notes each workspace settings file that names skills.env:
 // a repository must not choose which of the user's variables reach its

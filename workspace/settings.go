@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path"
 	"slices"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -29,6 +31,10 @@ type Settings struct {
 	// (skills.env, SPEC SKILL-2). Only the user's file counts: a
 	// workspace's is ignored, with a warning ([Loaded.SkillEnv]).
 	SkillEnv []string
+	// ToolTimeouts bounds each call of the tools whose names match
+	// (tools.timeouts: {bash: 10m, "mcp__*": 1m}, SPEC TOOL-2); `*`
+	// wildcards match. The workspace's entries win over the user's.
+	ToolTimeouts map[string]time.Duration
 }
 
 // listKeys are the keys of the permissions section that hold lists; package
@@ -44,6 +50,10 @@ var listKeys = []string{"permissions.allow", "permissions.ask", "permissions.den
 //	  allow: ["bash(go test:*)"]
 //	skills:
 //	  env: [JIRA_URL]   # user settings only
+//	subagents:
+//	  max_depth: 2
+//	tools:
+//	  timeouts: {bash: 10m, "mcp__*": 1m}
 //
 // Every known key is checked (a bad value is an error naming its line);
 // unknown keys are listed in Unknown. An empty document is empty settings.
@@ -99,7 +109,17 @@ func (s *Settings) walk(m *yaml.Node, prefix string) error {
 			if err := s.walk(vn, "skills."); err != nil {
 				return err
 			}
-		case name == "skills" && isNull(vn):
+		case name == "skills" && isNull(vn), name == "tools" && isNull(vn), name == "subagents" && isNull(vn):
+		case (name == "tools" || name == "subagents") && vn.Kind == yaml.MappingNode:
+			if err := s.walk(vn, name+"."); err != nil {
+				return err
+			}
+		case name == "tools.timeouts":
+			t, err := timeouts(vn, name)
+			if err != nil {
+				return err
+			}
+			s.ToolTimeouts = t
 		case name == "skills.env":
 			env, err := envList(vn, name)
 			if err != nil {
@@ -112,6 +132,29 @@ func (s *Settings) walk(m *yaml.Node, prefix string) error {
 		}
 	}
 	return nil
+}
+
+// timeouts reads a mapping of tool-name patterns to durations.
+func timeouts(n *yaml.Node, key string) (map[string]time.Duration, error) {
+	if isNull(n) {
+		return nil, nil
+	}
+	if n.Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("line %d: %s: want a mapping of tool names to durations, e.g. {bash: 10m}", n.Line, key)
+	}
+	out := map[string]time.Duration{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		kn, vn := n.Content[i], n.Content[i+1]
+		if _, err := path.Match(kn.Value, ""); err != nil || kn.Value == "" {
+			return nil, fmt.Errorf("line %d: %s: %q is not a tool name or pattern", kn.Line, key, kn.Value)
+		}
+		d, err := ParseDuration(vn.Value)
+		if err != nil || vn.Kind != yaml.ScalarNode {
+			return nil, fmt.Errorf("line %d: %s.%s: want a duration such as 90s or 5m", vn.Line, key, kn.Value)
+		}
+		out[kn.Value] = d
+	}
+	return out, nil
 }
 
 // set checks and keeps the value of a known key.

@@ -109,7 +109,7 @@ var arrows = map[string][]string{
 	"workspace":              {"permission", "hook", "tool", "llm/registry"},
 	"tool/mcptool":           {"tool"},
 	"tool/skill":             {"tool"},
-	"tool/action":            {"tool", "exec"},
+	"tool/action":            {"tool", "exec", "tool/builtin"},
 	"runner": {"agent", "compact", "tool", "tool/builtin", "tool/mcptool", "tool/skill", "tool/action", "exec",
 		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace"},
 }

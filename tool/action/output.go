@@ -1,29 +1,19 @@
 package action
 
-// The rendering of a command's output follows tool/builtin's bash tool
-// (bash.go, bash_output.go), whose helpers are unexported; this is a small
-// copy of them, to keep the two tools' output alike.
-
 import (
 	"fmt"
-	"io"
-	"os"
-	"path/filepath"
-	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/builtin"
 )
 
-// previewChars is how many characters of an output above the cap the model
-// sees, head and tail together; the whole output is in a file.
-const previewChars = 2_000
-
-// result renders the command's output and outcome for the model.
+// result renders the command's output and outcome for the model. The output
+// reads as the bash tool's does ([builtin.RenderOutput]); above [OutputCap]
+// characters the whole of it is saved as action-<call id>.log.
 func (t *actionTool) result(call tool.Call, out exec.Output) tool.Result {
-	text, path, saveErr := outputText(call, out, OutputCap)
+	text, path, saveErr := builtin.RenderOutput(call, out, OutputCap, "action-")
 	var notes []string
 	switch {
 	case out.TimedOut:
@@ -31,7 +21,7 @@ func (t *actionTool) result(call tool.Call, out exec.Output) tool.Result {
 	case out.Cancelled:
 		notes = append(notes, fmt.Sprintf("action %s was cancelled; partial output above", t.a.Name))
 	case out.OutputLimited:
-		notes = append(notes, fmt.Sprintf("action %s was stopped: its output passed the limit of %s", t.a.Name, fmtBytes(out.OutputLimit)))
+		notes = append(notes, fmt.Sprintf("action %s was stopped: its output passed the limit of %s", t.a.Name, builtin.FormatBytes(out.OutputLimit)))
 	case out.ExitCode != 0:
 		notes = append(notes, exitNote(out.ExitCode))
 	}
@@ -75,174 +65,4 @@ func exitNote(code int) string {
 		return "exit code 127: a program was not found; its interpreter or tool is not installed, or not in PATH"
 	}
 	return fmt.Sprintf("exit code %d", code)
-}
-
-// outputText returns what the model sees of the output: all of it up to
-// limit characters, else the head and the tail around a line saying how
-// much was cut and where the whole output was saved.
-func outputText(call tool.Call, out exec.Output, limit int) (text, path string, err error) {
-	whole, spill, truncated := out.Combined, out.SpillPath, out.Truncated
-	if truncated && spill != "" && !out.OutputLimited && out.TotalBytes <= int64(utf8.UTFMax*limit) {
-		// Spilled by a small memory cap but short enough to show.
-		if data, rerr := os.ReadFile(spill); rerr == nil {
-			whole, truncated = data, false
-			os.Remove(spill)
-			spill = ""
-		}
-	}
-	budget := min(limit*2/5, previewChars/2)
-	var head, tail string
-	var total int64
-	if !truncated {
-		s := clean(whole)
-		if utf8.RuneCountInString(s) <= limit {
-			if strings.TrimSpace(s) == "" {
-				return "(no output)", "", nil
-			}
-			return strings.TrimRight(s, "\n"), "", nil
-		}
-		head, tail, total = headOf(s, budget), tailOf(s, budget), int64(len(whole))
-		path, err = saveOutput(call, whole, "")
-	} else {
-		head, tail, total = headOf(clean(out.Combined), budget), tailOf(clean(dropPartialRune(out.Tail)), budget), out.TotalBytes
-		if spill == "" {
-			err = fmt.Errorf("output beyond %d bytes was not kept", len(out.Combined))
-		} else {
-			path, err = saveOutput(call, nil, spill)
-		}
-	}
-	cut := max(0, total-int64(len(head))-int64(len(tail)))
-	var mid string
-	switch {
-	case err == nil && out.OutputLimited:
-		mid = fmt.Sprintf("[… %d bytes cut; the output passed the limit of %s, so the command was stopped; the first %s are in %s: read it with read_file, using offset and limit …]",
-			cut, fmtBytes(out.OutputLimit), fmtBytes(out.SpillBytes), path)
-	case err == nil:
-		mid = fmt.Sprintf("[… %d bytes cut; the whole output (%d bytes) is in %s: read it with read_file, using offset and limit …]", cut, total, path)
-	default:
-		mid = fmt.Sprintf("[… %d bytes cut; the whole output (%d bytes) could not be saved …]", cut, total)
-	}
-	return strings.TrimRight(head, "\n") + "\n\n" + mid + "\n\n" + strings.TrimRight(tail, "\n"), path, err
-}
-
-// fmtBytes prints a size in binary units with at most one decimal.
-func fmtBytes(n int64) string {
-	if n < 1024 {
-		return fmt.Sprintf("%d B", n)
-	}
-	v := float64(n)
-	units := []string{"KiB", "MiB", "GiB", "TiB"}
-	i := 0
-	for v /= 1024; v >= 1024 && i < len(units)-1; i++ {
-		v /= 1024
-	}
-	return strings.TrimSuffix(strconv.FormatFloat(v, 'f', 1, 64), ".0") + " " + units[i]
-}
-
-func clean(b []byte) string { return strings.ToValidUTF8(string(b), "\uFFFD") }
-
-// dropPartialRune drops the continuation bytes a ring buffer may start with.
-func dropPartialRune(b []byte) []byte {
-	for i := 0; i < len(b) && i < utf8.UTFMax; i++ {
-		if utf8.RuneStart(b[i]) {
-			return b[i:]
-		}
-	}
-	return b
-}
-
-// headOf returns the first n runes of s, ending at a line break when one is
-// in the last fifth.
-func headOf(s string, n int) string {
-	i, count := 0, 0
-	for i < len(s) && count < n {
-		_, size := utf8.DecodeRuneInString(s[i:])
-		i += size
-		count++
-	}
-	h := s[:i]
-	if j := strings.LastIndexByte(h, '\n'); j >= 0 && j >= len(h)*4/5 {
-		h = h[:j+1]
-	}
-	return h
-}
-
-// tailOf returns the last n runes of s, starting at a line start when one is
-// in the first fifth.
-func tailOf(s string, n int) string {
-	i, count := len(s), 0
-	for i > 0 && count < n {
-		_, size := utf8.DecodeLastRuneInString(s[:i])
-		i -= size
-		count++
-	}
-	t := s[i:]
-	if j := strings.IndexByte(t, '\n'); j >= 0 && j < len(t)/5 && j+1 < len(t) {
-		t = t[j+1:]
-	}
-	return t
-}
-
-// saveOutput stores the whole output in the session directory (or
-// os.TempDir()/rein), in a file named after the call: data, or the
-// backend's spill file moved there.
-func saveOutput(call tool.Call, data []byte, spill string) (string, error) {
-	dir := call.SessionDir
-	if dir == "" {
-		dir = filepath.Join(os.TempDir(), "rein")
-	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", err
-	}
-	var dest string
-	if id := safeName(call.ID); id != "" {
-		dest = filepath.Join(dir, "action-"+id+".log")
-	} else {
-		f, err := os.CreateTemp(dir, "action-*.log")
-		if err != nil {
-			return "", err
-		}
-		dest = f.Name()
-		f.Close()
-	}
-	if spill == "" {
-		return dest, os.WriteFile(dest, data, 0o600)
-	}
-	if err := os.Rename(spill, dest); err == nil {
-		return dest, nil
-	}
-	err := copyFile(spill, dest)
-	os.Remove(spill)
-	return dest, err
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
-}
-
-// safeName keeps the characters of a call id that are safe in a file name.
-func safeName(id string) string {
-	var b strings.Builder
-	for _, r := range id {
-		if r < utf8.RuneSelf && (r == '-' || r == '_' || r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z') {
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() > 100 {
-		return b.String()[:100]
-	}
-	return b.String()
 }

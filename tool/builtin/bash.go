@@ -202,7 +202,7 @@ func insideDir(root, p string) bool {
 
 // result renders the output and the outcome for the model (SPEC TOOL-4).
 func (b *bash) result(call tool.Call, in bashIn, timeout time.Duration, out exec.Output) tool.Result {
-	text, path, saveErr := b.outputText(call, out)
+	text, path, saveErr := RenderOutput(call, out, b.opts.OutputCap, "bash-")
 	var tail []string
 	switch {
 	case out.TimedOut:
@@ -211,7 +211,7 @@ func (b *bash) result(call tool.Call, in bashIn, timeout time.Duration, out exec
 		tail = append(tail, "command was cancelled; partial output above")
 	case out.OutputLimited:
 		tail = append(tail, fmt.Sprintf("command was stopped: its output passed the limit of %s; to keep more, "+
-			"send it to a file (cmd > out.log 2>&1) and read parts of it", fmtBytes(out.OutputLimit)))
+			"send it to a file (cmd > out.log 2>&1) and read parts of it", FormatBytes(out.OutputLimit)))
 	case out.ExitCode != 0:
 		tail = append(tail, fmt.Sprintf("exit code %d", out.ExitCode))
 	}

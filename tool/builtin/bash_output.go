@@ -15,14 +15,26 @@ import (
 
 // BashPreviewChars is how many characters of an output above the cap the
 // model sees, head and tail together (less when the cap is smaller); the
-// whole output is saved to a file it can read.
+// whole output is saved to a file it can read. It holds for every
+// [RenderOutput].
 const BashPreviewChars = 2_000
 
-// outputText returns what the model sees of a command's output: all of it up
-// to the cap, else the head and the tail around a line saying how much was
-// cut and where the whole output was saved.
-func (b *bash) outputText(call tool.Call, out exec.Output) (text, path string, err error) {
-	limit := b.opts.OutputCap
+// RenderOutput returns what the model sees of a command's output: all of it
+// up to limit characters (0 or less means [BashOutputCap]), else the head and
+// the tail, [BashPreviewChars] together, around a line saying how much was
+// cut and where the whole output was saved. It is the bash tool's rendering,
+// shared by the tools that run commands, so that their outputs read alike.
+//
+// The whole output is saved in call.SessionDir (os.TempDir()/rein when
+// empty) as prefix+call.ID+".log" (a unique prefix*.log when the id has no
+// usable characters): out.Combined, or the backend's spill file
+// (out.SpillPath) moved there. path is the saved file, "" when nothing was
+// saved; err says why the whole output could not be kept, and the text says
+// so too.
+func RenderOutput(call tool.Call, out exec.Output, limit int, prefix string) (text, path string, err error) {
+	if limit <= 0 {
+		limit = BashOutputCap
+	}
 	whole, spill, truncated := out.Combined, out.SpillPath, out.Truncated
 	if truncated && spill != "" && !out.OutputLimited && out.TotalBytes <= int64(utf8.UTFMax*limit) {
 		// Spilled by a small memory cap but short enough to show: read it back.
@@ -47,13 +59,13 @@ func (b *bash) outputText(call tool.Call, out exec.Output) (text, path string, e
 			return strings.TrimRight(s, "\n"), "", nil
 		}
 		head, tail, total = headOf(s, budget), tailOf(s, budget), int64(len(whole))
-		path, err = saveOutput(call, whole, "")
+		path, err = saveOutput(call, prefix, whole, "")
 	} else {
 		head, tail, total = headOf(clean(out.Combined), budget), tailOf(clean(dropPartialRune(out.Tail)), budget), out.TotalBytes
 		if spill == "" {
 			err = fmt.Errorf("output beyond %d bytes was not kept", len(out.Combined))
 		} else {
-			path, err = saveOutput(call, nil, spill)
+			path, err = saveOutput(call, prefix, nil, spill)
 		}
 	}
 	cut := max(0, total-int64(len(head))-int64(len(tail)))
@@ -61,7 +73,7 @@ func (b *bash) outputText(call tool.Call, out exec.Output) (text, path string, e
 	switch {
 	case err == nil && out.OutputLimited:
 		mid = fmt.Sprintf("[… %d bytes cut; the output passed the limit of %s, so the command was stopped; the first %s are in %s: read it with read_file, using offset and limit …]",
-			cut, fmtBytes(out.OutputLimit), fmtBytes(out.SpillBytes), path)
+			cut, FormatBytes(out.OutputLimit), FormatBytes(out.SpillBytes), path)
 	case err == nil:
 		mid = fmt.Sprintf("[… %d bytes cut; the whole output (%d bytes) is in %s: read it with read_file, using offset and limit …]", cut, total, path)
 	default:
@@ -70,9 +82,9 @@ func (b *bash) outputText(call tool.Call, out exec.Output) (text, path string, e
 	return strings.TrimRight(head, "\n") + "\n\n" + mid + "\n\n" + strings.TrimRight(tail, "\n"), path, err
 }
 
-// fmtBytes prints a size in binary units with at most one decimal:
+// FormatBytes prints a size in binary units with at most one decimal:
 // 512 B, 1.5 KiB, 64 MiB, 2.4 GiB.
-func fmtBytes(n int64) string {
+func FormatBytes(n int64) string {
 	if n < 1024 {
 		return fmt.Sprintf("%d B", n)
 	}
@@ -130,9 +142,9 @@ func tailOf(s string, n int) string {
 }
 
 // saveOutput stores a command's whole output in the session directory (or
-// os.TempDir()/rein), in a file named after the call: data, or the backend's
-// spill file moved there.
-func saveOutput(call tool.Call, data []byte, spill string) (string, error) {
+// os.TempDir()/rein), in a file named prefix and the call's id: data, or the
+// backend's spill file moved there.
+func saveOutput(call tool.Call, prefix string, data []byte, spill string) (string, error) {
 	dir := call.SessionDir
 	if dir == "" {
 		dir = filepath.Join(os.TempDir(), "rein")
@@ -142,9 +154,9 @@ func saveOutput(call tool.Call, data []byte, spill string) (string, error) {
 	}
 	var dest string
 	if id := safeName(call.ID); id != "" {
-		dest = filepath.Join(dir, "bash-"+id+".log")
+		dest = filepath.Join(dir, prefix+id+".log")
 	} else {
-		f, err := os.CreateTemp(dir, "bash-*.log")
+		f, err := os.CreateTemp(dir, prefix+"*.log")
 		if err != nil {
 			return "", err
 		}

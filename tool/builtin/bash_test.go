@@ -363,8 +363,8 @@ func TestBashSandboxNotes_TOOL5(t *testing.T) {
 
 func TestFmtBytes(t *testing.T) {
 	for n, want := range map[int64]string{512: "512 B", 1536: "1.5 KiB", 64 << 20: "64 MiB", 2684354560: "2.5 GiB"} {
-		if got := fmtBytes(n); got != want {
-			t.Errorf("fmtBytes(%d) = %q, want %q", n, got, want)
+		if got := FormatBytes(n); got != want {
+			t.Errorf("FormatBytes(%d) = %q, want %q", n, got, want)
 		}
 	}
 }

@@ -1,0 +1,264 @@
+package runner
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/reinhq/rein/exec"
+	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/action"
+	"github.com/reinhq/rein/tool/mcptool"
+	"github.com/reinhq/rein/tool/skill"
+	"github.com/reinhq/rein/workspace"
+)
+
+// This file turns what the workspace and the user declare — skills,
+// actions, MCP servers (SPEC SKILL-1, ACTION-1, MCP-1) — into tools. The
+// definitions come from workspace.Loaded.Definitions, which leaves out an
+// untrusted workspace's (PERM-5).
+
+// addDeclaredTools adds, after the built-ins: the skill tool when there
+// are skills, one tool per action, and the tools of the MCP servers, each
+// under its origin, in a fixed order (the tool list is part of the
+// prompt-cache prefix).
+func (e *Engine) addDeclaredTools(set *tool.Set, backend exec.Backend) error {
+	defs := e.cfg.Loaded.Definitions()
+	if skills := e.skills(); len(skills) > 0 && allows(e.main, skill.ToolName) {
+		if err := set.Add(tool.OriginSkill, skill.NewTool(skills, e.skillVars)); err != nil {
+			return err
+		}
+	}
+	for _, a := range defs.Actions {
+		if !allows(e.main, a.Name) {
+			continue
+		}
+		t, err := action.New(action.Action{Name: a.Name, Description: a.Description, InputSchema: a.InputSchema,
+			Args: actionArgs(a), Script: a.Script, Dir: a.Dir, Timeout: a.Timeout, Env: e.actionEnv(a)}, backend)
+		if err != nil {
+			e.note("action %s (%s) left out: %v", a.Name, a.Path, err)
+			continue
+		}
+		if err := set.Add(tool.OriginAction, t); err != nil {
+			e.note("action %s (%s) left out: %v", a.Name, a.Path, err)
+		}
+	}
+	m := e.mcpManager()
+	if m == nil {
+		return nil
+	}
+	for _, t := range append(m.Tools(), m.ResourceTools()...) {
+		if !allows(e.main, t.Spec().Name) {
+			continue
+		}
+		if err := set.Add(tool.OriginMCP, t); err != nil {
+			e.note("MCP tool %s left out: %v", t.Spec().Name, err)
+		}
+	}
+	return nil
+}
+
+// skills are the skills that apply, for the tool and the index.
+func (e *Engine) skills() []skill.Skill {
+	defs := e.cfg.Loaded.Definitions().Skills
+	out := make([]skill.Skill, 0, len(defs))
+	for _, s := range defs {
+		out = append(out, skill.Skill{Name: s.Name, Description: s.Description, AllowedTools: s.AllowedTools,
+			Dir: s.Dir, Body: s.Body})
+	}
+	return out
+}
+
+// skillIndex is the skills' part of the system prompt: names and
+// descriptions only (SKILL-1); "" when the model gets no skill tool.
+func (e *Engine) skillIndex() string {
+	if e.cfg.NoTools || !allows(e.main, skill.ToolName) {
+		return ""
+	}
+	return skill.Index(e.skills())
+}
+
+// skillVars are the substitutions of a skill's body (SKILL-2): ${env:X}
+// only for the variables the user's settings list (skills.env) — a cloned
+// repository's skill cannot pull secrets into the prompt — ${config:X}
+// from the resolved settings, and ${runtime:X}.
+func (e *Engine) skillVars(s skill.Skill) skill.Vars {
+	allowed := e.cfg.Loaded.SkillEnv()
+	return skill.Vars{
+		Env: func(name string) (string, bool) {
+			for _, a := range allowed {
+				if a == name {
+					v := e.cfg.Getenv(name)
+					return v, v != ""
+				}
+			}
+			return "", false
+		},
+		Config: func(key string) (string, bool) {
+			if _, ok := workspace.Lookup(key); !ok {
+				return "", false
+			}
+			return e.ev.String(key), true
+		},
+		Runtime: map[string]string{"session_id": e.SessionID(), "workspace": e.ws.Root, "skill_dir": s.Dir,
+			"skill_name": s.Name, "os": runtime.GOOS, "date": e.cfg.Now().Format(time.DateOnly)},
+	}
+}
+
+// actionArgs is an action's argv with a program written as a relative
+// path (./deploy.sh, bin/run) found in the action's directory, beside its
+// ACTION.yaml; the command still runs in the workspace.
+func actionArgs(a workspace.Action) []string {
+	if len(a.Command) == 0 || filepath.IsAbs(a.Command[0]) || !strings.Contains(a.Command[0], "/") {
+		return a.Command
+	}
+	args := slices.Clone(a.Command)
+	args[0] = filepath.Join(a.Dir, args[0])
+	return args
+}
+
+// actionEnv is what an action's command gets besides the backend's base
+// environment: the variables its definition names, and the depth of a rein
+// it starts (DepthEnv), so a sub-agent reached through an action counts.
+func (e *Engine) actionEnv(a workspace.Action) []string {
+	env := []string{DepthEnv + "=" + strconv.Itoa(e.depth+1)}
+	for _, name := range a.Env {
+		if v := e.cfg.Getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// MCPServer is what mcptool connects to for a definition: a stdio server
+// gets a clean environment (hook.CleanEnv: the base variables, not rein's
+// keys), the variables its definition sets, and the depth (DepthEnv) of a
+// process this one starts.
+func MCPServer(def workspace.MCPServer, getenv func(string) string, depth int) mcptool.Server {
+	s := mcptool.Server{Name: def.Name, URL: def.URL, Headers: def.Headers, CallTimeout: def.Timeout}
+	if def.URL != "" {
+		return s
+	}
+	extra := []string{DepthEnv + "=" + strconv.Itoa(depth+1)}
+	for k, v := range def.Env {
+		extra = append(extra, k+"="+v)
+	}
+	s.Command, s.Args = def.Command, def.Args
+	s.Env = hook.CleanEnv(getenv, nil, extra...)
+	return s
+}
+
+// mcpServers are the enabled MCP servers of the definitions; a stdio
+// server starts in the workspace's directory.
+func (e *Engine) mcpServers() []mcptool.Server {
+	var out []mcptool.Server
+	for _, d := range e.cfg.Loaded.Definitions().MCP {
+		if !d.Disabled {
+			s := MCPServer(d, e.cfg.Getenv, e.depth)
+			if s.Command != "" {
+				s.Dir = e.ws.Root
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// toolTimeout is the per-call timeout the settings give a tool
+// (tools.timeouts, SPEC TOOL-2).
+func (e *Engine) toolTimeout(name string, _ tool.Origin) time.Duration {
+	return e.cfg.Loaded.ToolTimeout(name)
+}
+
+// mcpManager connects to the MCP servers once per engine, or takes the
+// shared connections of Config.MCP; nil without servers or without tools.
+func (e *Engine) mcpManager() *mcptool.Manager {
+	if e.mcpDone {
+		return e.mcp
+	}
+	e.mcpDone = true
+	servers := e.mcpServers()
+	if len(servers) == 0 || e.cfg.NoTools {
+		return nil
+	}
+	if e.cfg.MCP != nil {
+		e.mcp = e.cfg.MCP.Get(servers, e.logger)
+	} else {
+		e.mcp = mcptool.Start(context.Background(), servers, mcptool.Options{Logger: e.logger, ClientName: "rein"})
+		e.ownMCP = true
+	}
+	for _, st := range e.mcp.Status() {
+		if st.State == mcptool.StateFailed {
+			e.note("MCP server %s did not start: %s (rein doctor shows more)", st.Server, st.Err)
+		}
+	}
+	return e.mcp
+}
+
+// MCPStatus reports the state of the engine's MCP servers (nil before the
+// first session is bound, or without servers).
+func (e *Engine) MCPStatus() []mcptool.Status {
+	if e.mcp == nil {
+		return nil
+	}
+	return e.mcp.Status()
+}
+
+// MCPPool shares MCP connections among the engines of a long-lived
+// process (the server builds an engine per run): one manager per distinct
+// set of servers, started on first use, kept until Close.
+type MCPPool struct {
+	mu       sync.Mutex
+	managers map[string]*mcptool.Manager
+}
+
+// Get returns the manager of servers, starting it on first use.
+func (p *MCPPool) Get(servers []mcptool.Server, logger *slog.Logger) *mcptool.Manager {
+	key := poolKey(servers)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if m, ok := p.managers[key]; ok {
+		return m
+	}
+	if p.managers == nil {
+		p.managers = map[string]*mcptool.Manager{}
+	}
+	m := mcptool.Start(context.Background(), servers, mcptool.Options{Logger: logger, ClientName: "rein"})
+	p.managers[key] = m
+	return m
+}
+
+// Close stops every server the pool started.
+func (p *MCPPool) Close() error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var first error
+	for k, m := range p.managers {
+		if err := m.Close(); err != nil && first == nil {
+			first = err
+		}
+		delete(p.managers, k)
+	}
+	return first
+}
+
+// poolKey identifies a set of servers by everything that starts them.
+func poolKey(servers []mcptool.Server) string {
+	b, err := json.Marshal(servers)
+	if err != nil {
+		panic(fmt.Sprintf("runner: MCP servers do not marshal: %v", err))
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
+}
