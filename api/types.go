@@ -82,6 +82,7 @@ type Message struct {
 	Model          string `json:"model,omitempty" maxLength:"200" doc:"Model for this run; empty keeps the session's or the server's."`
 	MaxTurns       int    `json:"max_turns,omitempty" minimum:"0" maximum:"10000" doc:"Model calls allowed; 0 keeps the default."`
 	PermissionMode string `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,bypass" doc:"Permission mode for this run; empty keeps the default."`
+	Agent          string `json:"agent,omitempty" maxLength:"64" pattern:"^[A-Za-z0-9_-]*$" doc:"Agent definition to run as (rein agents list); empty runs rein's own."`
 }
 
 // Accepted is the answer to a message: the queued run (202).

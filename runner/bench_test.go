@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"iter"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/runner"
@@ -53,4 +55,53 @@ func BenchmarkServiceRun(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Minutes(), "runs/min")
+}
+
+// spawnProvider answers a prompt with a call of tool (input in), a tool
+// result with "done", and a sub-agent's prompt (system prompt SUB) with
+// its report.
+func spawnProvider(tool, in string) llm.Provider {
+	p := &llmtest.Scripted{NoRecord: true}
+	p.Repeat = &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		last := req.Messages[len(req.Messages)-1]
+		reply := llmtest.Reply{Text: "done"}
+		switch {
+		case strings.HasPrefix(req.System, "SUB"):
+			reply = llmtest.Reply{Text: "report"}
+		case len(last.ToolResults()) == 0:
+			reply = llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c1", tool, in)}}
+		}
+		return llmtest.NewScripted(reply).Stream(ctx, req)
+	}}
+	return p
+}
+
+// benchRuns runs one prompt per iteration, each in a new session of e.
+func benchRuns(b *testing.B, e *runner.Engine) {
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Unbind()
+		for ev, err := range e.Submit(context.Background(), "", "go", nil) {
+			if err != nil || ev.Type == agent.EventDone && ev.Done.Reason != agent.ReasonCompleted {
+				b.Fatalf("run ended %+v: %v", ev.Done, err)
+			}
+		}
+	}
+}
+
+// BenchmarkSubagentSpawn is a run whose model starts one sub-agent, which
+// answers at once (AGENT-4); BenchmarkSubagentBaseline is the same run
+// with a read-only built-in call instead. The difference is what a spawn
+// costs: building the sub-agent (tools, policy, compactor) and relaying
+// its events.
+func BenchmarkSubagentSpawn(b *testing.B) {
+	e := newEngine(b, spawnProvider("task", `{"agent":"sub","prompt":"look"}`),
+		map[string]string{"sub": "---\nname: sub\ndescription: Sub.\n---\nSUB\n"}, nil)
+	benchRuns(b, e)
+}
+
+// BenchmarkSubagentBaseline: see BenchmarkSubagentSpawn.
+func BenchmarkSubagentBaseline(b *testing.B) {
+	e := newEngine(b, spawnProvider("todo_write", `{"todos":[]}`), nil, nil)
+	benchRuns(b, e)
 }

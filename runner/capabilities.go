@@ -200,7 +200,9 @@ func (e *Engine) mcpManager() *mcptool.Manager {
 	}
 	for _, st := range e.mcp.Status() {
 		if st.State == mcptool.StateFailed {
-			e.note("MCP server %s did not start: %s (rein doctor shows more)", st.Server, st.Err)
+			msg := fmt.Sprintf("MCP server %s did not start: %s; its tools are left out (rein mcp test %s shows more)", st.Server, st.Err, st.Server)
+			e.warnings = append(e.warnings, msg)
+			e.note("%s", msg)
 		}
 	}
 	return e.mcp

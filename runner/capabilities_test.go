@@ -177,3 +177,47 @@ func TestDeclaredTools_SKILL1_ACTION1(t *testing.T) {
 		}
 	})
 }
+
+// MCP-1, TOOL-2: a trusted workspace's MCP servers (.mcp.json, Claude
+// Code's format) become tools named mcp__<server>__<tool>, called under
+// the mcp origin, against the reference server from npm; a server that
+// does not start is reported in run_start and the run goes on.
+func TestDeclaredMCP_MCP1(t *testing.T) {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	server := filepath.Join(root, ".cache", "npm", "node_modules", "@modelcontextprotocol", "server-everything", "dist", "index.js")
+	if _, err := os.Stat(server); err != nil {
+		t.Skipf("@modelcontextprotocol/server-everything is not installed (scripts/test installs it): %v", err)
+	}
+	files := map[string]string{
+		".mcp.json": `{"mcpServers": {"ev": {"command": "node", "args": ["` + server + `", "stdio"]},
+			"broken": {"command": "/nonexistent/mcp-server"}}}`,
+		".rein/settings.yaml": "permissions:\n  allow: [\"mcp__ev__*\"]\n",
+	}
+	p := llmtest.NewScripted(
+		llmtest.Reply{ToolCalls: []llm.ToolUse{call("m1", "mcp__ev__echo", map[string]string{"message": "hi from rein"})}},
+		llmtest.Reply{Text: "done"},
+	)
+	e := engineIn(t, p, files, true)
+	var warnings []string
+	var end *agent.ToolEvent
+	for ev, err := range e.Submit(ctx, "", "go", nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch ev.Type {
+		case agent.EventRunStart:
+			warnings = ev.RunStart.Warnings
+		case agent.EventToolEnd:
+			end = ev.Tool
+		}
+	}
+	if end == nil || end.IsError || end.Origin != tool.OriginMCP || !strings.Contains(end.Output, "hi from rein") {
+		t.Fatalf("mcp__ev__echo ended %+v", end)
+	}
+	if !strings.Contains(strings.Join(warnings, "\n"), "MCP server broken did not start") {
+		t.Errorf("run_start warnings do not report the broken server: %q", warnings)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 
@@ -145,6 +146,9 @@ type Engine struct {
 	// engine started it.
 	mcp             *mcptool.Manager
 	mcpDone, ownMCP bool
+	// warnings are what run_start reports besides the configuration's: MCP
+	// servers that did not start.
+	warnings []string
 
 	tracker   *builtin.FileTracker
 	todos     *builtin.Todos
@@ -385,7 +389,7 @@ func (e *Engine) Agent(approver permission.Approver) *agent.Agent {
 		MaxTokens:   e.ev.Int(workspace.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
 		Permissions: &agent.Gate{Policy: e.policy, Approver: approver, Rules: e.policy, Auditor: e.audit,
 			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now},
-		Now: e.cfg.Now, Warnings: e.cfg.Loaded.Warnings,
+		Now: e.cfg.Now, Warnings: slices.Concat(e.cfg.Loaded.Warnings, e.warnings),
 	}
 	if b := e.ev.Int(workspace.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}

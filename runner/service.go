@@ -58,6 +58,9 @@ type Submission struct {
 	Model          string `json:"model,omitempty"`
 	MaxTurns       int    `json:"max_turns,omitempty"`
 	PermissionMode string `json:"permission_mode,omitempty"`
+	// Agent names the agent definition the run uses (AGENT-1); an unknown
+	// one fails the run with a message listing the agents.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Service runs the messages posted to sessions (DESIGN "How a message

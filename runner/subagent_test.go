@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"iter"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -66,9 +67,20 @@ func (r *routed) tools(who string, i int) []string {
 
 // newEngine builds an engine over a fresh HOME whose user-level agents are
 // given (name → file content), with the provider for every model.
-func newEngine(t *testing.T, p llm.Provider, agents map[string]string, env map[string]string) *runner.Engine {
+func newEngine(t testing.TB, p llm.Provider, agents map[string]string, env map[string]string, homeFiles ...map[string]string) *runner.Engine {
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
+	for _, files := range homeFiles {
+		for rel, text := range files {
+			path := filepath.Join(home, rel)
+			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 	base := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off", "REIN_MODEL": "scripted/m"}
 	for k, v := range env {
 		base[k] = v
@@ -131,7 +143,11 @@ func TestSubagentTree_AGENT4(t *testing.T) {
 		{Text: "A is in a.go", Usage: usage(20, 2)},
 	}
 	p.scripts["DIG"] = []llmtest.Reply{{Text: "dug", Usage: usage(1000, 100)}}
-	e := newEngine(t, p, map[string]string{"finder": finderAgent, "dig": digAgent}, nil)
+	hookLog := filepath.Join(t.TempDir(), "hooks.log")
+	logIt := "    - {command: \"cat >> " + hookLog + "; echo >> " + hookLog + "\"}\n"
+	hooks := map[string]string{".config/rein/hooks.yaml": "hooks:\n  subagent_start:\n" + logIt +
+		"  subagent_stop:\n" + logIt + "  session_start:\n" + logIt}
+	e := newEngine(t, p, map[string]string{"finder": finderAgent, "dig": digAgent}, nil, hooks)
 
 	var events []agent.Event
 	for ev, err := range e.Submit(ctx, "", "go", nil) {
@@ -212,6 +228,32 @@ func TestSubagentTree_AGENT4(t *testing.T) {
 			t.Errorf("transcript %s/%s: end %+v, %d messages", tr.Agent, tr.ParentCallID, tr.End, len(tr.Messages))
 		}
 	}
+	// subagent_start and subagent_stop fired once per sub-agent, naming it
+	// and the call that started it; session_start fired for the top run
+	// only.
+	logged, err := os.ReadFile(hookLog)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := map[string]int{}
+	dec := json.NewDecoder(bytes.NewReader(logged))
+	for dec.More() {
+		var in struct {
+			Event     string `json:"hook_event_name"`
+			AgentID   string `json:"agent_id"`
+			AgentType string `json:"agent_type"`
+		}
+		if err := dec.Decode(&in); err != nil {
+			t.Fatalf("hook inputs %q: %v", logged, err)
+		}
+		count[in.Event+" "+in.AgentType+" "+in.AgentID]++
+	}
+	want := map[string]int{"session_start  ": 1, "subagent_start finder c1": 1, "subagent_stop finder c1": 1,
+		"subagent_start dig c2": 1, "subagent_stop dig c2": 1, "subagent_start dig c1": 1, "subagent_stop dig c1": 1}
+	if !maps.Equal(count, want) {
+		t.Errorf("hooks fired %v, want %v", count, want)
+	}
+
 	var md bytes.Buffer
 	if err := session.ExportMarkdown(&md, st); err != nil {
 		t.Fatal(err)

@@ -45,6 +45,8 @@ type Submission struct {
 	// set.
 	Model, PermissionMode string
 	MaxTurns              int
+	// Agent names the agent definition the run uses.
+	Agent string
 }
 
 // Config configures a [Server]. Runtime, Sessions, Ledger and Bus are

@@ -14,6 +14,11 @@
 // Permission rules (allow, ask, deny lists) are not single values: they add
 // up across layers and are read by package permission from the same files.
 //
+// Agents, skills, actions and MCP servers — built-in, the user's and the
+// workspace's, Claude Code's formats included — are read by
+// [LoadDefinitions] and merged by name ([Loaded.Definitions]); see
+// docs/workspace.md.
+//
 // Files are read by [ParseSettings] (settings.yaml), [ParseProfiles]
 // (config.yaml, the provider profiles of `rein provider`) and [LoadModels]
 // (.rein/models.yaml). [Load] reads every file of a workspace and the user,
@@ -22,9 +27,9 @@
 // A workspace may only tighten the user's safety (SPEC PERM-5): its
 // permission mode and sandbox are [Guarded], and what it brings that
 // widens permissions or runs code — allow rules, sensitive-file
-// exceptions, hooks, a sessions_dir or a replay: model, and later MCP
-// servers, agents, skills and actions (each an [Extra]) — applies only once
-// the user trusted it. Trust is kept per directory in the user's trust.json
+// exceptions, hooks, a sessions_dir or a replay: model, MCP servers,
+// agents, skills and actions (each an [Extra]) — applies only once the
+// user trusted it. Trust is kept per directory in the user's trust.json
 // ([TrustStore]) with a [Fingerprint] of the workspace's trust-relevant
 // files, and is lost when they change; [Loaded.RuleStore] keeps "always"
 // answers without losing it.
