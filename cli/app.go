@@ -166,7 +166,8 @@ GEMINI_API_KEY (and their *_BASE_URL). REIN_LOG=debug logs more.`,
 	root.CompletionOptions.HiddenDefaultCmd = true
 	addRunFlags(root, opts)
 	root.AddCommand(a.runCommand(), a.versionCommand(), a.providerCommand(), a.sessionsCommand(),
-		a.configCommand(), a.initCommand(), a.doctorCommand(), a.trustCommand(), a.serveCommand())
+		a.configCommand(), a.initCommand(), a.doctorCommand(), a.trustCommand(), a.serveCommand(),
+		a.agentsCommand(), a.skillsCommand(), a.mcpCommand())
 	return root
 }
 

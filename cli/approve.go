@@ -51,7 +51,11 @@ func (a *lineApprover) readLine(ctx context.Context) (string, error) {
 // Approve implements permission.Approver.
 func (a *lineApprover) Approve(ctx context.Context, p permission.Prompt) (permission.Verdict, error) {
 	what := inputSummary(p.Request.Input)
-	fmt.Fprintf(a.out, "\n%s wants to run: %s\n", p.Request.Tool, clip(what, 200))
+	who := p.Request.Tool
+	if p.Request.Agent != "" {
+		who = "agent " + p.Request.Agent + ": " + who
+	}
+	fmt.Fprintf(a.out, "\n%s wants to run: %s\n", who, clip(what, 200))
 	if p.Reason != "" {
 		fmt.Fprintf(a.out, "  (%s)\n", p.Reason)
 	}

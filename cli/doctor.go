@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/tool/mcptool"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -78,11 +79,16 @@ func (a *App) doctorCommand() *cobra.Command {
 	var dir string
 	cmd := &cobra.Command{
 		Use:   "doctor",
-		Short: "Check that rein is ready to run here: configuration, model and key, tools, sessions",
+		Short: "Check that rein is ready to run here: configuration, model and key, tools, MCP servers, sessions",
 		Long: `Check that rein is ready to run here. Each problem comes with the next thing
 to do. The verdict is ready, warning (rein runs, something is worth fixing) or
 blocked (a run would fail); blocked exits with code 1. --online also checks
-the key with a cheap call to the provider.`,
+the key with a cheap call to the provider.
+
+It lists what does not load among the agents, skills, actions and MCP servers
+(file and line, the workspace's too when it is not trusted), the names more
+than one file defines and which wins, and connects to the MCP servers that
+apply, in parallel, each within 10 seconds.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r := a.diagnose(cmd.Context(), a.abs(dir), online)
@@ -126,6 +132,8 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	}
 	checkTrust(&r, l)
 	checkHooks(&r, l)
+	checkDefinitions(&r, l)
+	a.checkMCP(ctx, &r, l)
 	a.checkModel(ctx, &r, l, online)
 	checkWorkspace(&r, l)
 	checkTools(&r, l)
@@ -172,6 +180,68 @@ func checkHooks(r *report, l *workspace.Loaded) {
 		return
 	}
 	r.add("hooks", statusOK, fmt.Sprintf("%d hook(s) apply", len(specs)), "")
+}
+
+// checkDefinitions counts the agents, skills, actions and MCP servers
+// that apply and reports what is malformed in their files (with the
+// line) and the names more than one file defines — those of an untrusted
+// workspace included, so they can be fixed before it is trusted.
+func checkDefinitions(r *report, l *workspace.Loaded) {
+	d, all := l.Definitions(), l.AllDefinitions()
+	r.add("definitions", statusOK, fmt.Sprintf("%d agent(s), %d skill(s), %d action(s), %d MCP server(s) apply",
+		len(d.Agents), len(d.Skills), len(d.Actions), len(d.MCP)), "")
+	for _, p := range all.Problems {
+		r.add("definitions", statusWarning, shortProblem(l, p), "fix the file at that line (docs/workspace.md); the rest loads meanwhile")
+	}
+	for _, c := range all.Clashes {
+		paths := make([]string, len(c.Paths))
+		for i, p := range c.Paths {
+			paths[i] = displayPath(l, p)
+		}
+		last, once := paths[len(paths)-1], ""
+		if _, ok := under(l.Workspace.Root, c.Paths[len(c.Paths)-1]); ok && !l.Trust.Trusted {
+			once = " once the workspace is trusted"
+		}
+		r.add("definitions", statusOK, fmt.Sprintf("%s %s defined in %s and %s; %s wins%s",
+			c.Kind, c.Name, strings.Join(paths[:len(paths)-1], ", "), last, last, once), "")
+	}
+}
+
+// doctorMCPTimeout bounds rein doctor's connection to each MCP server.
+const doctorMCPTimeout = 10 * time.Second
+
+// checkMCP connects to the MCP servers that apply, in parallel, and
+// reports each one's state. A server that fails is a warning: runs go on
+// without its tools.
+func (a *App) checkMCP(ctx context.Context, r *report, l *workspace.Loaded) {
+	var defs []workspace.MCPServer
+	for _, d := range l.Definitions().MCP {
+		if d.Disabled {
+			r.add("mcp", statusOK, d.Name+": disabled ("+displayPath(l, d.Path)+")", "")
+			continue
+		}
+		defs = append(defs, d)
+	}
+	if len(defs) == 0 {
+		return
+	}
+	m := a.startMCP(ctx, l, defs, doctorMCPTimeout)
+	defer m.Close()
+	for i, st := range m.Status() {
+		d := defs[i]
+		switch st.State {
+		case mcptool.StateReady:
+			r.add("mcp", statusOK, fmt.Sprintf("%s: ready, %d tool(s) (%s)", d.Name, st.Tools, st.Transport), "")
+		default:
+			msg := st.Err
+			if msg == "" {
+				msg = fmt.Sprintf("no answer within %s", doctorMCPTimeout)
+			}
+			r.add("mcp", statusWarning, fmt.Sprintf("%s (%s): %s: %s", d.Name, clip(d.Declared, 60), st.State, msg),
+				fmt.Sprintf("rein mcp test %s shows more; fix the server, or remove it (rein mcp remove %s) or set disabled: true in %s",
+					d.Name, d.Name, displayPath(l, d.Path)))
+		}
+	}
 }
 
 // checkModel resolves the configured model and its key, and with online

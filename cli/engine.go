@@ -63,6 +63,10 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if err != nil {
 		return nil, err
 	}
+	unknownAgent, err := checkAgent(cfg, o.agent)
+	if err != nil {
+		return nil, err
+	}
 	store, err := jsonl.New(cfg.Effective.String(workspace.SessionsDir))
 	if err != nil {
 		return nil, fail(ExitError, "sessions: %v", err)
@@ -77,13 +81,34 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 		e.note("%s", w)
 	}
 	e.Engine, err = runner.New(runner.Config{Loaded: cfg, Store: store, SessionsDir: store.Dir(), Resolve: e.resolve,
-		RunRules: rules, Hidden: hidden, UserAgent: "rein/" + Version(), Getenv: a.getenv, Logger: e.logger,
+		RunRules: rules, Hidden: hidden, Agent: o.agent, UserAgent: "rein/" + Version(), Getenv: a.getenv, Logger: e.logger,
 		Notice: func(msg string) { e.note("%s", msg) }, Now: a.Now})
 	if err != nil {
 		store.Close()
+		if unknownAgent {
+			return nil, usageErrorf("--agent: %v", err)
+		}
 		return nil, fail(ExitError, "%v", err)
 	}
 	return e, nil
+}
+
+// checkAgent checks the agent --agent names: unknown reports that no
+// definition applies by that name (the runner's error then says which do,
+// and is a usage error). An agent only an untrusted workspace defines is a
+// usage error at once, saying so (SPEC PERM-5).
+func checkAgent(cfg *workspace.Loaded, name string) (unknown bool, err error) {
+	if name == "" {
+		return false, nil
+	}
+	if _, ok := cfg.Definitions().Agent(name); ok {
+		return false, nil
+	}
+	if a, ok := cfg.AllDefinitions().Agent(name); ok && a.Origin == workspace.OriginWorkspace {
+		return true, usageErrorf("--agent %s: the agent is the workspace's (%s), which is not trusted: review it, then rein trust %s",
+			name, displayPath(cfg, a.Path), cfg.Workspace.Root)
+	}
+	return true, nil
 }
 
 // resolve resolves a model string for the runner, wrapping the provider in

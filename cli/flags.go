@@ -29,6 +29,7 @@ type runOptions struct {
 	verbose            bool
 	killOrphans        bool
 	server             string
+	agent              string
 }
 
 // addRunFlags declares the run flags on cmd.
@@ -51,6 +52,7 @@ func addRunFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringVar(&o.timeout, "timeout", "", "wall-clock budget of the run, e.g. 10m (default: none)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "show tool calls and retries on stderr even when it is not a terminal")
 	f.BoolVar(&o.killOrphans, "kill-orphans", false, "when resuming, stop processes that interrupted tool calls left running")
+	f.StringVar(&o.agent, "agent", "", "run the session as this agent definition: its prompt, tools, mode and model (rein agents list)")
 }
 
 // settings returns the configuration values the flags set, keyed by

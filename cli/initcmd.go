@@ -6,84 +6,114 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/spf13/cobra"
+
+	"github.com/reinhq/rein/workspace"
 )
 
-// settingsTemplate is the .rein/settings.yaml rein init writes.
-const settingsTemplate = `# rein workspace settings. Layers, highest first: flags, REIN_* variables,
-# this file, ~/.config/rein/settings.yaml, defaults (see: rein config show).
+const initLong = `Set up a workspace (SPEC WS-1) from a template; existing files are kept.
 
-# model: anthropic/claude-sonnet-4-5   # provider/model, a bare name, or a profile
-# max_turns: 100                       # model calls per prompt
-# timeout: 30m                         # wall-clock budget of a run
-# sandbox: auto                        # auto | on | off: run commands under bubblewrap (Landlock without it)
+--kind project (the default) writes AGENTS.md (how to build and test the
+project, for agents), .rein/settings.yaml (the model, permission rules) and an
+example agent, .rein/agents/reviewer.md.
 
-permissions:
-  mode: default        # strict | default | accept-edits | read-only | bypass
-  allow:
-    # - "bash(go test:*)"
-    # - "bash(git diff:*)"
-  deny:
-    # - "read_file(secrets/**)"
-`
+--kind chat writes a chat workspace (SPEC WS-2): AGENTS.md describing an
+assistant's persona, .rein/settings.yaml, and .rein/agents/assistant.md, an
+agent with no tools; talk to it with rein --agent assistant.
 
-// agentsTemplate is the AGENTS.md rein init writes.
-const agentsTemplate = `# AGENTS.md
+What rein init writes brings agents, which apply only in a trusted workspace
+(rein trust): when everything the workspace brings is what rein init just
+wrote, rein init trusts it; otherwise it says to run rein trust.`
 
-Instructions for coding agents working in this repository. rein puts this
-file, verbatim, into every session's system prompt.
-
-## Project
-<!-- What this project is, in two or three sentences. -->
-
-## Build and test
-<!-- The exact commands, e.g.:
-- build: go build ./...
-- test:  go test ./...
--->
-
-## Conventions
-<!-- Style, layout, naming; what reviewers look for. -->
-
-## Do not
-<!-- Files or areas agents must not touch; commands they must not run. -->
-`
+// initFiles are the files of a template kind, relative to the workspace.
+func initFiles(kind string) ([]struct{ rel, body string }, error) {
+	type file = struct{ rel, body string }
+	switch kind {
+	case "project":
+		return []file{{".rein/settings.yaml", settingsTemplate}, {"AGENTS.md", agentsTemplate},
+			{".rein/agents/reviewer.md", reviewerTemplate}}, nil
+	case "chat":
+		return []file{{".rein/settings.yaml", chatSettingsTemplate}, {"AGENTS.md", chatAgentsTemplate},
+			{".rein/agents/assistant.md", chatAgentTemplate}}, nil
+	}
+	return nil, usageErrorf("--kind %q: want project or chat", kind)
+}
 
 func (a *App) initCommand() *cobra.Command {
-	var dir string
+	var dir, kind string
 	cmd := &cobra.Command{
 		Use:   "init",
-		Short: "Create .rein/settings.yaml and AGENTS.md in the workspace (never overwrites)",
-		Args:  cobra.NoArgs,
+		Short: "Set up a project or chat workspace: AGENTS.md, .rein/settings.yaml, an agent (never overwrites)",
+		Long:  initLong,
+		Example: `  rein init                 # a project: AGENTS.md, settings, an example reviewer agent
+  rein init --kind chat     # a chat: a persona, an assistant agent without tools`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			root := a.abs(dir)
-			files := []struct{ path, body string }{
-				{filepath.Join(root, ".rein", "settings.yaml"), settingsTemplate},
-				{filepath.Join(root, "AGENTS.md"), agentsTemplate},
+			files, err := initFiles(kind)
+			if err != nil {
+				return err
 			}
-			created := 0
+			root := a.abs(dir)
+			var created []string
 			for _, f := range files {
-				ok, err := createNew(f.path, f.body)
+				path := filepath.Join(root, filepath.FromSlash(f.rel))
+				ok, err := createNew(path, f.body)
 				if err != nil {
 					return fail(ExitError, "%v", err)
 				}
 				if ok {
-					created++
-					fmt.Fprintf(a.Stdout, "Created %s\n", f.path)
+					created = append(created, f.rel)
+					fmt.Fprintf(a.Stdout, "Created %s\n", path)
 				} else {
-					fmt.Fprintf(a.Stdout, "Kept %s (it exists; rein init never overwrites)\n", f.path)
+					fmt.Fprintf(a.Stdout, "Kept %s (it exists; rein init never overwrites)\n", path)
 				}
 			}
-			if created == 0 {
+			if len(created) == 0 {
 				return fail(ExitError, "%s is already set up; nothing was changed", root)
+			}
+			a.trustInit(root, created)
+			if kind == "chat" {
+				fmt.Fprintln(a.Stdout, "Edit AGENTS.md to describe the assistant; talk to it with: rein --agent assistant")
+				return nil
 			}
 			fmt.Fprintln(a.Stdout, "Edit AGENTS.md to tell agents about the project; rein doctor checks the setup.")
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "cwd", "", "set up this directory instead of the current one")
+	cmd.Flags().StringVar(&kind, "kind", "project", "the template: project or chat")
 	return cmd
+}
+
+// trustInit trusts the workspace of root when all it brings that needs
+// trust comes from the files rein init just created (rel paths): rein's
+// own templates, nothing of the repository's. Otherwise it says how to
+// trust it (SPEC PERM-5).
+func (a *App) trustInit(root string, created []string) {
+	l, err := workspace.Load(workspace.Options{WorkDir: root, Getenv: a.getenv})
+	if err != nil {
+		fmt.Fprintf(a.Stdout, "Warning: the configuration does not load: %v\n", err)
+		return
+	}
+	t := l.Trust
+	if t.Trusted || len(t.Extras) == 0 {
+		return
+	}
+	ours := t.Err == nil
+	for _, x := range t.Extras {
+		if !slices.Contains(created, filepath.ToSlash(x.File)) {
+			ours = false
+		}
+	}
+	if ours {
+		if err := l.TrustNow(a.now()); err == nil {
+			fmt.Fprintf(a.Stdout, "Trusted %s: all it brings is what rein init wrote; editing those files asks again (rein trust).\n", l.Workspace.Root)
+			return
+		}
+	}
+	fmt.Fprintf(a.Stdout, "The workspace brings agents, settings or hooks that apply once you trust it: review them, then rein trust %s\n", l.Workspace.Root)
 }
 
 // createNew writes a file that must not exist yet; false when it does.

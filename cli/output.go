@@ -112,6 +112,9 @@ func (s *textSink) event(ev agent.Event) error {
 	}
 	if s.progress {
 		if line := progressLine(ev); line != "" {
+			if sub := ev.Subagent; sub != nil {
+				line = strings.Repeat("  ", sub.Depth) + "[" + sub.Agent + "] " + strings.TrimLeft(line, " ")
+			}
 			s.spin.stop()
 			fmt.Fprintln(s.err, line)
 		}
@@ -151,6 +154,14 @@ func waitLabel(ev agent.Event) string {
 // progressLine describes an event in one line, or "" for events not shown.
 func progressLine(ev agent.Event) string {
 	switch ev.Type {
+	case agent.EventSubagentStart:
+		if sub := ev.Subagent; sub != nil {
+			return "▸ agent " + sub.Agent + " started"
+		}
+	case agent.EventSubagentEnd:
+		if d := ev.Done; d != nil {
+			return fmt.Sprintf("◂ %s after %d turns", d.Reason, d.Turns)
+		}
 	case agent.EventMessage:
 		if m := ev.Message; m != nil && m.Role == llm.RoleAssistant && len(m.ToolUses()) > 0 {
 			if text := strings.TrimSpace(m.TextOf()); text != "" {

@@ -178,10 +178,32 @@ type sessionReport struct {
 	Runs     []session.RunRecord   `json:"runs"`
 	Heal     session.Report        `json:"heal"`
 	Pending  []session.PendingCall `json:"pending,omitempty"`
-	Dir      string                `json:"dir"`
+	// Subagents are the sub-agents the session's runs started (AGENT-4);
+	// `rein sessions export` shows their transcripts.
+	Subagents []subagentReport `json:"subagents,omitempty"`
+	Dir       string           `json:"dir"`
 	// LiveIn is the pid of the rein process that has the session open, if
 	// any: its calls are running, not interrupted.
 	LiveIn string `json:"live_in,omitempty"`
+}
+
+// subagentReport sums up one sub-agent's run.
+type subagentReport struct {
+	Agent        string               `json:"agent"`
+	ParentCallID string               `json:"parent_call_id"`
+	Depth        int                  `json:"depth"`
+	RunID        string               `json:"run_id,omitempty"`
+	Messages     int                  `json:"messages"`
+	End          *session.SubagentEnd `json:"end,omitempty"`
+}
+
+func subagentReports(st *session.State) []subagentReport {
+	var out []subagentReport
+	for _, t := range st.Subagents {
+		out = append(out, subagentReport{Agent: t.Agent, ParentCallID: t.ParentCallID, Depth: t.Depth, RunID: t.RunID,
+			Messages: len(t.Messages), End: t.End})
+	}
+	return out
 }
 
 func (a *App) sessionsShow() *cobra.Command {
@@ -216,7 +238,7 @@ func (a *App) sessionsShow() *cobra.Command {
 			if err != nil {
 				return failErr(err)
 			}
-			rep := sessionReport{Session: st.Session, Messages: len(st.Messages), Runs: st.Runs, Heal: st.Heal,
+			rep := sessionReport{Session: st.Session, Messages: len(st.Messages), Runs: st.Runs, Heal: st.Heal, Subagents: subagentReports(st),
 				Pending: st.Pending, Dir: filepath.Join(store.Dir(), id)}
 			if live {
 				// Only damage is real; the rest is a run in progress.
@@ -298,6 +320,17 @@ func printSession(w io.Writer, r sessionReport) {
 				line += "  " + clip(run.Error, 60)
 			}
 			fmt.Fprintln(w, line)
+		}
+	}
+	if len(r.Subagents) > 0 {
+		fmt.Fprintln(w, "Sub-agents (transcripts: rein sessions export):")
+		for _, sa := range r.Subagents {
+			state := "cut off"
+			if e := sa.End; e != nil {
+				state = fmt.Sprintf("%s, %d turns, %s", e.Reason, e.Turns,
+					usageLine(e.Usage.InputTokens, e.Usage.OutputTokens, e.Usage.CacheReadTokens, e.Usage.CacheWriteTokens, e.CostUSD))
+			}
+			fmt.Fprintf(w, "  %s%s (call %s): %d messages; %s\n", strings.Repeat("  ", sa.Depth-1), sa.Agent, sa.ParentCallID, sa.Messages, state)
 		}
 	}
 }

@@ -128,8 +128,8 @@ A cloned repository must not loosen your safety. What a workspace brings that
 widens permissions or runs code applies only once you trusted it: allow rules
 and sensitive-file exceptions ("!.env") of .rein/settings.yaml and
 .rein/settings.local.yaml, hooks of .rein/hooks.yaml and .claude/settings.json,
-a sessions_dir or replay: model set there, and (when rein loads them) MCP
-servers, agents, skills and actions. Deny and ask rules always apply.
+a sessions_dir or replay: model set there, and its MCP servers, agents,
+skills and actions. Deny and ask rules always apply.
 
 rein trust lists what the workspace (DIR, default: the current one) brings and
 records your trust with a fingerprint of those files; when they change, the
@@ -190,6 +190,12 @@ func (a *App) trustDir(dir string) error {
 		fmt.Fprintln(w, "It brings:")
 		printExtras(w, l.Trust.Extras)
 	}
+	if probs := workspaceProblems(l); len(probs) > 0 {
+		fmt.Fprintln(w, "These of its files do not load (rein doctor lists them too):")
+		for _, p := range probs {
+			fmt.Fprintf(w, "  %s\n", p)
+		}
+	}
 	if l.Trust.Trusted {
 		fmt.Fprintln(w, "Already trusted, and unchanged since.")
 		return nil
@@ -205,13 +211,21 @@ func (a *App) trustDir(dir string) error {
 func printExtras(w io.Writer, extras []workspace.Extra) {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	for _, x := range extras {
-		note := ""
-		if x.Pending {
-			note = "\t(not loaded by this version of rein yet)"
-		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s%s\n", x.Kind, clip(x.What, 100), x.File, note)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", x.Kind, clip(x.What, 100), x.File)
 	}
 	tw.Flush()
+}
+
+// workspaceProblems are the problems of the workspace's definition
+// files: what it declares that does not load, whatever the trust.
+func workspaceProblems(l *workspace.Loaded) []string {
+	var out []string
+	for _, p := range l.AllDefinitions().Problems {
+		if _, ok := under(l.Workspace.Root, p.Path); ok {
+			out = append(out, shortProblem(l, p))
+		}
+	}
+	return out
 }
 
 // trustRevoke forgets the trust in the workspace of dir.

@@ -130,7 +130,8 @@ func TestTrustCommand_PERM5(t *testing.T) {
 	te.write(".git/HEAD", "ref: refs/heads/main\n")
 	te.write(".rein/settings.yaml", "permissions:\n  allow: [\"bash(curl:*)\"]\n  sensitive_files: [\"!.env\"]\n")
 	te.write(".rein/hooks.yaml", "hooks:\n  stop:\n    - {command: ./notify.sh, env: [SLACK_URL]}\n")
-	te.write(".claude/agents/reviewer.md", "---\nname: reviewer\n---\n")
+	te.write(".claude/agents/reviewer.md", "---\nname: reviewer\ndescription: Reviews changes.\n---\nYou review.\n")
+	te.write(".rein/agents/broken.md", "no frontmatter\n")
 	sub := filepath.Join(te.ws, "pkg", "x")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
 		t.Fatal(err)
@@ -146,10 +147,14 @@ func TestTrustCommand_PERM5(t *testing.T) {
 	}
 	out, _ = te.mustRun(ExitOK, "trust", sub) // a directory inside the workspace trusts the workspace
 	for _, want := range []string{"Workspace " + te.ws, "allow rule", "bash(curl:*)", "sensitive-file exception", "!.env",
-		"hook", "stop: ./notify.sh (gets SLACK_URL)", ".rein/hooks.yaml", "agents", "not loaded by this version", "Trusted."} {
+		"hook", "stop: ./notify.sh (gets SLACK_URL)", ".rein/hooks.yaml", "agent", "reviewer", ".claude/agents/reviewer.md",
+		"do not load", ".rein/agents/broken.md:1: no frontmatter", "Trusted."} {
 		if !strings.Contains(out, want) {
 			t.Errorf("rein trust output lacks %q:\n%s", want, out)
 		}
+	}
+	if strings.Contains(out, "not loaded by this version") {
+		t.Errorf("rein trust still calls an extra pending:\n%s", out)
 	}
 	out, _ = te.mustRun(ExitOK, "trust")
 	if !strings.Contains(out, "Already trusted") {

@@ -189,7 +189,7 @@ func (e *Engine) mcpManager() *mcptool.Manager {
 	}
 	e.mcpDone = true
 	servers := e.mcpServers()
-	if len(servers) == 0 || e.cfg.NoTools {
+	if len(servers) == 0 || e.cfg.NoTools || !e.mayUseMCP() {
 		return nil
 	}
 	if e.cfg.MCP != nil {
@@ -206,6 +206,20 @@ func (e *Engine) mcpManager() *mcptool.Manager {
 		}
 	}
 	return e.mcp
+}
+
+// mayUseMCP reports whether the main agent may call any MCP tool: an
+// agent whose tools name none starts no server.
+func (e *Engine) mayUseMCP() bool {
+	if e.main == nil || e.main.Tools == nil {
+		return true
+	}
+	for _, p := range toolPatterns(e.main.Tools) {
+		if strings.HasPrefix(p, "mcp") || strings.HasPrefix(p, "*") {
+			return true
+		}
+	}
+	return false
 }
 
 // MCPStatus reports the state of the engine's MCP servers (nil before the

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -294,14 +295,14 @@ func (e *Engine) ModelSpec() string {
 // as a fallback) verbatim, and --append-system-prompt. A replayed run uses
 // the recorded one.
 func (e *Engine) buildSystem(m *Model) (string, error) {
-	if f := m.Frame; f != nil {
-		return f.System, nil
-	}
 	text, name, err := e.ws.Instructions()
 	if err != nil {
 		return "", fmt.Errorf("workspace instructions: %w", err)
 	}
-	e.agentsMD, e.agentsPath = text, name
+	e.agentsMD, e.agentsPath = text, name // sub-agents' prompts have them, replayed or not
+	if f := m.Frame; f != nil {
+		return f.System, nil
+	}
 	instructions := e.ev.String(workspace.SystemPrompt)
 	if e.main != nil && instructions == "" {
 		instructions = e.main.Prompt
@@ -318,8 +319,35 @@ func (e *Engine) promptParts(instructions string) agent.PromptParts {
 	if e.cfg.NoTools {
 		env = agent.Environment{Platform: runtime.GOOS + "/" + runtime.GOARCH}
 	}
+	if m := e.model; m != nil && m.Frame != nil {
+		env = recordedEnv(m.Frame.System, env)
+	}
 	return agent.PromptParts{Instructions: instructions, Env: env, AgentsMD: e.agentsMD, AgentsPath: e.agentsPath,
 		Skills: e.skillIndex(), Append: e.ev.String(workspace.AppendSystemPrompt)}
+}
+
+// recordedEnv is env as the system prompt of a recording describes it
+// (the "# Environment" lines of agent.BuildSystem): a replayed run's
+// sub-agents describe the recording machine, as its main prompt does, so
+// a cassette plays wherever it is cloned.
+func recordedEnv(system string, env agent.Environment) agent.Environment {
+	_, section, ok := strings.Cut(system, "\n# Environment\n")
+	if !ok {
+		return env
+	}
+	section, _, _ = strings.Cut(section, "\n\n")
+	for _, line := range strings.Split(section, "\n") {
+		k, v, _ := strings.Cut(line, ": ")
+		switch k {
+		case "Working directory":
+			env.WorkDir = v
+		case "Platform":
+			env.Platform = v
+		case "Git repository":
+			env.GitRepo = v == "yes"
+		}
+	}
+	return env
 }
 
 // buildPolicy builds the permission policy from every settings layer and

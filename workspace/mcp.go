@@ -83,8 +83,8 @@ func (d *doc) servers(n *yaml.Node, what string, claude bool, getenv func(string
 	var out []MCPServer
 	for _, k := range all.keys {
 		name := k.Value
-		if !nameRE.MatchString(name) || strings.Contains(name, "__") {
-			d.problem(k, "MCP server name %q is not valid: use 1 to 64 letters, digits, - and _, without __ (its tools are named mcp__<server>__<tool>) (the server is not loaded)", name)
+		if err := CheckMCPName(name); err != nil {
+			d.problem(k, "%v (the server is not loaded)", err)
 			continue
 		}
 		m, ok := d.mapping(all.vals[name], "MCP server "+name)
@@ -358,4 +358,13 @@ func (r *jsonReader) array(depth, line int) (*yaml.Node, error) {
 		return nil, r.fail(err)
 	}
 	return n, nil
+}
+
+// CheckMCPName validates an MCP server's name: 1 to 64 letters, digits, -
+// and _, without "__" (its tools are named mcp__<server>__<tool>).
+func CheckMCPName(name string) error {
+	if !nameRE.MatchString(name) || strings.Contains(name, "__") {
+		return fmt.Errorf("MCP server name %q is not valid: use 1 to 64 letters, digits, - and _, without __ (its tools are named mcp__<server>__<tool>)", name)
+	}
+	return nil
 }

@@ -234,6 +234,10 @@ func (m *model) onRenderTick(msg renderTickMsg) {
 // handleEvent shows one event of the run.
 func (m *model) handleEvent(ev agent.Event) {
 	r := m.run
+	if ev.Subagent != nil {
+		m.handleSubagentEvent(ev)
+		return
+	}
 	switch ev.Type {
 	case agent.EventTextDelta:
 		m.endThinking()
@@ -266,6 +270,29 @@ func (m *model) handleEvent(ev agent.Event) {
 		m.onMessage(ev.Message)
 	case agent.EventDone:
 		m.onDone(ev.Done)
+	}
+}
+
+// handleSubagentEvent shows a sub-agent's tool calls and permission
+// decisions as the parent's, named after the agent ("explore·grep"); its
+// text, usage and messages are its own business: the parent's transcript
+// gets its report as the task call's result.
+func (m *model) handleSubagentEvent(ev agent.Event) {
+	sub := ev.Subagent
+	rename := func(t agent.ToolEvent) *agent.ToolEvent {
+		t.ID = sub.ParentCallID + "/" + t.ID
+		t.Name = sub.Agent + "·" + t.Name
+		return &t
+	}
+	switch {
+	case ev.Type == agent.EventToolStart && ev.Tool != nil:
+		m.onToolStart(rename(*ev.Tool))
+	case ev.Type == agent.EventToolEnd && ev.Tool != nil:
+		m.onToolEnd(rename(*ev.Tool))
+	case ev.Type == agent.EventPermissionDecision && ev.Permission != nil:
+		p := *ev.Permission
+		p.Tool = sub.Agent + "·" + p.Tool
+		m.onDecision(&p)
 	}
 }
 

@@ -171,6 +171,9 @@ func (m *model) askView(a *ask) string {
 	w := max(20, m.width-4)
 	var b strings.Builder
 	b.WriteString(m.st.warn.Render("Permission required") + " " + m.st.bold.Render(p.Request.Tool))
+	if p.Request.Agent != "" {
+		b.WriteString(m.st.dim.Render(" (agent " + p.Request.Agent + ")"))
+	}
 	for _, l := range inputLines(p.Request.Input, 6) {
 		b.WriteString("\n  " + ansi.Truncate(l, w-2, "…"))
 	}

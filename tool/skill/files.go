@@ -95,11 +95,11 @@ func inside(root, p string) bool {
 }
 
 // readFile returns one of the skill's files (SPEC SKILL-2).
-func readFile(s Skill, file string) tool.Result {
-	r, path, n, truncated := readFileText(s, file)
+func readFile(s Skill, file, workDir string) tool.Result {
+	r, path, n, truncated := readFileText(s, file, workDir)
 	meta := map[string]any{"skill": s.Name, "file": file}
 	if path != "" {
-		meta["path"] = path
+		meta["path"] = shown(path, workDir)
 	}
 	if !r.IsError {
 		meta["bytes"] = n
@@ -111,12 +111,12 @@ func readFile(s Skill, file string) tool.Result {
 
 // readFileText does the work of readFile: the result, the file's resolved
 // path, its size and whether it was cut.
-func readFileText(s Skill, file string) (r tool.Result, path string, size int64, truncated bool) {
+func readFileText(s Skill, file, workDir string) (r tool.Result, path string, size int64, truncated bool) {
 	if s.Dir == "" {
 		return tool.Errorf("skill %s has no directory, so no files", s.Name), "", 0, false
 	}
 	if why := badPath(file); why != "" {
-		return tool.Errorf("file %q: %s; give a path relative to the skill's directory %s, such as scripts/run.py", file, why, s.Dir), "", 0, false
+		return tool.Errorf("file %q: %s; give a path relative to the skill's directory %s, such as scripts/run.py", file, why, shown(s.Dir, workDir)), "", 0, false
 	}
 	root, err := filepath.EvalSymlinks(s.Dir)
 	if err != nil {
@@ -146,11 +146,11 @@ func readFileText(s Skill, file string) (r tool.Result, path string, size int64,
 		return tool.Errorf("file %s of skill %s is binary (%d bytes); this tool returns text files only", file, s.Name, size), real, size, false
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "File %s of skill %s (%s):\n\n", filepath.ToSlash(filepath.Clean(file)), s.Name, real)
+	fmt.Fprintf(&b, "File %s of skill %s (%s):\n\n", filepath.ToSlash(filepath.Clean(file)), s.Name, shown(real, workDir))
 	b.WriteString(strings.ToValidUTF8(string(data), "\uFFFD"))
 	if truncated {
 		fmt.Fprintf(&b, "\n\n[… truncated: the file has %d bytes and only the first %d are shown; read the rest with read_file on %s, using offset and limit]",
-			size, len(data), real)
+			size, len(data), shown(real, workDir))
 	}
 	return tool.Text(b.String()), real, size, truncated
 }

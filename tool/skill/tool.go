@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -66,15 +67,29 @@ type skillTool struct {
 	vars   func(Skill) Vars
 }
 
-func (t *skillTool) run(ctx context.Context, _ tool.Call, in input) (tool.Result, error) {
+func (t *skillTool) run(ctx context.Context, call tool.Call, in input) (tool.Result, error) {
 	s, res := t.find(strings.TrimSpace(in.Name))
 	if res != nil {
 		return *res, nil
 	}
 	if strings.TrimSpace(in.File) == "" {
-		return t.load(ctx, s), nil
+		return t.load(ctx, s, call.WorkDir), nil
 	}
-	return readFile(s, in.File), nil
+	return readFile(s, in.File, call.WorkDir), nil
+}
+
+// shown is how a result names path: relative to the workspace when it is
+// inside it (shorter, and the same wherever the workspace is cloned),
+// else as it is.
+func shown(path, workDir string) string {
+	if workDir == "" || path == "" {
+		return path
+	}
+	rel, err := filepath.Rel(workDir, path)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, "../") {
+		return path
+	}
+	return filepath.ToSlash(rel)
 }
 
 // find looks a skill up by name, exactly, else ignoring case when that
@@ -107,7 +122,7 @@ func (t *skillTool) find(name string) (Skill, *tool.Result) {
 }
 
 // load returns the skill's body, expanded, after its header.
-func (t *skillTool) load(ctx context.Context, s Skill) tool.Result {
+func (t *skillTool) load(ctx context.Context, s Skill, workDir string) tool.Result {
 	body := ""
 	if s.Body != nil {
 		var err error
@@ -129,8 +144,9 @@ func (t *skillTool) load(ctx context.Context, s Skill) tool.Result {
 	files, more := listFiles(ctx, s.Dir)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Skill %q loaded.", s.Name)
+	dir := shown(s.Dir, workDir)
 	if s.Dir != "" {
-		fmt.Fprintf(&b, " Its directory is %s; files are relative to %s; read them with this tool's file parameter or read_file.", s.Dir, s.Dir)
+		fmt.Fprintf(&b, " Its directory is %s; files are relative to it; read them with this tool's file parameter or read_file.", dir)
 	}
 	if len(s.AllowedTools) > 0 {
 		fmt.Fprintf(&b, "\nTools it uses: %s.", strings.Join(s.AllowedTools, ", "))
@@ -141,7 +157,7 @@ func (t *skillTool) load(ctx context.Context, s Skill) tool.Result {
 			b.WriteString("- " + f + "\n")
 		}
 		if more {
-			fmt.Fprintf(&b, "(more files not listed: only the first %d are; list the rest with list_dir or glob in %s)\n", MaxListedFiles, s.Dir)
+			fmt.Fprintf(&b, "(more files not listed: only the first %d are; list the rest with list_dir or glob in %s)\n", MaxListedFiles, dir)
 		}
 	} else {
 		b.WriteByte('\n')
@@ -149,7 +165,7 @@ func (t *skillTool) load(ctx context.Context, s Skill) tool.Result {
 	b.WriteString("\n")
 	b.WriteString(strings.TrimSpace(Expand(body, v)))
 	r := tool.Text(b.String())
-	r.Metadata = map[string]any{"skill": s.Name, "dir": s.Dir, "files": len(files)}
+	r.Metadata = map[string]any{"skill": s.Name, "dir": dir, "files": len(files)}
 	if len(s.AllowedTools) > 0 {
 		r.Metadata["allowed_tools"] = slices.Clone(s.AllowedTools)
 	}

@@ -94,7 +94,7 @@ func TestLoadSkill_SKILL2(t *testing.T) {
 	if r.IsError {
 		t.Fatalf("error: %s", r.TextOf())
 	}
-	want := fmt.Sprintf("Skill \"pdf\" loaded. Its directory is %[1]s; files are relative to %[1]s; "+
+	want := fmt.Sprintf("Skill \"pdf\" loaded. Its directory is %[1]s; files are relative to it; "+
 		"read them with this tool's file parameter or read_file.\n"+
 		"Tools it uses: bash, read_file.\n"+
 		"Files:\n- SKILL.md\n- forms/a/b/deep.md\n- reference.md\n- scripts/fill.py\n\n"+
@@ -105,6 +105,13 @@ func TestLoadSkill_SKILL2(t *testing.T) {
 	}
 	if r.Metadata["skill"] != "pdf" || r.Metadata["files"] != 4 {
 		t.Errorf("metadata %v", r.Metadata)
+	}
+	// Inside the workspace, the directory is named relative to it: shorter,
+	// and the same wherever the workspace is cloned (a cassette replays).
+	res, err := NewTool([]Skill{s}, vars).Run(context.Background(),
+		tool.Call{ID: "c", Name: ToolName, Input: []byte(`{"name":"pdf"}`), WorkDir: filepath.Dir(s.Dir)})
+	if err != nil || !strings.HasPrefix(res.TextOf(), `Skill "pdf" loaded. Its directory is pdf; files are relative to it;`) {
+		t.Errorf("inside the workspace: %v %q", err, res.TextOf())
 	}
 }
 
