@@ -6,16 +6,12 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/runner"
-	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
-	"github.com/reinhq/rein/workspace"
 )
 
 // declared is a workspace holding a skill with a file beside it and an
@@ -35,46 +31,7 @@ var declared = map[string]string{
 // engineIn builds an engine in a workspace holding files, trusted or not,
 // with p as every model.
 func engineIn(t *testing.T, p llm.Provider, files map[string]string, trusted bool) *runner.Engine {
-	t.Helper()
-	home, dir := t.TempDir(), t.TempDir()
-	for rel, text := range files {
-		path := filepath.Join(dir, rel)
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
-			t.Fatal(err)
-		}
-	}
-	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off", "REIN_MODEL": "scripted/m"}
-	getenv := func(k string) string { return env[k] }
-	load := func() *workspace.Loaded {
-		l, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: getenv})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return l
-	}
-	l := load()
-	if trusted {
-		if err := l.TrustNow(time.Now()); err != nil {
-			t.Fatal(err)
-		}
-		l = load()
-	}
-	e, err := runner.New(runner.Config{Loaded: l, Store: session.NewMemStore(), SessionsDir: t.TempDir(), Getenv: getenv,
-		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-			return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: spec,
-				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := e.UseModel(e.ModelSpec()); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { e.Close() })
-	return e
+	return testEngine(t, p, engineSetup{workspace: files, trusted: trusted})
 }
 
 // SKILL-1, SKILL-2, ACTION-1, TOOL-2, PERM-5: a trusted workspace's skills

@@ -69,35 +69,48 @@ func (r *routed) tools(who string, i int) []string {
 // given (name → file content), with the provider for every model.
 func newEngine(t testing.TB, p llm.Provider, agents map[string]string, env map[string]string, homeFiles ...map[string]string) *runner.Engine {
 	t.Helper()
-	home, dir := t.TempDir(), t.TempDir()
+	home := map[string]string{}
 	for _, files := range homeFiles {
-		for rel, text := range files {
-			path := filepath.Join(home, rel)
-			if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}
+		maps.Copy(home, files)
 	}
-	base := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off", "REIN_MODEL": "scripted/m"}
-	for k, v := range env {
-		base[k] = v
-	}
-	getenv := func(k string) string { return base[k] }
 	for name, text := range agents {
-		path := filepath.Join(home, ".config", "rein", "agents", name+".md")
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		home[filepath.Join(".config", "rein", "agents", name+".md")] = text
 	}
-	l, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: getenv})
-	if err != nil {
-		t.Fatal(err)
+	return testEngine(t, p, engineSetup{home: home, env: env})
+}
+
+// engineSetup is what testEngine builds an engine over: files of the
+// HOME and of the workspace (relative paths), variables on top of a clean
+// environment, and whether the user trusted the workspace.
+type engineSetup struct {
+	home, workspace map[string]string
+	env             map[string]string
+	trusted         bool
+}
+
+// testEngine builds an engine in a fresh HOME and workspace, with p as
+// every model, and closes it when the test ends.
+func testEngine(t testing.TB, p llm.Provider, s engineSetup) *runner.Engine {
+	t.Helper()
+	home, dir := t.TempDir(), t.TempDir()
+	writeFiles(t, home, s.home)
+	writeFiles(t, dir, s.workspace)
+	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off", "REIN_MODEL": "scripted/m"}
+	maps.Copy(env, s.env)
+	getenv := func(k string) string { return env[k] }
+	load := func() *workspace.Loaded {
+		l, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	l := load()
+	if s.trusted {
+		if err := l.TrustNow(time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		l = load()
 	}
 	e, err := runner.New(runner.Config{Loaded: l, Store: session.NewMemStore(), SessionsDir: t.TempDir(), Getenv: getenv,
 		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
@@ -110,7 +123,22 @@ func newEngine(t testing.TB, p llm.Provider, agents map[string]string, env map[s
 	if err := e.UseModel(e.ModelSpec()); err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { e.Close() })
 	return e
+}
+
+// writeFiles writes files (relative path → content) under dir.
+func writeFiles(t testing.TB, dir string, files map[string]string) {
+	t.Helper()
+	for rel, text := range files {
+		path := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(text), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
 
 const (
