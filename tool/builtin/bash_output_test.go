@@ -10,7 +10,6 @@ import (
 	"github.com/reinhq/rein/tool"
 )
 
-
 func TestRenderOutputPrefix(t *testing.T) {
 	dir := t.TempDir()
 	whole := strings.Repeat("line of output\n", 100)
