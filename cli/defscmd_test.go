@@ -168,13 +168,12 @@ func TestRunAgent(t *testing.T) {
 	}
 }
 
-// WS-1, WS-2: rein init --kind chat writes a persona, settings and an
-// assistant agent without tools, and trusts what it wrote; the agent
-// runs with no tools.
+// WS-1, WS-2: rein init --kind chat writes a persona and settings of
+// kind chat; a run there gives the model no tools, and the persona.
 func TestInitChat(t *testing.T) {
 	te := newTestEnv(t)
 	out, _ := te.mustRun(ExitOK, "init", "--kind", "chat")
-	for _, want := range []string{"AGENTS.md", ".rein/settings.yaml", ".rein/agents/assistant.md", "Trusted", "rein --agent assistant"} {
+	for _, want := range []string{"AGENTS.md", ".rein/settings.yaml", "talk to it with: rein"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("init output lacks %q:\n%s", want, out)
 		}
@@ -183,18 +182,15 @@ func TestInitChat(t *testing.T) {
 		t.Errorf("AGENTS.md is not the chat template:\n%s", b)
 	}
 	out, _ = te.mustRun(ExitOK, "config", "show")
-	if !strings.Contains(out, "read-only") {
-		t.Errorf("the chat settings do not set read-only:\n%s", out)
+	if !strings.Contains(out, "chat") {
+		t.Errorf("the chat settings do not set kind chat:\n%s", out)
 	}
 	s := te.script("m", llmtest.Reply{Text: "hello"})
-	_, errs := te.mustRun(ExitOK, "run", "--model", "scripted/m", "--agent", "assistant", "hi")
-	if strings.Contains(errs, "not trusted") {
-		t.Errorf("init's own files are not trusted:\n%s", errs)
+	te.mustRun(ExitOK, "run", "--model", "scripted/m", "hi")
+	if req := s.Requests()[0]; len(req.Tools) != 0 || !strings.Contains(req.System, "Persona") {
+		t.Errorf("a chat workspace's run has tools %v, or not its persona:\n%s", req.Tools, req.System)
 	}
-	if req := s.Requests()[0]; len(req.Tools) != 0 || !strings.Contains(req.System, "You have no tools") {
-		t.Errorf("the assistant has tools %v, or not its prompt:\n%s", req.Tools, req.System)
-	}
-	_, errs = te.mustRun(ExitUsage, "init", "--kind", "nope", "--cwd", t.TempDir())
+	_, errs := te.mustRun(ExitUsage, "init", "--kind", "nope", "--cwd", t.TempDir())
 	if !strings.Contains(errs, "want project or chat") {
 		t.Errorf("bad kind: %s", errs)
 	}

@@ -20,8 +20,8 @@ project, for agents), .rein/settings.yaml (the model, permission rules) and an
 example agent, .rein/agents/reviewer.md.
 
 --kind chat writes a chat workspace (SPEC WS-2): AGENTS.md describing an
-assistant's persona, .rein/settings.yaml, and .rein/agents/assistant.md, an
-agent with no tools; talk to it with rein --agent assistant.
+assistant's persona and .rein/settings.yaml with kind: chat, so the model gets
+no tools; talk to it with rein.
 
 What rein init writes brings agents, which apply only in a trusted workspace
 (rein trust): when everything the workspace brings is what rein init just
@@ -35,8 +35,7 @@ func initFiles(kind string) ([]struct{ rel, body string }, error) {
 		return []file{{".rein/settings.yaml", settingsTemplate}, {"AGENTS.md", agentsTemplate},
 			{".rein/agents/reviewer.md", reviewerTemplate}}, nil
 	case "chat":
-		return []file{{".rein/settings.yaml", chatSettingsTemplate}, {"AGENTS.md", chatAgentsTemplate},
-			{".rein/agents/assistant.md", chatAgentTemplate}}, nil
+		return []file{{".rein/settings.yaml", chatSettingsTemplate}, {"AGENTS.md", chatAgentsTemplate}}, nil
 	}
 	return nil, usageErrorf("--kind %q: want project or chat", kind)
 }
@@ -48,7 +47,7 @@ func (a *App) initCommand() *cobra.Command {
 		Short: "Set up a project or chat workspace: AGENTS.md, .rein/settings.yaml, an agent (never overwrites)",
 		Long:  initLong,
 		Example: `  rein init                 # a project: AGENTS.md, settings, an example reviewer agent
-  rein init --kind chat     # a chat: a persona, an assistant agent without tools`,
+  rein init --kind chat     # a chat: a persona and a model, no tools`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			files, err := initFiles(kind)
@@ -75,7 +74,7 @@ func (a *App) initCommand() *cobra.Command {
 			}
 			a.trustInit(root, created)
 			if kind == "chat" {
-				fmt.Fprintln(a.Stdout, "Edit AGENTS.md to describe the assistant; talk to it with: rein --agent assistant")
+				fmt.Fprintln(a.Stdout, "Edit AGENTS.md to describe the assistant; talk to it with: rein")
 				return nil
 			}
 			fmt.Fprintln(a.Stdout, "Edit AGENTS.md to tell agents about the project; rein doctor checks the setup.")

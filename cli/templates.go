@@ -67,21 +67,15 @@ change looks right. Change nothing yourself.
 `
 
 // chatSettingsTemplate is the .rein/settings.yaml of a chat workspace.
-const chatSettingsTemplate = `# rein settings of a chat workspace: a persona (AGENTS.md), an agent and a
-# model; no tools. Layers, highest first: flags, REIN_* variables, this file,
-# ~/.config/rein/settings.yaml, defaults (see: rein config show).
-#
-# Talk to the assistant with: rein --agent assistant
-#                   (or once: rein run --agent assistant "…")
-# Its definition, .rein/agents/assistant.md, gives it no tools at all.
+const chatSettingsTemplate = `# rein settings of a chat workspace: a persona (AGENTS.md) and a model; no
+# tools, no commands, no file access (SPEC WS-2). Layers, highest first:
+# flags, REIN_* variables, this file, ~/.config/rein/settings.yaml, defaults
+# (see: rein config show).
+
+kind: chat                             # project | chat
 
 # model: anthropic/claude-sonnet-4-5   # provider/model, a bare name, or a profile
 # max_turns: 10
-
-permissions:
-  # Without --agent, rein's own agent runs here, with its tools: read-only
-  # keeps it from changing files or running commands that write.
-  mode: read-only
 `
 
 // chatAgentsTemplate is the AGENTS.md of a chat workspace: the persona.
@@ -107,16 +101,3 @@ users, yourself. What is it for: answering questions, drafting, tutoring? -->
 <!-- Topics to decline, things never to promise. -->
 `
 
-// chatAgentTemplate is the assistant agent of a chat workspace: no tools.
-const chatAgentTemplate = `---
-# The chat workspace's assistant (docs/workspace.md): rein --agent assistant.
-name: assistant
-description: The assistant AGENTS.md describes. It answers from the conversation alone; it has no tools.
-tools: []                              # a chat: no tools at all
-# model: anthropic/claude-sonnet-4-5   # leave out for the configured model
-max_turns: 5
----
-You are the assistant AGENTS.md describes. You have no tools: you cannot read
-files, run commands or browse. Answer from what you know and what the user
-tells you, and say so when an answer would need something you cannot check.
-`

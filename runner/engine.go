@@ -73,7 +73,8 @@ type Config struct {
 	// Hidden the tools a bare --disallowed-tools names.
 	RunRules []permission.Rule
 	Hidden   []string
-	// NoTools gives the model no tools at all (a chat workspace, WS-2).
+	// NoTools gives the model no tools at all (a chat workspace, WS-2:
+	// the server's chat workspaces, or `kind: chat` in the settings).
 	NoTools bool
 	// MCP, when set, shares MCP connections among engines (the server's);
 	// nil starts the servers for this engine and stops them on Close.
@@ -175,6 +176,9 @@ func New(cfg Config) (*Engine, error) {
 		cfg.Now = time.Now
 	}
 	l := cfg.Loaded
+	if l.Effective != nil && l.Effective.String(workspace.WorkspaceKind) == "chat" {
+		cfg.NoTools = true // a chat workspace: prompt, agent and model only (WS-2)
+	}
 	reg, err := registry.New(registry.Config{Profiles: l.Profiles.Profiles, Models: l.Models, Getenv: cfg.Getenv})
 	if err != nil {
 		return nil, fmt.Errorf("provider profiles: %w", err)

@@ -87,6 +87,7 @@ const (
 	SystemPrompt       = "system_prompt"
 	AppendSystemPrompt = "append_system_prompt"
 	SessionsDir        = "sessions_dir"
+	WorkspaceKind      = "kind"
 	SubagentMaxDepth   = "subagents.max_depth"
 	SubagentMaxTokens  = "subagents.max_tokens"
 )
@@ -115,6 +116,8 @@ var keys = []Key{
 		Doc: "added at the end of the system prompt"},
 	{Name: SessionsDir, Env: "REIN_SESSIONS_DIR",
 		Doc: "where sessions are kept (default $XDG_DATA_HOME/rein/sessions)"},
+	{Name: WorkspaceKind, Env: "REIN_WORKSPACE_KIND", Default: "project", Kind: KindEnum, Enum: []string{"project", "chat"},
+		Doc: "the workspace's kind (WS-2): project (tools, execution) or chat (prompt, agent and model only: no tools)"},
 	{Name: SubagentMaxDepth, Env: "REIN_SUBAGENT_MAX_DEPTH", Default: "3", Kind: KindInt,
 		Doc: "how deep sub-agents nest, counted across processes (0: no task tool)"},
 	{Name: SubagentMaxTokens, Env: "REIN_SUBAGENT_MAX_TOKENS", Default: "0", Kind: KindInt,
