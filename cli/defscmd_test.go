@@ -154,7 +154,6 @@ func TestRunAgent(t *testing.T) {
 	}{
 		{"unknown", []string{"run", "--model", "scripted/m", "--agent", "peot", "x"}, []string{"no agent is called \"peot\"", "did you mean poet"}},
 		{"untrusted", []string{"run", "--model", "scripted/m", "--agent", "secret", "x"}, []string{"not trusted", "rein trust " + te.ws}},
-		{"server", []string{"run", "--server", "http://127.0.0.1:1", "--agent", "poet", "x"}, []string{"--agent: not with --server"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

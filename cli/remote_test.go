@@ -93,6 +93,15 @@ func TestRunOnServer(t *testing.T) {
 		t.Errorf("no user denial in the stream:\n%s", out)
 	}
 
+	// AGENT-1: --agent reaches the server's run: the agent's prompt and
+	// tools, from the server's definitions.
+	te.userFile("agents/poet.md", agentFile("poet", "Writes poems.", "tools: [read_file]\n", "You write short poems."))
+	p := te.script("p", llmtest.Reply{Text: "A poem."})
+	te.mustRun(ExitOK, "run", "--server", url, "--model", "scripted/p", "--agent", "poet", "a poem")
+	if req := p.Requests()[0]; !strings.Contains(req.System, "You write short poems.") || len(req.Tools) != 1 {
+		t.Errorf("the server's run did not run as the agent: %d tools, system:\n%s", len(req.Tools), req.System)
+	}
+
 	// A run that fails on the server exits as a local one does.
 	te.script("x", llmtest.Reply{Text: "…", Stop: llm.StopMaxTokens})
 	te.mustRun(ExitMaxTokens, "run", "--server", url, "--model", "scripted/x", "go")

@@ -60,9 +60,6 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		return err
 	}
 	if o.server != "" {
-		if o.agent != "" {
-			return usageErrorf("--agent: not with --server yet: a remote run uses the server workspace's own instructions; run here without --server to use an agent")
-		}
 		if err := localOnly(cmd); err != nil {
 			return err
 		}
