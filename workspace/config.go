@@ -37,6 +37,7 @@ package workspace
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -55,6 +56,7 @@ const (
 	KindDuration             // "90s", "5m", or seconds ("300"); 0 means none
 	KindEnum                 // one of Key.Enum
 	KindMode                 // a permission mode (permission.ParseMode)
+	KindFloat                // a number ≥ 0, such as 0.5
 )
 
 // Key is one setting.
@@ -90,6 +92,7 @@ const (
 	WorkspaceKind      = "kind"
 	SubagentMaxDepth   = "subagents.max_depth"
 	SubagentMaxTokens  = "subagents.max_tokens"
+	SubagentMaxCost    = "subagents.max_cost"
 )
 
 // keys is every setting, in the order `rein config show` lists them.
@@ -122,6 +125,8 @@ var keys = []Key{
 		Doc: "how deep sub-agents nest, counted across processes (0: no task tool)"},
 	{Name: SubagentMaxTokens, Env: "REIN_SUBAGENT_MAX_TOKENS", Default: "0", Kind: KindInt,
 		Doc: "tokens one sub-agent run may use, its own sub-agents included (0: no bound)"},
+	{Name: SubagentMaxCost, Env: "REIN_SUBAGENT_MAX_COST", Default: "0", Kind: KindFloat,
+		Doc: "USD one sub-agent run may spend, its own sub-agents included (0: no bound)"},
 }
 
 // Keys returns every setting, in display order.
@@ -151,6 +156,11 @@ func (k Key) Check(v string) (string, error) {
 	case KindDuration:
 		if _, err := ParseDuration(v); err != nil {
 			return "", fmt.Errorf("%s: %w", k.Name, err)
+		}
+	case KindFloat:
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || math.IsInf(f, 0) || math.IsNaN(f) {
+			return "", fmt.Errorf("%s: want a number of at least 0, such as 0.5, got %q", k.Name, v)
 		}
 	case KindEnum:
 		if !slices.Contains(k.Enum, v) {
@@ -252,6 +262,12 @@ func (e *Effective) String(name string) string { return e.values[name].Value }
 func (e *Effective) Int(name string) int {
 	n, _ := strconv.Atoi(e.values[name].Value)
 	return n
+}
+
+// Float returns the value of a number key; a bad one reads as 0.
+func (e *Effective) Float(name string) float64 {
+	f, _ := strconv.ParseFloat(e.values[name].Value, 64)
+	return f
 }
 
 // Duration returns the value of a duration key.

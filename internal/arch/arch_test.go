@@ -102,6 +102,7 @@ var arrows = map[string][]string{
 	"eventbus":               {},
 	"eventbus/bustest":       {"eventbus"},
 	"session/sqlite":         {"session"},
+	"session/postgres":       {"session"},
 	"telemetry":              {},
 	"api":                    {"session"},
 	"client":                 {"api", "session"},

@@ -1,0 +1,285 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/reinhq/rein/session"
+)
+
+// Options configures [Open]; the zero value is the defaults.
+type Options struct {
+	// MaxConns caps the connections to the database in use at once (an
+	// iteration of Entries holds one until it ends); 0 means the number of
+	// CPUs, at least 4, and fewer than 2 is raised to 2.
+	MaxConns int
+	// ConnectTimeout bounds each attempt to connect, when the URL sets no
+	// connect_timeout; 0 means 10 seconds. Open fails after it rather than
+	// hang on an unreachable host.
+	ConnectTimeout time.Duration
+	// Now is the clock stamping new records; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is a session.Store and a session.Ledger in one PostgreSQL
+// database; see the package documentation. It is safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	now    func() time.Time
+	target string // host:port, for messages
+}
+
+var (
+	_ session.Store  = (*Store)(nil)
+	_ session.Ledger = (*Store)(nil)
+)
+
+// Open connects to the database at url (a postgres:// URL or a key=value
+// connection string, as libpq takes; a search_path parameter chooses the
+// schema) and brings its schema up to date. It fails at once, with an
+// error naming the host and port and what to check, when the server is
+// unreachable, refuses the credentials or lacks the database; the
+// password never appears in an error. A database written by a newer rein
+// is refused with [ErrNewerSchema]. ctx bounds the connection and the
+// migration, not the store's life.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parser's message may quote the URL, password included.
+		return nil, &openError{msg: "postgres: open: the connection URL does not parse; " +
+			"want postgres://user:password@host:port/database?sslmode=disable (or key=value settings)"}
+	}
+	cfg := pcfg.ConnConfig
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = opts.ConnectTimeout
+		if cfg.ConnectTimeout <= 0 {
+			cfg.ConnectTimeout = 10 * time.Second
+		}
+	}
+	conns := opts.MaxConns
+	if conns == 0 {
+		conns = max(runtime.NumCPU(), 4)
+	}
+	pcfg.MaxConns = int32(max(conns, 2))
+	// Connections idle for a while are checked before use, so a restarted
+	// server costs one failed ping, not a failed write.
+	pcfg.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
+	p, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), pcfg)
+	if err != nil {
+		return nil, connectError(cfg, target(cfg), err)
+	}
+	s := &Store{pool: p, now: opts.Now, target: target(cfg)}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		s.pool.Close()
+		return nil, connectError(cfg, s.target, err)
+	}
+	ms, err := loadMigrations(migrationFiles, "migrations")
+	if err == nil {
+		_, err = migrate(ctx, c.Conn(), ms, s.now())
+	}
+	c.Release()
+	if err != nil {
+		s.pool.Close()
+		return nil, &openError{msg: scrub(fmt.Sprintf("postgres: open %s: %v%s", s.target, err, schemaHint(err)), cfg.Password), err: err}
+	}
+	return s, nil
+}
+
+// schemaHint says what to check when the schema cannot be set up.
+func schemaHint(err error) string {
+	var pgErr *pgconn.PgError
+	switch {
+	case !errors.As(err, &pgErr):
+		return ""
+	case pgErr.Code == "3F000":
+		return "; the URL's search_path names no schema that exists: create it (CREATE SCHEMA …) or fix the URL"
+	case pgErr.Code == "42501":
+		return "; the user may not create tables there: grant it CREATE on the schema, or run rein once as its owner"
+	}
+	return ""
+}
+
+// target is the server's host:port as the configuration names it.
+func target(cfg *pgx.ConnConfig) string {
+	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+}
+
+// openError is an error of Open: its message is safe to print (no
+// password), while Unwrap keeps the cause for errors.Is and errors.As.
+type openError struct {
+	msg string
+	err error
+}
+
+func (e *openError) Error() string { return e.msg }
+func (e *openError) Unwrap() error { return e.err }
+
+// connectError explains a failed first connection: what went wrong, where,
+// and what to check.
+func connectError(cfg *pgx.ConnConfig, where string, err error) error {
+	var hint string
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return &openError{msg: fmt.Sprintf("postgres: open %s: %v", where, err), err: err}
+	case errors.As(err, &pgErr) && (pgErr.Code == "28P01" || pgErr.Code == "28000"):
+		hint = fmt.Sprintf("the server refused user %q: check the user and password in the URL (or PGPASSWORD, ~/.pgpass) "+
+			"and that pg_hba.conf lets this user in from here", cfg.User)
+	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
+		hint = fmt.Sprintf("database %q does not exist: create it (createdb %s) or fix the URL", cfg.Database, cfg.Database)
+	case errors.As(err, &pgErr):
+		hint = "the server refused the connection: check the URL's user, database and sslmode"
+	default:
+		hint = "cannot reach the server: check that PostgreSQL runs there and accepts TCP connections " +
+			"(listen_addresses, firewall), and the host, port and sslmode of the URL"
+	}
+	msg := fmt.Sprintf("postgres: open %s (user %s, database %s): %s (%v)", where, cfg.User, cfg.Database, hint, err)
+	return &openError{msg: scrub(msg, cfg.Password), err: err}
+}
+
+// scrub blanks out password in msg, should a message ever quote it.
+func scrub(msg, password string) string {
+	if password == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, password, "xxxxx")
+}
+
+// Close closes the connections; the store cannot be used afterwards.
+// Connections in use (an iteration of Entries not finished) are closed
+// as they are given back.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Target returns the host:port the store connects to.
+func (s *Store) Target() string { return s.target }
+
+// querier is what reads and writes need of a *pgx.Conn or a pgx.Tx.
+type querier interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}
+
+// read runs fn on a connection of the pool.
+func (s *Store) read(ctx context.Context, fn func(c *pgx.Conn) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	return badText(fn(c.Conn()))
+}
+
+// write runs fn in a transaction (READ COMMITTED) and commits it when fn
+// returns nil; the commit is durable when write returns.
+func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	c, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Release()
+	tx, err := c.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer cancel()
+		_ = tx.Rollback(rctx) // a connection left in a transaction is destroyed on release
+		return badText(err)
+	}
+	return tx.Commit(ctx)
+}
+
+// badText makes the server's refusal of a string a text column cannot
+// hold (a NUL character, bytes that are not UTF-8) an error wrapping
+// session.ErrInvalid. Strings inside JSON never meet it: encoding/json
+// escapes the one and replaces the other.
+func badText(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05") {
+		return fmt.Errorf("%w: %s (PostgreSQL text holds no NUL character and only UTF-8)", session.ErrInvalid, pgErr.Message)
+	}
+	return err
+}
+
+// isUnique reports whether err is a unique violation of the constraint or
+// index named (any, when name is empty).
+func isUnique(err error, name string) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && pgErr.Code == "23505" && (name == "" || pgErr.ConstraintName == name)
+}
+
+// micro truncates t to the microsecond, as timestamptz keeps it, and drops
+// its monotonic reading; times the store keeps in columns go through it,
+// so what is read back equals what was written.
+func micro(t time.Time) time.Time { return t.Truncate(time.Microsecond) }
+
+// opErr wraps err with the operation on a session, as stores report errors.
+func opErr(id, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if id == "" {
+		return fmt.Errorf("session: %s: %w", op, err)
+	}
+	return fmt.Errorf("session %s: %s: %w", id, op, err)
+}
+
+// nullable stores empty JSON as NULL.
+func nullable(data []byte) any {
+	if len(data) == 0 {
+		return nil
+	}
+	return data
+}
+
+// limitArg is a LIMIT's argument: NULL (no limit) for 0 or less.
+func limitArg(limit int) any {
+	if limit <= 0 {
+		return nil
+	}
+	return limit
+}
+
+// conds builds a WHERE clause: each condition holds one "?", numbered as
+// the next argument.
+type conds struct {
+	where []string
+	args  []any
+}
+
+func (c *conds) add(cond string, arg any) {
+	c.args = append(c.args, arg)
+	c.where = append(c.where, strings.Replace(cond, "?", "$"+strconv.Itoa(len(c.args)), 1))
+}
+
+// arg adds arg and returns its placeholder.
+func (c *conds) arg(arg any) string {
+	c.args = append(c.args, arg)
+	return "$" + strconv.Itoa(len(c.args))
+}
+
+func (c *conds) clause() string {
+	if len(c.where) == 0 {
+		return ""
+	}
+	return " WHERE " + strings.Join(c.where, " AND ")
+}
