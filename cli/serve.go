@@ -19,6 +19,8 @@ import (
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/server"
+	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/postgres"
 	"github.com/reinhq/rein/session/sqlite"
 	"github.com/reinhq/rein/telemetry"
 	"github.com/reinhq/rein/workspace"
@@ -26,7 +28,11 @@ import (
 
 const serveLong = `Serve rein's HTTP API (OpenAPI 3.1 at /openapi.json, events over SSE):
 one process, no other service — sessions, runs, events and the audit trail in
-SQLite under --data-dir.
+SQLite under --data-dir. With --database-url (or REIN_DATABASE_URL) they live
+in PostgreSQL instead (its schema is created and migrated at start-up); session
+files (spilled command output) stay under --data-dir. For now one rein serve
+runs a database's runs: a second process on the same database would take the
+first one's running runs for interrupted ones when it starts.
 
 Callers open a workspace (a project directory under a --root, or a chat),
 create sessions in it, post messages (each is a run, answered 202 with its id)
@@ -54,6 +60,7 @@ Drive it with curl:
 
 type serveOptions struct {
 	addr, dataDir, jwtSecretFile, jwtIssuer, jwtAudience, trustedHeader, logLevel string
+	databaseURL                                                                   string
 	roots, jwtPublicKeys, trustedProxies                                          []string
 	maxConcurrent                                                                 int
 	allowBypass, metricsPublic                                                    bool
@@ -75,6 +82,7 @@ func (a *App) serveCommand() *cobra.Command {
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on")
 	f.StringVar(&o.dataDir, "data-dir", "", "where the server keeps its database and session files (default: rein's data directory/server)")
+	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events and audit instead of SQLite; REIN_DATABASE_URL too")
 	f.StringArrayVar(&o.roots, "root", nil, "a directory under which project workspaces may be opened (repeatable; default: the current directory)")
 	f.StringVar(&o.jwtSecretFile, "jwt-secret-file", "", "file holding the HS256 secret of callers' tokens")
 	f.StringArrayVar(&o.jwtPublicKeys, "jwt-public-key", nil, "PEM file of a public key (Ed25519 or RSA) verifying callers' tokens (repeatable)")
@@ -121,9 +129,9 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		dataDir = filepath.Join(paths.DataDir, "server")
 	}
 	dataDir = a.abs(dataDir)
-	db, err := sqlite.Open(filepath.Join(dataDir, "rein.db"), sqlite.Options{})
+	db, where, err := a.openServerStore(ctx, o, dataDir)
 	if err != nil {
-		return fail(ExitError, "--data-dir %s: %v", dataDir, err)
+		return err
 	}
 	defer db.Close()
 	// A subscriber's buffer of 256 events (not the default 1,024) keeps an
@@ -160,9 +168,9 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	}
 	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	hs.RegisterOnShutdown(srv.CloseStreams)
-	logger.Info("rein serve listening", "addr", ln.Addr().String(), "data_dir", dataDir, "roots", strings.Join(roots, ","),
+	logger.Info("rein serve listening", "addr", ln.Addr().String(), "data_dir", dataDir, "store", where, "roots", strings.Join(roots, ","),
 		"auth", auth.Configured(), "version", Version())
-	fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", ln.Addr(), dataDir)
+	fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", ln.Addr(), where)
 	sig, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
 	errc := make(chan error, 1)
@@ -189,6 +197,37 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	hs.Close()
 	logger.Info("stopped")
 	return nil
+}
+
+// serverStore is what the server keeps its sessions and ledger in.
+type serverStore interface {
+	session.Store
+	session.Ledger
+	Close() error
+}
+
+// openServerStore opens PostgreSQL when --database-url or
+// REIN_DATABASE_URL names one, else SQLite under dataDir; where says which,
+// for the log (never the password).
+func (a *App) openServerStore(ctx context.Context, o *serveOptions, dataDir string) (serverStore, string, error) {
+	url := o.databaseURL
+	if url == "" {
+		url = a.getenv("REIN_DATABASE_URL")
+	}
+	if url == "" {
+		db, err := sqlite.Open(filepath.Join(dataDir, "rein.db"), sqlite.Options{})
+		if err != nil {
+			return nil, "", fail(ExitError, "--data-dir %s: %v", dataDir, err)
+		}
+		return db, dataDir, nil
+	}
+	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	db, err := postgres.Open(octx, url, postgres.Options{})
+	if err != nil {
+		return nil, "", fail(ExitError, "--database-url: %v", err)
+	}
+	return db, "postgres " + db.Target(), nil
 }
 
 // serveAuth builds the callers' authentication from the flags.

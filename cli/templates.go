@@ -100,4 +100,3 @@ users, yourself. What is it for: answering questions, drafting, tutoring? -->
 - Invent facts, figures or quotes; say when you are unsure.
 <!-- Topics to decline, things never to promise. -->
 `
-

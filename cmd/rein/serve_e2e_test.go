@@ -26,6 +26,7 @@ import (
 	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest/mockserver"
+	"github.com/reinhq/rein/session/postgres/pgtest"
 )
 
 // listTurns script a run with one read-only tool call (allowed without
@@ -170,21 +171,30 @@ func TestServeCrashRecovery_API5(t *testing.T) {
 	t.Run("held in a tool call", func(t *testing.T) { crashWhileRunning(t, true) })
 }
 
+// API-5 on PostgreSQL (issue 13): the same kill -9 and restart with the
+// sessions, runs and events in a real PostgreSQL (--database-url) instead
+// of SQLite; the store is the truth across the crash.
+func TestServeCrashRecoveryPostgres_API5(t *testing.T) {
+	url, _ := pgtest.Schema(t)
+	t.Run("held in a model call", func(t *testing.T) { crashWhileRunning(t, false, "--database-url", url) })
+	t.Run("held in a tool call", func(t *testing.T) { crashWhileRunning(t, true, "--database-url", url) })
+}
+
 // crashWhileRunning kills the server while run one waits (inTool: in a
 // bash call, else in a model call) with runs two and three queued behind
 // it, restarts it and checks what the restart makes of them.
-func crashWhileRunning(t *testing.T, inTool bool) {
+func crashWhileRunning(t *testing.T, inTool bool, args ...string) {
 	v := newVendor(t)
 	var in *instance
 	var held *held
 	first := map[string]any{"text": "message one"}
 	if inTool {
-		in = newInstance(t, v, "--allow-bypass")
+		in = newInstance(t, v, append(args, "--allow-bypass")...)
 		v.Enqueue(mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_1", Name: "bash", Input: holdCommand}}})
 		first["permission_mode"] = "bypass"
 		fifo(t, in.project)
 	} else {
-		in = newInstance(t, v)
+		in = newInstance(t, v, args...)
 		held = v.hold(1)
 	}
 	v.Enqueue(mockserver.Turn{Text: "Answer two."}, mockserver.Turn{Text: "Answer three."}, mockserver.Turn{Text: "Answer four."})

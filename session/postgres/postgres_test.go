@@ -3,11 +3,8 @@ package postgres
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"net/url"
-	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -18,46 +15,22 @@ import (
 
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/session/postgres/pgtest"
 	"github.com/reinhq/rein/session/sessiontest"
 )
 
 var ctx = context.Background()
 
 // envURL names the variable that points the tests at a database.
-const envURL = "REIN_TEST_POSTGRES_URL"
+const envURL = pgtest.EnvURL
 
 // baseURL returns the test database's URL, or skips the test when none is
 // set.
-func baseURL(t testing.TB) string {
-	t.Helper()
-	u := os.Getenv(envURL)
-	if u == "" {
-		t.Skip(envURL + " is not set: to run the PostgreSQL tests, point it at a database they may create schemas in, " +
-			"e.g. " + envURL + "=postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
-	}
-	return u
-}
+func baseURL(t testing.TB) string { return pgtest.BaseURL(t) }
 
-// withParams returns connString with the settings added, whether it is a
-// URL or key=value settings.
+// withParams returns connString with the settings added.
 func withParams(t testing.TB, connString string, kv ...string) string {
-	t.Helper()
-	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
-		u, err := url.Parse(connString)
-		if err != nil {
-			t.Fatalf("%s: %v", envURL, err)
-		}
-		q := u.Query()
-		for i := 0; i+1 < len(kv); i += 2 {
-			q.Set(kv[i], kv[i+1])
-		}
-		u.RawQuery = q.Encode()
-		return u.String()
-	}
-	for i := 0; i+1 < len(kv); i += 2 {
-		connString += " " + kv[i] + "=" + kv[i+1]
-	}
-	return connString
+	return pgtest.WithParams(t, connString, kv...)
 }
 
 // rawConn connects to connString outside any store, closed when the test
@@ -72,36 +45,9 @@ func rawConn(t testing.TB, connString string) *pgx.Conn {
 	return c
 }
 
-// testSchema creates an empty schema, dropped with everything in it when
-// the test ends, and returns the URL whose search_path is that schema and
-// the schema's name. Each test has its own, so tests run in parallel and
-// leave nothing behind.
 func testSchema(t testing.TB) (string, string) {
 	t.Helper()
-	base := baseURL(t)
-	var r [6]byte
-	_, _ = rand.Read(r[:])
-	schema := "rein_test_" + hex.EncodeToString(r[:])
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatalf("connect to the test database (%s): %v", envURL, err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		c, err := pgx.Connect(context.Background(), base)
-		if err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-			return
-		}
-		defer c.Close(context.Background())
-		if _, err := c.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	return withParams(t, base, "search_path", schema), schema
+	return pgtest.Schema(t)
 }
 
 // newStore opens a store on a new schema, closed when the test ends.
