@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/eventbus"
+	"github.com/reinhq/rein/eventbus/redisbus"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
@@ -29,7 +30,8 @@ import (
 const serveLong = `Serve rein's HTTP API (OpenAPI 3.1 at /openapi.json, events over SSE):
 one process, no other service — sessions, runs, events and the audit trail in
 SQLite under --data-dir. With --database-url (or REIN_DATABASE_URL) they live
-in PostgreSQL instead (its schema is created and migrated at start-up); session
+in PostgreSQL instead (its schema is created and migrated at start-up), and
+with --redis-url (or REIN_REDIS_URL) live events travel through Redis; session
 files (spilled command output) stay under --data-dir. For now one rein serve
 runs a database's runs: a second process on the same database would take the
 first one's running runs for interrupted ones when it starts.
@@ -60,7 +62,7 @@ Drive it with curl:
 
 type serveOptions struct {
 	addr, dataDir, jwtSecretFile, jwtIssuer, jwtAudience, trustedHeader, logLevel string
-	databaseURL                                                                   string
+	databaseURL, redisURL                                                         string
 	roots, jwtPublicKeys, trustedProxies                                          []string
 	maxConcurrent                                                                 int
 	allowBypass, metricsPublic                                                    bool
@@ -83,6 +85,7 @@ func (a *App) serveCommand() *cobra.Command {
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on")
 	f.StringVar(&o.dataDir, "data-dir", "", "where the server keeps its database and session files (default: rein's data directory/server)")
 	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events and audit instead of SQLite; REIN_DATABASE_URL too")
+	f.StringVar(&o.redisURL, "redis-url", "", "Redis URL (redis://host:6379/0) carrying live events instead of process memory; REIN_REDIS_URL too")
 	f.StringArrayVar(&o.roots, "root", nil, "a directory under which project workspaces may be opened (repeatable; default: the current directory)")
 	f.StringVar(&o.jwtSecretFile, "jwt-secret-file", "", "file holding the HS256 secret of callers' tokens")
 	f.StringArrayVar(&o.jwtPublicKeys, "jwt-public-key", nil, "PEM file of a public key (Ed25519 or RSA) verifying callers' tokens (repeatable)")
@@ -134,10 +137,10 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer db.Close()
-	// A subscriber's buffer of 256 events (not the default 1,024) keeps an
-	// idle SSE client near 37 KiB; a client 256 events behind is cut off and
-	// resumes with Last-Event-ID.
-	bus := eventbus.NewMemory(eventbus.Options{Buffer: 256})
+	bus, err := a.openServerBus(ctx, o)
+	if err != nil {
+		return err
+	}
 	defer bus.Close()
 	metrics := telemetry.NewMetrics()
 	tp, stopTracing, err := telemetry.SetupTracing(ctx, a.getenv, "rein", Version())
@@ -228,6 +231,25 @@ func (a *App) openServerStore(ctx context.Context, o *serveOptions, dataDir stri
 		return nil, "", fail(ExitError, "--database-url: %v", err)
 	}
 	return db, "postgres " + db.Target(), nil
+}
+
+// openServerBus opens the event bus: Redis when --redis-url or
+// REIN_REDIS_URL names one, else process memory. A subscriber's buffer of
+// 256 events (not the default 1,024) keeps an idle SSE client near 37 KiB;
+// a client 256 events behind is cut off and resumes with Last-Event-ID.
+func (a *App) openServerBus(ctx context.Context, o *serveOptions) (eventbus.Bus, error) {
+	url := o.redisURL
+	if url == "" {
+		url = a.getenv("REIN_REDIS_URL")
+	}
+	if url == "" {
+		return eventbus.NewMemory(eventbus.Options{Buffer: 256}), nil
+	}
+	bus, err := redisbus.New(ctx, url, redisbus.Options{Buffer: 256})
+	if err != nil {
+		return nil, fail(ExitError, "--redis-url: %v", err)
+	}
+	return bus, nil
 }
 
 // serveAuth builds the callers' authentication from the flags.

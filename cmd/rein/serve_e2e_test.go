@@ -176,8 +176,12 @@ func TestServeCrashRecovery_API5(t *testing.T) {
 // of SQLite; the store is the truth across the crash.
 func TestServeCrashRecoveryPostgres_API5(t *testing.T) {
 	url, _ := pgtest.Schema(t)
-	t.Run("held in a model call", func(t *testing.T) { crashWhileRunning(t, false, "--database-url", url) })
-	t.Run("held in a tool call", func(t *testing.T) { crashWhileRunning(t, true, "--database-url", url) })
+	args := []string{"--database-url", url}
+	if r := os.Getenv("REIN_TEST_REDIS_URL"); r != "" { // and the events through Redis
+		args = append(args, "--redis-url", r)
+	}
+	t.Run("held in a model call", func(t *testing.T) { crashWhileRunning(t, false, args...) })
+	t.Run("held in a tool call", func(t *testing.T) { crashWhileRunning(t, true, args...) })
 }
 
 // crashWhileRunning kills the server while run one waits (inTool: in a

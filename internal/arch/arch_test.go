@@ -103,6 +103,7 @@ var arrows = map[string][]string{
 	"eventbus/bustest":       {"eventbus"},
 	"session/sqlite":         {"session"},
 	"session/postgres":       {"session"},
+	"eventbus/redisbus":      {"eventbus"},
 	"telemetry":              {},
 	"api":                    {"session"},
 	"client":                 {"api", "session"},
