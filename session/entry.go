@@ -220,3 +220,28 @@ func PrepareAppend(entries []Entry, next int64, now time.Time) (int64, error) {
 	}
 	return last, nil
 }
+
+// DecodeRow decodes the entry a SQL store keeps at seq (its JSON), or
+// returns the heal entry reporting the row damaged: one that does not
+// decode, holds the entry of another seq, or whose payload does not
+// match its kind.
+func DecodeRow(seq int64, data []byte) Entry {
+	var e Entry
+	err := json.Unmarshal(data, &e)
+	if err == nil && e.Seq != seq {
+		err = fmt.Errorf("the row of seq %d holds entry %d", seq, e.Seq)
+	}
+	if err == nil {
+		err = e.Validate()
+	}
+	if err == nil {
+		return e
+	}
+	reason := err.Error()
+	if len(reason) > 200 {
+		reason = reason[:200] + "…"
+	}
+	// Line is the row's seq: the record's number in the log.
+	d := Damage{Line: seq, Bytes: int64(len(data)), Reason: "corrupt: " + reason}
+	return Entry{Kind: KindHeal, Heal: &HealRecord{Report: Report{Damaged: []Damage{d}}}}
+}

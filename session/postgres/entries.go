@@ -125,7 +125,7 @@ func (s *Store) Entries(ctx context.Context, id string, afterSeq int64) iter.Seq
 				yield(session.Entry{}, opErr(id, "entries", err))
 				return
 			}
-			if seq != nil && !yield(decodeEntry(*seq, data), nil) {
+			if seq != nil && !yield(session.DecodeRow(*seq, data), nil) {
 				return
 			}
 		}
@@ -136,30 +136,6 @@ func (s *Store) Entries(ctx context.Context, id string, afterSeq int64) iter.Seq
 			yield(session.Entry{}, opErr(id, "entries", session.ErrNotFound))
 		}
 	}
-}
-
-// decodeEntry decodes the row of seq, or returns the heal entry reporting
-// it damaged: an entry of another seq, or one whose payload does not match
-// its kind (the json column keeps out text that is not JSON).
-func decodeEntry(seq int64, data []byte) session.Entry {
-	var e session.Entry
-	err := json.Unmarshal(data, &e)
-	if err == nil && e.Seq != seq {
-		err = fmt.Errorf("the row of seq %d holds entry %d", seq, e.Seq)
-	}
-	if err == nil {
-		err = e.Validate()
-	}
-	if err == nil {
-		return e
-	}
-	reason := err.Error()
-	if len(reason) > 200 {
-		reason = reason[:200] + "…"
-	}
-	// Line is the row's seq: the record's number in the log.
-	d := session.Damage{Line: seq, Bytes: int64(len(data)), Reason: "corrupt: " + reason}
-	return session.Entry{Kind: session.KindHeal, Heal: &session.HealRecord{Report: session.Report{Damaged: []session.Damage{d}}}}
 }
 
 // Fork implements session.Store, in one transaction. It holds the
@@ -212,7 +188,7 @@ func readLog(ctx context.Context, q querier, id string) ([]session.Entry, [][]by
 		if err := rows.Scan(&seq, &data); err != nil {
 			return nil, nil, err
 		}
-		if e := decodeEntry(seq, data); e.Seq != 0 {
+		if e := session.DecodeRow(seq, data); e.Seq != 0 {
 			all = append(all, e)
 			raw = append(raw, data)
 		}

@@ -5,10 +5,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
+	"github.com/reinhq/rein/session/internal/migration"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -38,45 +35,14 @@ var migrationFiles embed.FS
 // migration is applied once.
 const migrationLock = 0x7265696e
 
-// migration is one step of the schema: migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// loadMigrations reads the migrations of dir in fsys, in version order;
-// versions must run 1, 2, 3, … without a gap.
-func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
-	names, err := fs.Glob(fsys, path.Join(dir, "*.sql"))
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names { // fs.Glob sorts them
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != len(out)+1 {
-			return nil, fmt.Errorf("migration %s: want the name NNNN_name.sql with version %d", base, len(out)+1)
-		}
-		text, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(text)})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no migration in %s", dir)
-	}
-	return out, nil
-}
+// loadMigrations reads the embedded migrations (see package migration).
+var loadMigrations = migration.Load
 
 // migrate brings the schema up to the last of ms in one transaction that
 // holds an advisory lock, recording each step in rein_schema_migrations,
 // and returns the version the database is at. A database at a version
 // above the last of ms is refused with ErrNewerSchema.
-func migrate(ctx context.Context, c *pgx.Conn, ms []migration, now time.Time) (int, error) {
+func migrate(ctx context.Context, c *pgx.Conn, ms []migration.Migration, now time.Time) (int, error) {
 	tx, err := c.Begin(ctx)
 	if err != nil {
 		return 0, err
@@ -97,19 +63,19 @@ func migrate(ctx context.Context, c *pgx.Conn, ms []migration, now time.Time) (i
 	if err := tx.QueryRow(ctx, `SELECT COALESCE(MAX(version), 0) FROM rein_schema_migrations`).Scan(&current); err != nil {
 		return 0, fmt.Errorf("rein_schema_migrations: %w", err)
 	}
-	latest := ms[len(ms)-1].version
+	latest := ms[len(ms)-1].Version
 	if current > latest {
 		return current, &newerSchemaError{database: current, known: latest}
 	}
 	for _, m := range ms[current:] {
 		// No arguments: the simple protocol, which runs a file of
 		// several statements.
-		if _, err := tx.Exec(ctx, m.sql); err != nil {
-			return current, fmt.Errorf("migration %s: %w", m.name, err)
+		if _, err := tx.Exec(ctx, m.SQL); err != nil {
+			return current, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO rein_schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)`,
-			m.version, m.name, micro(now)); err != nil {
-			return current, fmt.Errorf("migration %s: %w", m.name, err)
+			m.Version, m.Name, micro(now)); err != nil {
+			return current, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	if err := tx.Commit(ctx); err != nil {

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"errors"
+	"github.com/reinhq/rein/session/internal/migration"
 	"strings"
 	"sync"
 	"testing"
@@ -69,7 +70,7 @@ func TestMigrationRace(t *testing.T) {
 	}
 	var want []int
 	for _, m := range ms {
-		want = append(want, m.version)
+		want = append(want, m.Version)
 	}
 	c := rawConn(t, u)
 	if diff := cmp.Diff(want, appliedVersions(t, c)); diff != "" {
@@ -109,7 +110,7 @@ func TestMigrateAtomic(t *testing.T) {
 	u, schema := testSchema(t)
 	c := rawConn(t, u)
 	good := fstest.MapFS{"m/0001_a.sql": {Data: []byte("CREATE TABLE a (x integer);")}}
-	load := func(fsys fstest.MapFS) []migration {
+	load := func(fsys fstest.MapFS) []migration.Migration {
 		ms, err := loadMigrations(fsys, "m")
 		if err != nil {
 			t.Fatal(err)
@@ -152,7 +153,7 @@ func TestLoadMigrations(t *testing.T) {
 		t.Fatalf("the embedded migrations: %v", err)
 	}
 	for i, m := range ms {
-		if m.version != i+1 || m.sql == "" {
+		if m.Version != i+1 || m.SQL == "" {
 			t.Errorf("migration %d: %+v", i, m)
 		}
 	}

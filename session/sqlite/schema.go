@@ -6,10 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"io/fs"
-	"path"
-	"strconv"
-	"strings"
+	"github.com/reinhq/rein/session/internal/migration"
 	"time"
 )
 
@@ -21,45 +18,14 @@ var ErrNewerSchema = errors.New("sqlite: the database has a newer schema than th
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
 
-// migration is one step of the schema: migrations/NNNN_name.sql.
-type migration struct {
-	version int
-	name    string
-	sql     string
-}
-
-// loadMigrations reads the migrations of dir in fsys, in version order;
-// versions must run 1, 2, 3, … without a gap.
-func loadMigrations(fsys fs.FS, dir string) ([]migration, error) {
-	names, err := fs.Glob(fsys, path.Join(dir, "*.sql"))
-	if err != nil {
-		return nil, err
-	}
-	var out []migration
-	for _, name := range names { // fs.Glob sorts them
-		base := path.Base(name)
-		num, _, ok := strings.Cut(base, "_")
-		v, err := strconv.Atoi(num)
-		if !ok || err != nil || v != len(out)+1 {
-			return nil, fmt.Errorf("migration %s: want the name NNNN_name.sql with version %d", base, len(out)+1)
-		}
-		text, err := fs.ReadFile(fsys, name)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, migration{version: v, name: strings.TrimSuffix(base, ".sql"), sql: string(text)})
-	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no migration in %s", dir)
-	}
-	return out, nil
-}
+// loadMigrations reads the embedded migrations (see package migration).
+var loadMigrations = migration.Load
 
 // migrate brings the schema of db up to the last of ms in one transaction,
 // recording each step in schema_version, and returns the version the
 // database is at. A database at a version above the last of ms is refused
 // with ErrNewerSchema.
-func migrate(ctx context.Context, db *sql.DB, ms []migration, now time.Time) (int, error) {
+func migrate(ctx context.Context, db *sql.DB, ms []migration.Migration, now time.Time) (int, error) {
 	tx, err := db.BeginTx(ctx, nil) // BEGIN IMMEDIATE: one process migrates at a time
 	if err != nil {
 		return 0, err
@@ -76,18 +42,18 @@ func migrate(ctx context.Context, db *sql.DB, ms []migration, now time.Time) (in
 	if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_version`).Scan(&current); err != nil {
 		return 0, fmt.Errorf("schema_version: %w", err)
 	}
-	latest := ms[len(ms)-1].version
+	latest := ms[len(ms)-1].Version
 	if current > latest {
 		return current, fmt.Errorf("%w: the database is at schema version %d, this rein knows versions up to %d; "+
 			"run the rein that wrote it (or a newer one), or restore a backup made by this one", ErrNewerSchema, current, latest)
 	}
 	for _, m := range ms[current:] {
-		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
-			return current, fmt.Errorf("migration %s: %w", m.name, err)
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return current, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_version (version, name, applied_at) VALUES (?, ?, ?)`,
-			m.version, m.name, now.UnixNano()); err != nil {
-			return current, fmt.Errorf("migration %s: %w", m.name, err)
+			m.Version, m.Name, now.UnixNano()); err != nil {
+			return current, fmt.Errorf("migration %s: %w", m.Name, err)
 		}
 	}
 	if err := tx.Commit(); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"github.com/reinhq/rein/session/internal/migration"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -46,7 +47,7 @@ func TestMigrateAtomic(t *testing.T) {
 	ctx := context.Background()
 	db := openRaw(t)
 	good := fstest.MapFS{"m/0001_a.sql": {Data: []byte("CREATE TABLE a (x INTEGER);")}}
-	load := func(fsys fstest.MapFS) []migration {
+	load := func(fsys fstest.MapFS) []migration.Migration {
 		ms, err := loadMigrations(fsys, "m")
 		if err != nil {
 			t.Fatal(err)
@@ -89,7 +90,7 @@ func TestLoadMigrations(t *testing.T) {
 		t.Fatalf("the embedded migrations: %v", err)
 	}
 	for i, m := range ms {
-		if m.version != i+1 || m.sql == "" {
+		if m.Version != i+1 || m.SQL == "" {
 			t.Errorf("migration %d: %+v", i, m)
 		}
 	}
