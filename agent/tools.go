@@ -277,10 +277,10 @@ func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.R
 		}
 	}()
 	var err error
-	parent := ctx
-	if d := r.toolTimeout(c); d > 0 {
+	parent, limit := ctx, r.toolTimeout(c)
+	if limit > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, d, errToolTimeout)
+		ctx, cancel = context.WithTimeoutCause(ctx, limit, errToolTimeout)
 		defer cancel()
 	}
 	if s, ok := entry.Tool.(Streamer); ok {
@@ -291,7 +291,7 @@ func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.R
 		res, err = entry.Tool.Run(ctx, c.Call)
 	}
 	if ctx.Err() != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), errToolTimeout) {
-		res, o = tool.Errorf("the call to %s timed out after %v (its per-call timeout, tools.timeouts); it may have had side effects", c.Call.Name, r.toolTimeout(c)), "error"
+		res, o = tool.Errorf("the call to %s timed out after %v (its per-call timeout, tools.timeouts); it may have had side effects", c.Call.Name, limit), "error"
 		return res, o, spent
 	}
 	res, o = settle(ctx, c, res, err)

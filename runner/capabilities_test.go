@@ -12,6 +12,7 @@ import (
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/workspace"
 )
 
 // declared is a workspace holding a skill with a file beside it and an
@@ -176,5 +177,23 @@ func TestDeclaredMCP_MCP1(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(warnings, "\n"), "MCP server broken did not start") {
 		t.Errorf("run_start warnings do not report the broken server: %q", warnings)
+	}
+}
+
+// MCP-1, PERM-5: a stdio MCP server gets a clean environment — the base
+// variables, what its entry sets and the depth of a rein it starts — never
+// rein's provider keys.
+func TestMCPServerEnv_MCP1(t *testing.T) {
+	env := map[string]string{"PATH": "/usr/bin", "HOME": "/home/u", "ANTHROPIC_API_KEY": "sk-secret", "GITHUB_TOKEN": "gh-secret"}
+	s := runner.MCPServer(workspace.MCPServer{Name: "gh", Command: "gh-mcp", Env: map[string]string{"GITHUB_TOKEN": "scoped"}},
+		func(k string) string { return env[k] }, 1)
+	joined := strings.Join(s.Env, "\n")
+	for _, want := range []string{"PATH=/usr/bin", "HOME=/home/u", "GITHUB_TOKEN=scoped", runner.DepthEnv + "=2"} {
+		if !slices.Contains(s.Env, want) {
+			t.Errorf("the server's environment lacks %s:\n%s", want, joined)
+		}
+	}
+	if strings.Contains(joined, "sk-secret") || strings.Contains(joined, "gh-secret") {
+		t.Errorf("the server's environment holds rein's secrets:\n%s", joined)
 	}
 }

@@ -114,8 +114,10 @@ type Engine struct {
 
 	model  *Model
 	system string
-	// agentsMD is the workspace's AGENTS.md (or CLAUDE.md), named agentsPath.
-	agentsMD, agentsPath string
+	// agentsMD is the workspace's AGENTS.md (or CLAUDE.md), named agentsPath;
+	// skillIdx the skill index. Every prompt of the engine's agents, its
+	// sub-agents' too, shares them: they are built once, with the model.
+	agentsMD, agentsPath, skillIdx string
 
 	policy  *permission.Engine
 	hooks   *hook.Registry
@@ -304,6 +306,7 @@ func (e *Engine) buildSystem(m *Model) (string, error) {
 		return "", fmt.Errorf("workspace instructions: %w", err)
 	}
 	e.agentsMD, e.agentsPath = text, name // sub-agents' prompts have them, replayed or not
+	e.skillIdx = e.skillIndex()
 	if f := m.Frame; f != nil {
 		return f.System, nil
 	}
@@ -327,7 +330,7 @@ func (e *Engine) promptParts(instructions string) agent.PromptParts {
 		env = recordedEnv(m.Frame.System, env)
 	}
 	return agent.PromptParts{Instructions: instructions, Env: env, AgentsMD: e.agentsMD, AgentsPath: e.agentsPath,
-		Skills: e.skillIndex(), Append: e.ev.String(workspace.AppendSystemPrompt)}
+		Skills: e.skillIdx, Append: e.ev.String(workspace.AppendSystemPrompt)}
 }
 
 // recordedEnv is env as the system prompt of a recording describes it

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -413,13 +412,6 @@ func baseDepth(getenv func(string) string) (int, error) {
 	return n, nil
 }
 
-// sortedAgents returns the definitions sorted by name.
-func sortedAgents(defs []workspace.Agent) []workspace.Agent {
-	out := slices.Clone(defs)
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
 // maxDepth is how deep sub-agents may nest (subagents.max_depth).
 func (e *Engine) maxDepth() int { return e.ev.Int(workspace.SubagentMaxDepth) }
 
@@ -431,7 +423,7 @@ func (e *Engine) runTools(approver permission.Approver) *tool.Set {
 	if e.tools == nil || len(agents) == 0 || e.depth >= e.maxDepth() || slices.Contains(e.cfg.Hidden, "task") || !allows(e.main, "task") {
 		return e.tools
 	}
-	t := &tree{e: e, agents: sortedAgents(agents), maxDepth: e.maxDepth()}
+	t := &tree{e: e, agents: agents, maxDepth: e.maxDepth()} // agents sorted by name, as Definitions keeps them
 	if approver != nil {
 		t.approver = &serialApprover{a: approver}
 	}

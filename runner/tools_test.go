@@ -26,3 +26,21 @@ func TestSandboxHide_TOOL5_PERM5(t *testing.T) {
 		}
 	}
 }
+
+// AGENT-1, PERM-5: an agent definition — a cloned repository's, once
+// trusted — may tighten the permission mode, never loosen it.
+func TestAgentModeOnlyTightens_AGENT1(t *testing.T) {
+	for _, c := range []struct{ configured, agent, want string }{
+		{"default", "", "default"},
+		{"default", "bypass", "default"},
+		{"default", "accept-edits", "default"},
+		{"default", "read-only", "read-only"},
+		{"strict", "read-only", "read-only"},
+		{"read-only", "default", "read-only"},
+		{"bypass", "accept-edits", "accept-edits"},
+	} {
+		if got := tighterMode(c.configured, c.agent); got != c.want {
+			t.Errorf("configured %s, agent asks %q: %s, want %s", c.configured, c.agent, got, c.want)
+		}
+	}
+}
