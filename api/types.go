@@ -13,6 +13,13 @@ type Health struct {
 	Version string `json:"version" doc:"The server's version."`
 }
 
+// Ready is the answer of GET /ready when every dependency answers.
+type Ready struct {
+	Status string `json:"status" enum:"ready" doc:"ready: every dependency answered."`
+	// Checks names each dependency checked and its state.
+	Checks map[string]string `json:"checks" doc:"Each dependency checked (store, bus) and ok."`
+}
+
 // The kinds of workspace (SPEC WS-2).
 const (
 	KindProject = "project" // a directory, tools and an execution backend

@@ -24,7 +24,6 @@ import (
 	"github.com/reinhq/rein/session/postgres"
 	"github.com/reinhq/rein/session/sqlite"
 	"github.com/reinhq/rein/telemetry"
-	"github.com/reinhq/rein/workspace"
 )
 
 const serveLong = `Serve rein's HTTP API (OpenAPI 3.1 at /openapi.json, events over SSE):
@@ -41,7 +40,9 @@ create sessions in it, post messages (each is a run, answered 202 with its id)
 and read the session's events at /sessions/{id}/events; permission questions
 arrive as permission_request events and are answered by POST. A run goes on
 when its client goes away. On SIGTERM or Ctrl-C the server stops accepting,
-lets running runs finish for --shutdown-timeout, then cancels them.
+lets running runs finish for --shutdown-timeout, then cancels them. Project
+workspaces with a .rein directory get a copy of their sessions in
+.rein/data/history.db (see rein mirror).
 
 Without authentication the server listens on loopback only and every client is
 the caller "local". Beyond loopback, configure callers: bearer tokens (JWT,
@@ -65,7 +66,7 @@ type serveOptions struct {
 	databaseURL, redisURL                                                         string
 	roots, jwtPublicKeys, trustedProxies                                          []string
 	maxConcurrent                                                                 int
-	allowBypass, metricsPublic                                                    bool
+	allowBypass, metricsPublic, historyMirror                                     bool
 	shutdownTimeout                                                               time.Duration
 	rateLimit                                                                     float64
 }
@@ -96,6 +97,7 @@ func (a *App) serveCommand() *cobra.Command {
 	f.IntVar(&o.maxConcurrent, "max-concurrent", 16, "sessions running at once (runs of one session always run one at a time)")
 	f.BoolVar(&o.allowBypass, "allow-bypass", false, "let callers run with permission_mode bypass")
 	f.BoolVar(&o.metricsPublic, "metrics-public", false, "serve /metrics without authentication")
+	f.BoolVar(&o.historyMirror, "history-mirror", true, "copy the sessions of project workspaces that have a .rein directory into .rein/data/history.db after their runs (rein mirror rebuild recreates one); --history-mirror=false turns it off")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running runs may go on after SIGTERM before they are cancelled")
 	f.Float64Var(&o.rateLimit, "rate-limit", 20, "requests a second per caller (burst: twice as many)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error (JSON on stderr)")
@@ -126,12 +128,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 			return usageErrorf("--root %s: not a directory", roots[i])
 		}
 	}
-	dataDir := o.dataDir
-	if dataDir == "" {
-		paths := workspace.PathsFrom(a.getenv)
-		dataDir = filepath.Join(paths.DataDir, "server")
-	}
-	dataDir = a.abs(dataDir)
+	dataDir := a.serverDataDir(o.dataDir)
 	db, where, err := a.openServerStore(ctx, o, dataDir)
 	if err != nil {
 		return err
@@ -150,8 +147,8 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	defer stopTracing(context.WithoutCancel(ctx))
 	obs := runner.NewTelemetry(metrics, tp)
 	svc, err := runner.NewService(runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
-		Resolve: a.resolveModel, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass, Observer: obs,
-		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version()})
+		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass, Observer: obs,
+		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version(), Mirror: serveMirror(o.historyMirror, db, logger)})
 	if err != nil {
 		return fail(ExitError, "%v", err)
 	}
@@ -161,7 +158,8 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	}
 	srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 		Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
-		MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now})
+		MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
+		Checks: readyChecks(db, bus)})
 	if err != nil {
 		return fail(ExitError, "%v", err)
 	}
@@ -207,6 +205,20 @@ type serverStore interface {
 	session.Store
 	session.Ledger
 	Close() error
+}
+
+// readyChecks are the dependencies /ready checks: the store and the bus,
+// where they can be pinged (PostgreSQL, SQLite, Redis).
+func readyChecks(store, bus any) map[string]func(context.Context) error {
+	type pinger interface{ Ping(context.Context) error }
+	checks := map[string]func(context.Context) error{}
+	if p, ok := store.(pinger); ok {
+		checks["store"] = p.Ping
+	}
+	if p, ok := bus.(pinger); ok {
+		checks["bus"] = p.Ping
+	}
+	return checks
 }
 
 // openServerStore opens PostgreSQL when --database-url or

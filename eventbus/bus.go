@@ -115,4 +115,7 @@ var (
 	ErrOutOfOrder = errors.New("event id not above the session's last published id")
 	// ErrInvalid rejects an empty session id or a negative afterID.
 	ErrInvalid = errors.New("invalid event bus input")
+	// ErrUnavailable: the bus's server cannot be reached (Redis is down
+	// or the network to it is); the same call may succeed later.
+	ErrUnavailable = errors.New("event bus unreachable")
 )

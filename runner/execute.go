@@ -124,6 +124,7 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 	if err := s.drive(ctx, run, appr, log); err != nil {
 		log.Warn("run failed", "err", err)
 		if !run.Status.Final() { // it ended without a done event
+			s.cfg.Mirror.Notify(run.SessionID)
 			run.Status, run.Reason, run.Error, run.EndedAt = session.RunFailed, string(agent.ReasonError), err.Error(), s.cfg.Now()
 			if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {
 				log.Error("the run's end could not be stored", "err", err)
@@ -134,6 +135,7 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 
 // finish stores the end of a run from its done event.
 func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEvent) {
+	s.cfg.Mirror.Notify(run.SessionID) // its entries are stored: the mirror may copy them
 	run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(d.Reason), d.Error, d.Turns, d.Usage, d.CostUSD
 	run.Status, run.EndedAt = statusOf(d.Reason), s.cfg.Now()
 	if err := s.cfg.Ledger.UpdateRun(ctx, run); err != nil {
@@ -238,8 +240,8 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
-	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve,
-		NoTools: chat, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
+	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
+		NoTools: chat, NoUserMemory: true, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
 		Logger: s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller), Now: s.cfg.Now})
 	if err != nil {
 		return nil, err

@@ -30,6 +30,8 @@ type ServiceConfig struct {
 	// Resolve turns model strings into models (the front end picks the
 	// adapters).
 	Resolve Resolver
+	// ResolveEmbedder resolves the knowledge base's embedding models.
+	ResolveEmbedder EmbedderResolver
 	// DataDir holds a directory per session (spilled command output).
 	DataDir string
 	// MaxConcurrent bounds the sessions running at once (default 16).
@@ -45,6 +47,9 @@ type ServiceConfig struct {
 	Now      func() time.Time
 	// UserAgent names rein to web servers (web_fetch).
 	UserAgent string
+	// Mirror, when set, copies the sessions of project workspaces into
+	// their history mirrors after each run (SPEC API-6); Shutdown closes it.
+	Mirror *Mirror
 }
 
 // Submission is a message a caller posts to a session: the run it sets
@@ -298,6 +303,7 @@ func (s *Service) interrupt(ctx context.Context, run *session.Run) error {
 		if err := session.SaveHeal(ctx, s.cfg.Sessions, run.SessionID, st); err != nil {
 			return fmt.Errorf("recover run %s: %w", run.ID, err)
 		}
+		s.cfg.Mirror.Notify(run.SessionID)
 	}
 	run.Status, run.EndedAt = session.RunInterrupted, s.cfg.Now()
 	run.Error = "the server stopped while the run was going on; its session was healed"
@@ -323,6 +329,7 @@ func (s *Service) Close() {
 func (s *Service) Shutdown(ctx context.Context) error {
 	s.Close()
 	defer s.mcp.Close()
+	defer s.closeMirror(ctx) // once the runs ended
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()

@@ -33,6 +33,7 @@ var routes = []string{
 	"POST /runs/{id}/cancel",
 	"POST /runs/{id}/permissions/{call_id}",
 	"GET /audit",
+	"GET /ready",
 }
 
 func TestOpenAPIDocument(t *testing.T) {
@@ -81,7 +82,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	// Operations needing a caller say so; public ones do not.
 	for path, item := range doc.Paths {
 		if item.Get != nil {
-			public := path == "/health" || path == "/openapi.json"
+			public := path == "/health" || path == "/ready" || path == "/openapi.json"
 			if got := len(item.Get.Security) == 0; got != public {
 				t.Errorf("GET %s: public %v, want %v", path, got, public)
 			}

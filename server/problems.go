@@ -10,6 +10,7 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/session"
 )
 
@@ -26,7 +27,9 @@ func invalid(location string, value any, detail string) error {
 
 // fail maps an error of a store or the runtime to a problem: ErrNotFound →
 // 404, ErrInvalid → 422, ErrConflict, ErrExists and ErrLocked → 409, with
-// the error's text as the detail; anything else → 500 with a generic detail
+// the error's text as the detail; an unreachable store or bus (their
+// ErrUnavailable) and a shutting-down server → 503 with Retry-After;
+// anything else → 500 with a generic detail
 // naming the request, the error itself going to the log.
 func (s *Server) fail(ctx context.Context, op string, err error) error {
 	switch {
@@ -38,6 +41,12 @@ func (s *Server) fail(ctx context.Context, op string, err error) error {
 		return huma.Error409Conflict(err.Error())
 	case errors.Is(err, ErrUnavailable):
 		return huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(err.Error()+"; retry in a moment"),
+			http.Header{"Retry-After": {"5"}})
+	case errors.Is(err, session.ErrUnavailable), errors.Is(err, eventbus.ErrUnavailable):
+		// A dependency is down (SPEC API-5): the client retries; the log
+		// has which and why, the detail does not leak addresses.
+		s.log.WarnContext(ctx, "dependency unavailable", "op", op, "request_id", infoFrom(ctx).id, "err", err)
+		return huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(op+" cannot be done now: a service the server depends on does not answer; retry in a moment"),
 			http.Header{"Retry-After": {"5"}})
 	}
 	info := infoFrom(ctx)

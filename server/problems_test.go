@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
 )
@@ -76,6 +77,8 @@ func TestRuntimeErrors(t *testing.T) {
 		{fmt.Errorf("run r: %w", session.ErrExists), 409, "already exists"},
 		{fmt.Errorf("gone: %w", session.ErrNotFound), 404, "gone"},
 		{fmt.Errorf("%w (closing)", server.ErrUnavailable), 503, "retry in a moment"},
+		{fmt.Errorf("%w: postgres at 10.0.0.7:5432: connection refused", session.ErrUnavailable), 503, "a service the server depends on does not answer"},
+		{fmt.Errorf("publish: %w: Redis at 10.0.0.8:6379: EOF", eventbus.ErrUnavailable), 503, "retry in a moment"},
 		{errors.New("disk on fire"), 500, "queueing the run failed on the server (request "},
 	} {
 		e.rt.mu.Lock()
@@ -88,6 +91,9 @@ func TestRuntimeErrors(t *testing.T) {
 		}
 		if tc.status == 503 && r.header.Get("Retry-After") == "" {
 			t.Error("503 without Retry-After")
+		}
+		if strings.Contains(string(r.body), "10.0.0.") {
+			t.Errorf("%v: the answer shows a dependency's address: %s", tc.err, r.body)
 		}
 		if tc.status == 500 {
 			if strings.Contains(string(r.body), "disk on fire") {

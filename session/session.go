@@ -29,6 +29,10 @@ var (
 	// ErrInvalid: the input is malformed (an empty or unsafe id, a nil
 	// session, an entry whose payload does not match its kind, a bad cursor).
 	ErrInvalid = errors.New("invalid session input")
+	// ErrUnavailable: the store cannot be reached (its database is down
+	// or the network to it is); the same call may succeed later. The
+	// wrapping error names the store and the cause.
+	ErrUnavailable = errors.New("session store unreachable")
 )
 
 // Session is a conversation's metadata. Its log of entries is kept apart, in

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"net"
@@ -229,7 +230,7 @@ func (b *Bus) Publish(ctx context.Context, e eventbus.Event) error {
 			if b.isClosed() {
 				err = eventbus.ErrClosed
 			}
-			return fmt.Errorf("redisbus: publish %s/%d: %w", e.SessionID, e.ID, err)
+			return fmt.Errorf("redisbus: publish %s/%d: %w", e.SessionID, e.ID, b.unreachable(err))
 		}
 		ok, prev, err := publishResult(res)
 		switch {
@@ -285,10 +286,33 @@ func (b *Bus) Subscribe(ctx context.Context, sessionID string, afterID int64) (e
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("redisbus: subscribe %s after %d: %w", sessionID, afterID, err)
+			return nil, fmt.Errorf("redisbus: subscribe %s after %d: %w", sessionID, afterID, b.unreachable(err))
 		}
 		return sub, nil
 	}
+}
+
+// Ping checks that Redis answers (readiness).
+func (b *Bus) Ping(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, b.timeout)
+	defer cancel()
+	return b.unreachable(b.rdb.Ping(ctx).Err())
+}
+
+// unreachable wraps an error of reaching Redis — a refused or broken
+// connection, no answer within the timeout, a server loading its data —
+// with eventbus.ErrUnavailable, so callers answer "try again later" (the
+// server's 503). Redis's own refusals and a closed bus pass unchanged.
+func (b *Bus) unreachable(err error) error {
+	var nerr net.Error
+	switch {
+	case err == nil, errors.Is(err, eventbus.ErrClosed), errors.Is(err, context.Canceled):
+		return err
+	case errors.As(err, &nerr), errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF),
+		errors.Is(err, context.DeadlineExceeded), strings.HasPrefix(err.Error(), "LOADING "):
+		return fmt.Errorf("%w: Redis at %s: %v", eventbus.ErrUnavailable, b.rdb.Options().Addr, err)
+	}
+	return err
 }
 
 // errRetry says a subscription attempt met a change of the session's

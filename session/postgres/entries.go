@@ -102,7 +102,7 @@ func (s *Store) Entries(ctx context.Context, id string, afterSeq int64) iter.Seq
 		}
 		c, err := s.pool.Acquire(ctx)
 		if err != nil {
-			yield(session.Entry{}, opErr(id, "entries", err))
+			yield(session.Entry{}, opErr(id, "entries", s.unreachable(err)))
 			return
 		}
 		defer c.Release()
@@ -112,7 +112,7 @@ func (s *Store) Entries(ctx context.Context, id string, afterSeq int64) iter.Seq
 			LEFT JOIN entries e ON e.session_id = s.id AND e.seq > $1
 			WHERE s.id = $2 ORDER BY e.seq`, afterSeq, id)
 		if err != nil {
-			yield(session.Entry{}, opErr(id, "entries", err))
+			yield(session.Entry{}, opErr(id, "entries", s.unreachable(err)))
 			return
 		}
 		defer rows.Close()
@@ -131,7 +131,7 @@ func (s *Store) Entries(ctx context.Context, id string, afterSeq int64) iter.Seq
 		}
 		switch {
 		case rows.Err() != nil:
-			yield(session.Entry{}, opErr(id, "entries", rows.Err()))
+			yield(session.Entry{}, opErr(id, "entries", s.unreachable(rows.Err())))
 		case !found:
 			yield(session.Entry{}, opErr(id, "entries", session.ErrNotFound))
 		}

@@ -2,7 +2,7 @@ package postgres
 
 import (
 	"errors"
-	"github.com/reinhq/rein/session/internal/migration"
+	"github.com/reinhq/rein/internal/migration"
 	"strings"
 	"sync"
 	"testing"

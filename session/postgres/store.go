@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"runtime"
 	"strconv"
@@ -181,10 +182,10 @@ type querier interface {
 func (s *Store) read(ctx context.Context, fn func(c *pgx.Conn) error) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return s.unreachable(err)
 	}
 	defer c.Release()
-	return badText(fn(c.Conn()))
+	return s.unreachable(badText(fn(c.Conn())))
 }
 
 // write runs fn in a transaction (READ COMMITTED) and commits it when fn
@@ -192,20 +193,47 @@ func (s *Store) read(ctx context.Context, fn func(c *pgx.Conn) error) error {
 func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
 	c, err := s.pool.Acquire(ctx)
 	if err != nil {
-		return err
+		return s.unreachable(err)
 	}
 	defer c.Release()
 	tx, err := c.Begin(ctx)
 	if err != nil {
-		return err
+		return s.unreachable(err)
 	}
 	if err := fn(tx); err != nil {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 		defer cancel()
 		_ = tx.Rollback(rctx) // a connection left in a transaction is destroyed on release
-		return badText(err)
+		return s.unreachable(badText(err))
 	}
-	return tx.Commit(ctx)
+	return s.unreachable(tx.Commit(ctx))
+}
+
+// Ping checks that the database answers (readiness).
+func (s *Store) Ping(ctx context.Context) error {
+	return s.read(ctx, func(c *pgx.Conn) error { return c.Ping(ctx) })
+}
+
+// unreachable wraps an error of reaching the database — refused or
+// broken connections, a server shutting down, the pool's dial timing
+// out — with session.ErrUnavailable, so callers answer "try again later"
+// (the server's 503) rather than "failed". Other errors pass unchanged.
+func (s *Store) unreachable(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var (
+		connErr *pgconn.ConnectError
+		netErr  net.Error
+		pgErr   *pgconn.PgError
+	)
+	down := errors.As(err, &connErr) || errors.As(err, &netErr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		pgconn.SafeToRetry(err) ||
+		errors.As(err, &pgErr) && (strings.HasPrefix(pgErr.Code, "08") || pgErr.Code == "57P01" || pgErr.Code == "57P02" || pgErr.Code == "57P03")
+	if !down {
+		return err
+	}
+	return fmt.Errorf("%w: postgres at %s: %v", session.ErrUnavailable, s.target, err)
 }
 
 // badText makes the server's refusal of a string a text column cannot

@@ -6,7 +6,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
-	"github.com/reinhq/rein/session/internal/migration"
+	"github.com/reinhq/rein/internal/migration"
 	"time"
 )
 

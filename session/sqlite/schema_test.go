@@ -4,7 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"errors"
-	"github.com/reinhq/rein/session/internal/migration"
+	"github.com/reinhq/rein/internal/migration"
 	"path/filepath"
 	"strings"
 	"testing"

@@ -160,6 +160,9 @@ func (s *Store) setUp(ctx context.Context) error {
 	return err
 }
 
+// Ping checks that the database file answers (readiness).
+func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
+
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 

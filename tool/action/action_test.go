@@ -211,6 +211,9 @@ func TestCancelled_ACTION1(t *testing.T) {
 func TestLongOutputSpilled_ACTION1(t *testing.T) {
 	for name, backend := range map[string]*exec.Local{"memory": {}, "spill": {MaxMemory: 4096}} {
 		t.Run(name, func(t *testing.T) {
+			// A spill directory of the test's own: the shared default
+			// (/tmp/rein) is written by every package's tests at once.
+			backend.SpillDir = t.TempDir()
 			r, c := call(t, Action{Name: "long", Script: "seq 1 100000"}, backend, `{}`)
 			if r.IsError {
 				t.Fatalf("error: %.300s", r.TextOf())

@@ -1,6 +1,6 @@
 // Package migration reads the schema migrations the SQL stores embed
-// (session/sqlite, session/postgres): files named NNNN_name.sql, applied
-// in version order by each store's own runner.
+// (session/sqlite, session/postgres, kb/sqlite, kb/postgres): files named
+// NNNN_name.sql, applied in version order by each store's own runner.
 package migration
 
 import (
