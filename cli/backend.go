@@ -5,13 +5,12 @@ import (
 	"context"
 	"fmt"
 	"iter"
-	"path/filepath"
 	"strings"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/cli/tui"
+	"github.com/reinhq/rein/memory"
 	"github.com/reinhq/rein/permission"
-	"github.com/reinhq/rein/workspace"
 )
 
 var _ tui.Backend = (*engine)(nil)
@@ -52,10 +51,7 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 	case "cost":
 		return e.costText(), nil
 	case "memory":
-		if args != "" {
-			return "", fmt.Errorf("/memory takes no text yet: add it to %s", e.memoryFile())
-		}
-		return e.memoryText()
+		return e.memoryCommand(ctx, args)
 	}
 	return "", fmt.Errorf("unknown command /%s; /help lists the commands", name)
 }
@@ -152,28 +148,81 @@ func (e *engine) costText() string {
 	return fmt.Sprintf("%s: %s.", s, usageLine(u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, cost))
 }
 
-// memoryText shows what the system prompt carries from the workspace.
-// memoryFile is the instructions file of the workspace: AGENTS.md, or
-// CLAUDE.md when only that one exists.
-func (e *engine) memoryFile() string {
-	name := workspace.InstructionFiles[0]
-	if _, n, err := e.Workspace().Instructions(); err == nil && n != "" {
-		name = n
+// memoryCommand is /memory (SPEC CLI-2, MEM-4): without arguments it
+// shows what the system prompt holds — AGENTS.md, and memory with each
+// file's fill; "add TEXT" adds a note (the workspace's, else the user's),
+// "rm TEXT" removes the note containing TEXT, through the same checks as
+// the memory tool. New runs of the session see the change.
+func (e *engine) memoryCommand(ctx context.Context, args string) (string, error) {
+	verb, text, _ := strings.Cut(strings.TrimSpace(args), " ")
+	text = strings.TrimSpace(text)
+	store := e.Memory()
+	if verb != "" && store == nil {
+		return "", fmt.Errorf("memory is off here (the memory setting, or no memory directory)")
 	}
-	return filepath.Join(e.Workspace().Root, name)
+	scope := memory.ScopeUser
+	if store != nil {
+		scope = store.DefaultScope(memory.TargetNotes)
+	}
+	switch verb {
+	case "":
+		return e.memoryText()
+	case "add":
+		if text == "" {
+			return "", fmt.Errorf("/memory add TEXT: say what to remember")
+		}
+		ch, err := store.Add(ctx, scope, memory.TargetNotes, text)
+		if err != nil {
+			return "", err
+		}
+		return ch.String() + "; the next message's run sees it.", nil
+	case "rm", "remove":
+		if text == "" {
+			return "", fmt.Errorf("/memory rm TEXT: a part of the note to remove")
+		}
+		ch, err := store.Remove(ctx, scope, memory.TargetNotes, text)
+		if err != nil {
+			return "", err
+		}
+		return ch.String(), nil
+	}
+	return "", fmt.Errorf("/memory takes add TEXT or rm TEXT (the profile and editing: rein memory edit)")
 }
 
+// memoryText shows what the system prompt holds of the workspace's
+// instructions and of memory.
 func (e *engine) memoryText() (string, error) {
 	ws := e.Workspace()
 	text, name, err := ws.Instructions()
 	if err != nil {
 		return "", err
 	}
+	var b strings.Builder
 	if name == "" {
-		return "No AGENTS.md (or CLAUDE.md) in " + ws.Root + "; rein init writes a template. " +
-			"It goes into the system prompt verbatim.", nil
+		b.WriteString("No AGENTS.md (or CLAUDE.md) in " + ws.Root + "; rein init writes a template. It goes into the system prompt verbatim.\n")
+	} else {
+		fmt.Fprintf(&b, "%s/%s (%d lines) is in the system prompt, verbatim. Edit the file; new sessions read it again.\n",
+			ws.Root, name, strings.Count(text, "\n"))
 	}
-	lines := strings.Count(text, "\n")
-	return fmt.Sprintf("%s/%s (%d lines) is in the system prompt, verbatim. Edit the file; new sessions read it again.",
-		ws.Root, name, lines), nil
+	store := e.Memory()
+	if store == nil {
+		b.WriteString("\nMemory is off (memory: off, or no memory directory).")
+		return b.String(), nil
+	}
+	snap := store.Snapshot()
+	b.WriteString("\n**Memory** (shown at the start of every run; /memory add TEXT, /memory rm TEXT, rein memory edit):\n")
+	for _, f := range snap.Files {
+		fmt.Fprintf(&b, "\n- %s — `%s`\n", f.Fill(), f.Path)
+		for _, en := range f.Entries {
+			mark := ""
+			if !en.Shown() {
+				mark = " *(left out of the prompt)*"
+			}
+			fmt.Fprintf(&b, "  - %s%s\n", strings.ReplaceAll(strings.TrimSpace(en.Text), "\n", " "), mark)
+		}
+	}
+	for _, w := range snap.Warnings {
+		fmt.Fprintf(&b, "\nWarning: %s\n", w)
+	}
+	return b.String(), nil
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/tool/mcptool"
 	"github.com/reinhq/rein/workspace"
 )
@@ -133,6 +134,7 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	checkTrust(&r, l)
 	checkHooks(&r, l)
 	checkDefinitions(&r, l)
+	checkInstructions(&r, l)
 	a.checkMCP(ctx, &r, l)
 	a.checkModel(ctx, &r, l, online)
 	checkWorkspace(&r, l)
@@ -204,6 +206,24 @@ func checkDefinitions(r *report, l *workspace.Loaded) {
 		}
 		r.add("definitions", statusOK, fmt.Sprintf("%s %s defined in %s and %s; %s wins%s",
 			c.Kind, c.Name, strings.Join(paths[:len(paths)-1], ", "), last, last, once), "")
+	}
+}
+
+// checkInstructions scans AGENTS.md, the agents and the skills — an
+// untrusted workspace's too, so they are reviewed before trusting it —
+// for prompt-injection signs (SPEC MEM-3). Each finding is a warning:
+// rein still loads what a person wrote.
+func checkInstructions(r *report, l *workspace.Loaded) {
+	text, name, err := l.Workspace.Instructions()
+	if err != nil {
+		r.add("instructions", statusWarning, "cannot read the project instructions: "+err.Error(), "fix the file's permissions")
+	}
+	warnings := runner.ScanInstructions(l.Workspace.Root, text, name, l.AllDefinitions())
+	for _, w := range warnings {
+		r.add("instructions", statusWarning, w, "read the file; remove what you did not write (docs/security.md, Prompt injection)")
+	}
+	if len(warnings) == 0 {
+		r.add("instructions", statusOK, "no sign of prompt injection in AGENTS.md, agents or skills", "")
 	}
 }
 

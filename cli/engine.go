@@ -80,7 +80,7 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 		}
 		e.note("%s", w)
 	}
-	e.Engine, err = runner.New(runner.Config{Loaded: cfg, Store: store, SessionsDir: store.Dir(), Resolve: e.resolve,
+	e.Engine, err = runner.New(runner.Config{Loaded: cfg, Store: store, SessionsDir: store.Dir(), Resolve: e.resolve, ResolveEmbedder: a.resolveEmbedder,
 		RunRules: rules, Hidden: hidden, Agent: o.agent, UserAgent: "rein/" + Version(), Getenv: a.getenv, Logger: e.logger,
 		Notice: func(msg string) { e.note("%s", msg) }, Now: a.Now})
 	if err != nil {

@@ -158,6 +158,12 @@ func (e *Engine) Unbind() {
 	}
 	e.audit = nil
 	e.hookLog.close()
+	if e.kb != nil {
+		if err := e.kb.Close(); err != nil {
+			e.logger.Warn("closing the knowledge base", "err", err)
+		}
+		e.kb = nil
+	}
 	e.unlock(s.ID)
 	e.mu.Lock()
 	e.sess, e.usage, e.cost = nil, llm.Usage{}, 0

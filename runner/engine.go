@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/memory"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
@@ -69,6 +70,9 @@ type Config struct {
 	// and, without Audit, the session's audit logs.
 	SessionsDir string
 	Resolve     Resolver
+	// ResolveEmbedder resolves kb.embedding_model for the knowledge base
+	// (kb_search); nil refuses an embedding model, keyword search works.
+	ResolveEmbedder EmbedderResolver
 	// RunRules are the run's own permission rules (--allowed-tools …);
 	// Hidden the tools a bare --disallowed-tools names.
 	RunRules []permission.Rule
@@ -79,6 +83,10 @@ type Config struct {
 	// MCP, when set, shares MCP connections among engines (the server's);
 	// nil starts the servers for this engine and stops them on Close.
 	MCP *MCPPool
+	// NoUserMemory leaves the user's memory (profile and notes under the
+	// configuration directory) out: a server's callers are other people
+	// than the user running it. The workspace's memory still applies.
+	NoUserMemory bool
 	// Agent names the agent definition the session runs as (AGENT-1,
 	// `rein run --agent`): its prompt replaces rein's instructions, and its
 	// tools, permission mode (never looser than the configuration's), model
@@ -151,9 +159,19 @@ type Engine struct {
 	mcp             *mcptool.Manager
 	mcpDone, ownMCP bool
 	// warnings are what run_start reports besides the configuration's: MCP
-	// servers that did not start.
-	warnings []string
+	// servers that did not start; scanWarnings the instructions that look
+	// like prompt injections (ScanInstructions).
+	warnings, scanWarnings []string
 
+	// memory is the cross-session memory (nil when off); memorySection is
+	// what the system prompt holds of it, memoryWarnings what reading it
+	// found (entries refused, files cut), both as of the last run's start.
+	memory         *memory.Store
+	memorySection  string
+	memoryWarnings []string
+
+	// kb is the kb_search tool, when the workspace has a knowledge base.
+	kb        *kbTool
 	tracker   *builtin.FileTracker
 	todos     *builtin.Todos
 	asker     askerBox
@@ -203,6 +221,7 @@ func New(cfg Config) (*Engine, error) {
 	if err := e.buildPolicy(); err != nil {
 		return nil, err
 	}
+	e.memory = e.newMemory()
 	if err := e.loadHooks(); err != nil {
 		return nil, err
 	}
@@ -307,6 +326,7 @@ func (e *Engine) buildSystem(m *Model) (string, error) {
 	}
 	e.agentsMD, e.agentsPath = text, name // sub-agents' prompts have them, replayed or not
 	e.skillIdx = e.skillIndex()
+	e.scanWarnings = ScanInstructions(e.ws.Root, text, name, e.cfg.Loaded.Definitions())
 	if f := m.Frame; f != nil {
 		return f.System, nil
 	}
@@ -314,7 +334,10 @@ func (e *Engine) buildSystem(m *Model) (string, error) {
 	if e.main != nil && instructions == "" {
 		instructions = e.main.Prompt
 	}
-	return agent.BuildSystem(e.promptParts(instructions)), nil
+	parts := e.promptParts(instructions)
+	e.memorySection, e.memoryWarnings = e.readMemory()
+	parts.Memory = e.memorySection // the main agent's only: sub-agents get a task, not the user's profile
+	return agent.BuildSystem(parts), nil
 }
 
 // promptParts are the parts of a system prompt over instructions (rein's
@@ -424,7 +447,7 @@ func (e *Engine) Agent(approver permission.Approver) *agent.Agent {
 		MaxTokens:   e.ev.Int(workspace.MaxTokens), Compactor: e.compactor, Price: m.Caps.Price.Cost, Logger: e.logger,
 		Permissions: &agent.Gate{Policy: e.policy, Approver: approver, Rules: e.policy, Auditor: e.audit,
 			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now},
-		Now: e.cfg.Now, Warnings: slices.Concat(e.cfg.Loaded.Warnings, e.warnings),
+		Now: e.cfg.Now, Warnings: slices.Concat(e.cfg.Loaded.Warnings, e.scanWarnings, e.memoryWarnings, e.warnings),
 	}
 	if b := e.ev.Int(workspace.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}

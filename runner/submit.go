@@ -38,6 +38,10 @@ func (e *Engine) Submit(ctx context.Context, runID, prompt string, approver perm
 		e.asker.set(asker)
 		defer e.asker.set(nil)
 		e.healHistory()
+		if err := e.refreshMemory(); err != nil {
+			yield(e.failed(err))
+			return
+		}
 		e.rec.SetModelLabel(e.model.Label)
 		if runID == "" {
 			runID = session.NewID()

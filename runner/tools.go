@@ -12,6 +12,7 @@ import (
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
+	"github.com/reinhq/rein/tool/memorytool"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -44,6 +45,12 @@ func (e *Engine) buildTools() error {
 		builtin.NewListDir(), builtin.NewGlob(), builtin.NewGrep(builtin.GrepOptions{}), bash,
 		builtin.NewTodoWrite(e.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: e.cfg.UserAgent}),
 		builtin.NewWebSearch(search), builtin.NewAskUser(&e.asker))
+	if e.memory != nil {
+		all = append(all, memorytool.New(e.memory))
+	}
+	if e.kb = e.kbTool(); e.kb != nil {
+		all = append(all, e.kb)
+	}
 	kept := all[:0]
 	for _, t := range all {
 		if name := t.Spec().Name; !slices.Contains(e.cfg.Hidden, name) && allows(e.main, name) {

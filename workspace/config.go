@@ -93,6 +93,8 @@ const (
 	SubagentMaxDepth   = "subagents.max_depth"
 	SubagentMaxTokens  = "subagents.max_tokens"
 	SubagentMaxCost    = "subagents.max_cost"
+	Memory             = "memory"
+	KBEmbeddingModel   = "kb.embedding_model"
 )
 
 // keys is every setting, in the order `rein config show` lists them.
@@ -127,6 +129,10 @@ var keys = []Key{
 		Doc: "tokens one sub-agent run may use, its own sub-agents included (0: no bound)"},
 	{Name: SubagentMaxCost, Env: "REIN_SUBAGENT_MAX_COST", Default: "0", Kind: KindFloat,
 		Doc: "USD one sub-agent run may spend, its own sub-agents included (0: no bound)"},
+	{Name: Memory, Env: "REIN_MEMORY", Default: "on", Kind: KindEnum, Enum: []string{"on", "off"},
+		Doc: "cross-session memory (MEM-1): on puts the user profile and notes in the system prompt and offers the memory tool"},
+	{Name: KBEmbeddingModel, Env: "REIN_KB_EMBEDDING_MODEL",
+		Doc: "the knowledge base's embedding model (openai/text-embedding-3-small, gemini/gemini-embedding-001, ollama/nomic-embed-text, or a profile's); unset: keyword search only"},
 }
 
 // Keys returns every setting, in display order.

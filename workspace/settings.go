@@ -54,6 +54,9 @@ var listKeys = []string{"permissions.allow", "permissions.ask", "permissions.den
 //	  max_depth: 2
 //	tools:
 //	  timeouts: {bash: 10m, "mcp__*": 1m}
+//	memory: on
+//	kb:
+//	  embedding_model: openai/text-embedding-3-small
 //
 // Every known key is checked (a bad value is an error naming its line);
 // unknown keys are listed in Unknown. An empty document is empty settings.
@@ -109,8 +112,8 @@ func (s *Settings) walk(m *yaml.Node, prefix string) error {
 			if err := s.walk(vn, "skills."); err != nil {
 				return err
 			}
-		case name == "skills" && isNull(vn), name == "tools" && isNull(vn), name == "subagents" && isNull(vn):
-		case (name == "tools" || name == "subagents") && vn.Kind == yaml.MappingNode:
+		case name == "skills" && isNull(vn), name == "tools" && isNull(vn), name == "subagents" && isNull(vn), name == "kb" && isNull(vn):
+		case (name == "tools" || name == "subagents" || name == "kb") && vn.Kind == yaml.MappingNode:
 			if err := s.walk(vn, name+"."); err != nil {
 				return err
 			}

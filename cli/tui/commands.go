@@ -25,7 +25,7 @@ var commands = []slashCommand{
 	{name: "resume", args: "[id]", help: "resume a session (list them without an id)"},
 	{name: "sessions", help: "list recent sessions"},
 	{name: "cost", help: "show tokens and cost of this session"},
-	{name: "memory", help: "show the project instructions (AGENTS.md) in the prompt"},
+	{name: "memory", args: "[add|rm TEXT]", help: "show AGENTS.md and memory in the prompt; add or remove a note"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }
 

@@ -223,6 +223,9 @@ func geminiModel(p string) string {
 }
 
 func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if s.ServeEmbedding(w, r) {
+		return
+	}
 	if r.Method == http.MethodGet && (strings.HasSuffix(r.URL.Path, "/models")) {
 		s.serveModels(w, r)
 		return

@@ -1,0 +1,105 @@
+package kb
+
+import "sort"
+
+// Weights weigh the passes in reciprocal rank fusion; the zero value is
+// the defaults (keyword 1.0, vector 1.5: favouring vectors).
+type Weights struct {
+	Keyword float64 `json:"keyword,omitempty"`
+	Vector  float64 `json:"vector,omitempty"`
+}
+
+func (w Weights) withDefaults() Weights {
+	if w.Keyword <= 0 {
+		w.Keyword = 1.0
+	}
+	if w.Vector <= 0 {
+		w.Vector = 1.5
+	}
+	return w
+}
+
+// Result is one hit of a search: a chunk with its fused score and its rank
+// in each pass.
+type Result struct {
+	Chunk
+	// Score is the fused score Σ w_i / (k + rank_i) over the passes that
+	// found the chunk.
+	Score float64 `json:"score"`
+	// KeywordRank and VectorRank are the chunk's 1-based ranks in the
+	// keyword and vector passes; 0 when that pass did not find it.
+	KeywordRank int `json:"keyword_rank,omitempty"`
+	VectorRank  int `json:"vector_rank,omitempty"`
+}
+
+// chunkKey identifies a chunk across passes: its document and first line.
+type chunkKey struct {
+	doc   string
+	start int
+}
+
+// Fuse merges ranked lists of hits by reciprocal rank fusion: a chunk's
+// score is Σ w_i / (k + rank_i) over the lists that hold it (rank from 1;
+// a chunk is the same in two lists when its document and start line are).
+// keyword and vector are the two passes' hits, best first. The results
+// come best first; overlapping chunks of one document are collapsed to
+// the better one.
+func Fuse(keyword, vector []Hit, w Weights, k float64) []Result {
+	w = w.withDefaults()
+	if k <= 0 {
+		k = 60
+	}
+	byKey := map[chunkKey]*Result{}
+	var all []*Result
+	add := func(hits []Hit, weight float64, rank func(*Result) *int) {
+		for i, h := range hits {
+			key := chunkKey{h.Doc, h.Start}
+			r := byKey[key]
+			if r == nil {
+				r = &Result{Chunk: h.Chunk}
+				byKey[key] = r
+				all = append(all, r)
+			}
+			if *rank(r) != 0 { // a pass listing a chunk twice: keep the better rank
+				continue
+			}
+			*rank(r) = i + 1
+			r.Score += weight / (k + float64(i+1))
+		}
+	}
+	add(keyword, w.Keyword, func(r *Result) *int { return &r.KeywordRank })
+	add(vector, w.Vector, func(r *Result) *int { return &r.VectorRank })
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.Score != b.Score {
+			return a.Score > b.Score
+		}
+		if a.Doc != b.Doc {
+			return a.Doc < b.Doc
+		}
+		return a.Start < b.Start
+	})
+	return collapse(all)
+}
+
+// collapse drops every result overlapping the lines of a better one of
+// the same document.
+func collapse(sorted []*Result) []Result {
+	kept := map[string][]*Result{}
+	out := make([]Result, 0, len(sorted))
+	for _, r := range sorted {
+		overlaps := false
+		for _, o := range kept[r.Doc] {
+			if r.Start <= o.End && o.Start <= r.End {
+				overlaps = true
+				break
+			}
+		}
+		if overlaps {
+			continue
+		}
+		kept[r.Doc] = append(kept[r.Doc], r)
+		out = append(out, *r)
+	}
+	return out
+}

@@ -1,0 +1,209 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/reinhq/rein/kb"
+)
+
+// Options configures [Open]; the zero value is the defaults.
+type Options struct {
+	// Namespace names the knowledge base the Store serves (a workspace,
+	// say) among those sharing the database; "" is a namespace too.
+	Namespace string
+	// MaxConns caps the connections in use at once; 0 means the number of
+	// CPUs, at least 4, and fewer than 2 is raised to 2.
+	MaxConns int
+	// ConnectTimeout bounds each attempt to connect, when the URL sets no
+	// connect_timeout; 0 means 10 seconds.
+	ConnectTimeout time.Duration
+	// Now stamps the migrations applied; nil means time.Now.
+	Now func() time.Time
+}
+
+// maxNamespace bounds Options.Namespace, in bytes.
+const maxNamespace = 256
+
+// Store is a kb.Backend over one namespace of a PostgreSQL database; see
+// the package documentation. It is safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	ns     string
+	target string // host:port, for messages
+
+	vmu     sync.Mutex // guards vectors, held while they load
+	vectors *vectorCache
+}
+
+var (
+	_ kb.Backend = (*Store)(nil)
+	_ kb.Batcher = (*Store)(nil)
+)
+
+// Open connects to the database at url (a postgres:// URL or key=value
+// settings, as libpq takes; a search_path parameter chooses the schema)
+// and brings the knowledge-base schema up to date. It fails at once, with
+// an error naming the host and port and what to check, when the server is
+// unreachable, refuses the credentials or lacks the database; the password
+// never appears in an error. A database written by a newer rein is refused
+// with [ErrNewerSchema]. ctx bounds the connection and the migration, not
+// the store's life.
+func Open(ctx context.Context, url string, opts Options) (*Store, error) {
+	if len(opts.Namespace) > maxNamespace || strings.ContainsRune(opts.Namespace, 0) || !utf8.ValidString(opts.Namespace) {
+		return nil, fmt.Errorf("kb/postgres: open: namespace %q: want UTF-8 text of at most %d bytes, without NUL characters",
+			opts.Namespace, maxNamespace)
+	}
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		// The parser's message may quote the URL, password included.
+		return nil, &openError{msg: "kb/postgres: open: the connection URL does not parse; " +
+			"want postgres://user:password@host:port/database?sslmode=disable (or key=value settings)"}
+	}
+	cfg := pcfg.ConnConfig
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = opts.ConnectTimeout
+		if cfg.ConnectTimeout <= 0 {
+			cfg.ConnectTimeout = 10 * time.Second
+		}
+	}
+	conns := opts.MaxConns
+	if conns == 0 {
+		conns = max(runtime.NumCPU(), 4)
+	}
+	pcfg.MaxConns = int32(max(conns, 2))
+	where := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	p, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), pcfg)
+	if err != nil {
+		return nil, connectError(cfg, where, err)
+	}
+	c, err := p.Acquire(ctx)
+	if err != nil {
+		p.Close()
+		return nil, connectError(cfg, where, err)
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	err = migrate(ctx, c.Conn(), now())
+	c.Release()
+	if err != nil {
+		p.Close()
+		return nil, &openError{msg: scrub(fmt.Sprintf("kb/postgres: open %s: %v%s", where, err, schemaHint(err)), cfg.Password), err: err}
+	}
+	return &Store{pool: p, ns: opts.Namespace, target: where}, nil
+}
+
+// Close closes the connections; the store cannot be used afterwards.
+func (s *Store) Close() error {
+	s.pool.Close()
+	return nil
+}
+
+// Namespace returns the namespace the store serves.
+func (s *Store) Namespace() string { return s.ns }
+
+// write runs fn in a transaction (READ COMMITTED) and commits it when fn
+// returns nil; a failure rolls everything back.
+func (s *Store) write(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	return pgx.BeginTxFunc(ctx, s.pool, pgx.TxOptions{}, func(tx pgx.Tx) error { return badText(fn(tx)) })
+}
+
+// snapshot runs fn in a read-only transaction that sees one snapshot of
+// the database (REPEATABLE READ), so what several queries read agrees.
+func (s *Store) snapshot(ctx context.Context, fn func(tx pgx.Tx) error) error {
+	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
+	return pgx.BeginTxFunc(ctx, s.pool, opts, fn)
+}
+
+// generation reads the namespace's row of kb_namespaces: zero values when
+// nothing was ever written to it.
+func (s *Store) generation(ctx context.Context, tx pgx.Tx) (gen, chunks, terms int64, err error) {
+	err = tx.QueryRow(ctx, `SELECT generation, chunks, terms FROM kb_namespaces WHERE namespace = $1`, s.ns).
+		Scan(&gen, &chunks, &terms)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return 0, 0, 0, nil
+	}
+	return gen, chunks, terms, err
+}
+
+// openError is an error of Open: its message is safe to print (no
+// password), while Unwrap keeps the cause for errors.Is and errors.As.
+type openError struct {
+	msg string
+	err error
+}
+
+func (e *openError) Error() string { return e.msg }
+func (e *openError) Unwrap() error { return e.err }
+
+// connectError explains a failed first connection: what went wrong, where,
+// and what to check.
+func connectError(cfg *pgx.ConnConfig, where string, err error) error {
+	var hint string
+	var pgErr *pgconn.PgError
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return &openError{msg: fmt.Sprintf("kb/postgres: open %s: %v", where, err), err: err}
+	case errors.As(err, &pgErr) && (pgErr.Code == "28P01" || pgErr.Code == "28000"):
+		hint = fmt.Sprintf("the server refused user %q: check the user and password in the URL (or PGPASSWORD, ~/.pgpass) "+
+			"and that pg_hba.conf lets this user in from here", cfg.User)
+	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
+		hint = fmt.Sprintf("database %q does not exist: create it (createdb %s) or fix the URL", cfg.Database, cfg.Database)
+	case errors.As(err, &pgErr):
+		hint = "the server refused the connection: check the URL's user, database and sslmode"
+	default:
+		hint = "cannot reach the server: check that PostgreSQL runs there and accepts TCP connections " +
+			"(listen_addresses, firewall), and the host, port and sslmode of the URL"
+	}
+	msg := fmt.Sprintf("kb/postgres: open %s (user %s, database %s): %s (%v)", where, cfg.User, cfg.Database, hint, err)
+	return &openError{msg: scrub(msg, cfg.Password), err: err}
+}
+
+// schemaHint says what to check when the schema cannot be set up.
+func schemaHint(err error) string {
+	var pgErr *pgconn.PgError
+	switch {
+	case !errors.As(err, &pgErr):
+		return ""
+	case pgErr.Code == "3F000":
+		return "; the URL's search_path names no schema that exists: create it (CREATE SCHEMA …) or fix the URL"
+	case pgErr.Code == "42501":
+		return "; the user may not create tables there: grant it CREATE on the schema, or run rein once as its owner"
+	}
+	return ""
+}
+
+// scrub blanks out password in msg, should a message ever quote it.
+func scrub(msg, password string) string {
+	if password == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, password, "xxxxx")
+}
+
+// errBadText: a text PostgreSQL cannot hold.
+var errBadText = errors.New("PostgreSQL text holds no NUL character and only UTF-8")
+
+// badText makes the server's refusal of a string a text column cannot
+// hold (a NUL character, bytes that are not UTF-8) say so.
+func badText(err error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && (pgErr.Code == "22021" || pgErr.Code == "22P05") {
+		return fmt.Errorf("%w: %s", errBadText, pgErr.Message)
+	}
+	return err
+}

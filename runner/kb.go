@@ -1,0 +1,141 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/reinhq/rein/kb"
+	kbsqlite "github.com/reinhq/rein/kb/sqlite"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/builtin"
+	"github.com/reinhq/rein/tool/kbtool"
+	"github.com/reinhq/rein/workspace"
+)
+
+// KBFile is where a workspace keeps its knowledge base (SPEC KB-3),
+// relative to its root: an SQLite file beside the history mirror, never
+// committed (rein init's .gitignore leaves .rein/data out).
+const KBFile = ".rein/data/kb.db"
+
+// KnowledgeBase is a workspace's knowledge base, open.
+type KnowledgeBase struct {
+	*kb.Base
+	// Model is the embedding model ("" for keyword search only).
+	Model string
+	// Path is the database file.
+	Path  string
+	store *kbsqlite.Store
+}
+
+// Close closes the database.
+func (k *KnowledgeBase) Close() error { return k.store.Close() }
+
+// ErrNoKnowledgeBase is returned by OpenKnowledgeBase when the workspace
+// has none and create is false.
+var ErrNoKnowledgeBase = errors.New("this workspace has no knowledge base yet: add documents with rein kb add PATH")
+
+// EmbedderResolver turns an embedding model string into an embedder; front
+// ends pick the adapters (DESIGN Layout), as they do with Resolver.
+type EmbedderResolver func(reg *registry.Registry, spec string) (llm.Embedder, error)
+
+// OpenKnowledgeBase opens the knowledge base of the workspace l loaded —
+// creating it when create, else failing with ErrNoKnowledgeBase when it
+// does not exist — with the embedding model of kb.embedding_model
+// resolved by embed through reg (none: keyword search only) and the
+// workspace's ignore files deciding what a walk skips.
+func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, create bool) (*KnowledgeBase, error) {
+	root := l.Workspace.Root
+	if root == "" {
+		return nil, errors.New("a knowledge base needs a workspace directory")
+	}
+	path := filepath.Join(root, filepath.FromSlash(KBFile))
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrNoKnowledgeBase
+		}
+	}
+	cfg := kb.Config{Root: root, Ignore: builtin.IgnoreFunc(root)}
+	model := ""
+	if l.Effective != nil {
+		model = l.Effective.String(workspace.KBEmbeddingModel)
+	}
+	if model != "" {
+		if embed == nil {
+			return nil, fmt.Errorf("kb.embedding_model %s: this front end cannot call embedding models; unset it for keyword search", model)
+		}
+		emb, err := embed(reg, model)
+		if err != nil {
+			return nil, fmt.Errorf("kb.embedding_model %s: %w", model, err)
+		}
+		cfg.Embedder, cfg.EmbeddingModel = emb, model
+	}
+	store, err := kbsqlite.Open(path, kbsqlite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Backend = store
+	base, err := kb.New(cfg)
+	if err != nil {
+		_ = store.Close()
+		return nil, err
+	}
+	return &KnowledgeBase{Base: base, Model: model, Path: path, store: store}, nil
+}
+
+// kbTool is the kb_search tool when the workspace has a knowledge base
+// (nil otherwise): the base opens on the first search and closes with
+// the engine.
+func (e *Engine) kbTool() *kbTool {
+	if e.ws.Root == "" {
+		return nil
+	}
+	if _, err := os.Stat(filepath.Join(e.ws.Root, filepath.FromSlash(KBFile))); err != nil {
+		return nil
+	}
+	t := &kbTool{}
+	t.Tool = kbtool.New(func(context.Context) (*kb.Base, error) {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		k, err := OpenKnowledgeBase(e.cfg.Loaded, e.reg, e.cfg.ResolveEmbedder, false)
+		if err != nil {
+			return nil, err
+		}
+		t.open = k
+		return k.Base, nil
+	})
+	return t
+}
+
+// kbTool is the kb_search tool with the base it opened, to close.
+type kbTool struct {
+	tool.Tool
+	mu   sync.Mutex
+	open *KnowledgeBase
+}
+
+// Meta is the search tool's: a read tool, safe to run in parallel.
+func (t *kbTool) Meta() tool.Meta {
+	if m, ok := t.Tool.(tool.MetaTool); ok {
+		return m.Meta()
+	}
+	return tool.Meta{}
+}
+
+// Close closes the base if a search opened it.
+func (t *kbTool) Close() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.open == nil {
+		return nil
+	}
+	err := t.open.Close()
+	t.open = nil
+	return err
+}

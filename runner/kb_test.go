@@ -1,0 +1,87 @@
+package runner_test
+
+import (
+	"errors"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/workspace"
+)
+
+// KB-3: kb_search is offered once the workspace has a knowledge base, and
+// finds what `rein kb add` indexed; without one it is not offered, and
+// OpenKnowledgeBase says how to make one.
+func TestKnowledgeBaseTool_KB3(t *testing.T) {
+	files := map[string]string{
+		"docs/runbook.md": "# Rotating the signing key\n\nRun `keyctl rotate --grace 24h`, then redeploy the verifiers.\n",
+		"docs/other.md":   "# Lunch\n\nThe canteen opens at noon.\n",
+	}
+	p := llmtest.NewScripted(
+		llmtest.Reply{ToolCalls: []llm.ToolUse{call("k1", "kb_search", map[string]string{"query": "rotate the signing key"})}},
+		llmtest.Reply{Text: "found it"},
+	)
+	e := testEngine(t, p, engineSetup{workspace: files})
+	root := e.Workspace().Root
+	getenv := func(k string) string { return map[string]string{"HOME": t.TempDir()}[k] }
+	l, err := workspace.Load(workspace.Options{WorkDir: root, Getenv: getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runner.OpenKnowledgeBase(l, e.Registry(), nil, false); !errors.Is(err, runner.ErrNoKnowledgeBase) {
+		t.Fatalf("open without a base: %v, want ErrNoKnowledgeBase", err)
+	}
+	k, err := runner.OpenKnowledgeBase(l, e.Registry(), nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rep, err := k.Add(ctx, []string{"docs"}, nil)
+	if err != nil || rep.Added != 2 {
+		t.Fatalf("add: %+v, %v", rep, err)
+	}
+	if err := k.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(k.Path); err != nil {
+		t.Fatal(err)
+	}
+
+	run(t, e, "how do I rotate the key?")
+	reqs := p.Requests()
+	if !slices.Contains(toolNames(reqs[0]), "kb_search") {
+		t.Fatalf("kb_search not offered: %v", toolNames(reqs[0]))
+	}
+	result := toolResultText(reqs[1], "k1")
+	if !strings.Contains(result, "docs/runbook.md:1-") || !strings.Contains(result, "keyctl rotate") {
+		t.Errorf("kb_search result:\n%s\nmessages: %+v", result, reqs[1].Messages)
+	}
+
+	// A workspace without a knowledge base has no kb_search.
+	p2 := llmtest.NewScripted(llmtest.Reply{Text: "ok"})
+	run(t, testEngine(t, p2, engineSetup{workspace: files}), "hi")
+	if slices.Contains(toolNames(p2.Requests()[0]), "kb_search") {
+		t.Error("kb_search offered without a knowledge base")
+	}
+}
+
+// toolResultText is the text of the result of call id in req's messages.
+func toolResultText(req *llm.Request, id string) string {
+	for _, m := range req.Messages {
+		for _, b := range m.Content {
+			if r, ok := b.(*llm.ToolResult); ok && r.ToolUseID == id {
+				var sb strings.Builder
+				for _, c := range r.Content {
+					if t, ok := c.(*llm.Text); ok {
+						sb.WriteString(t.Text)
+					}
+				}
+				return sb.String()
+			}
+		}
+	}
+	return ""
+}
