@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -15,10 +16,13 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/eventbus/redisbus"
 	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/runner/queue"
+	"github.com/reinhq/rein/runner/queue/redisqueue"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/postgres"
@@ -29,11 +33,22 @@ import (
 const serveLong = `Serve rein's HTTP API (OpenAPI 3.1 at /openapi.json, events over SSE):
 one process, no other service — sessions, runs, events and the audit trail in
 SQLite under --data-dir. With --database-url (or REIN_DATABASE_URL) they live
-in PostgreSQL instead (its schema is created and migrated at start-up), and
-with --redis-url (or REIN_REDIS_URL) live events travel through Redis; session
-files (spilled command output) stay under --data-dir. For now one rein serve
-runs a database's runs: a second process on the same database would take the
-first one's running runs for interrupted ones when it starts.
+in PostgreSQL instead (its schema is created and migrated at start-up; a
+database migrated by a newer rein is refused), and with --redis-url (or
+REIN_REDIS_URL) runs go through a queue on Redis and live events through Redis
+pub/sub; session files (spilled command output) stay under --data-dir.
+
+The production split (PostgreSQL + Redis, the same URLs for every process):
+  rein serve --mode api --database-url postgres://… --redis-url redis://…   (HTTP; enqueues)
+  rein worker --database-url postgres://… --redis-url redis://…             (runs; see rein worker --help)
+Any number of each; an SSE client may reconnect to any API process with
+Last-Event-ID. rein serve (--mode all) with both URLs serves and works in one
+process and may run beside others. Without Redis, run one rein serve per
+database. /health answers while the process runs; /ready checks the store and
+the bus and answers 503 with Retry-After, naming the one that does not answer,
+as does a request that needs it: with PostgreSQL away nothing is stored; with
+Redis away messages are refused (503) rather than stored unqueued, and workers
+pause; both resume by themselves.
 
 Callers open a workspace (a project directory under a --root, or a chat),
 create sessions in it, post messages (each is a run, answered 202 with its id)
@@ -63,11 +78,11 @@ Drive it with curl:
 
 type serveOptions struct {
 	addr, dataDir, jwtSecretFile, jwtIssuer, jwtAudience, trustedHeader, logLevel string
-	databaseURL, redisURL                                                         string
+	databaseURL, redisURL, redisPrefix, mode                                      string
 	roots, jwtPublicKeys, trustedProxies                                          []string
 	maxConcurrent                                                                 int
 	allowBypass, metricsPublic, historyMirror                                     bool
-	shutdownTimeout                                                               time.Duration
+	shutdownTimeout, leaseTTL                                                     time.Duration
 	rateLimit                                                                     float64
 }
 
@@ -84,9 +99,8 @@ func (a *App) serveCommand() *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&o.addr, "addr", "127.0.0.1:7878", "address to listen on")
-	f.StringVar(&o.dataDir, "data-dir", "", "where the server keeps its database and session files (default: rein's data directory/server)")
-	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events and audit instead of SQLite; REIN_DATABASE_URL too")
-	f.StringVar(&o.redisURL, "redis-url", "", "Redis URL (redis://host:6379/0) carrying live events instead of process memory; REIN_REDIS_URL too")
+	f.StringVar(&o.mode, "mode", modeAll, "all: serve HTTP and run the runs; api: serve HTTP and enqueue runs for rein worker processes (needs --database-url and --redis-url)")
+	addStoreFlags(f, o)
 	f.StringArrayVar(&o.roots, "root", nil, "a directory under which project workspaces may be opened (repeatable; default: the current directory)")
 	f.StringVar(&o.jwtSecretFile, "jwt-secret-file", "", "file holding the HS256 secret of callers' tokens")
 	f.StringArrayVar(&o.jwtPublicKeys, "jwt-public-key", nil, "PEM file of a public key (Ed25519 or RSA) verifying callers' tokens (repeatable)")
@@ -94,39 +108,64 @@ func (a *App) serveCommand() *cobra.Command {
 	f.StringVar(&o.jwtAudience, "jwt-audience", "", "required aud of callers' tokens")
 	f.StringVar(&o.trustedHeader, "trusted-header", "", "header a trusted proxy sets to the caller id (needs --trusted-proxy)")
 	f.StringArrayVar(&o.trustedProxies, "trusted-proxy", nil, "address or CIDR of a proxy whose --trusted-header is believed (repeatable)")
-	f.IntVar(&o.maxConcurrent, "max-concurrent", 16, "sessions running at once (runs of one session always run one at a time)")
 	f.BoolVar(&o.allowBypass, "allow-bypass", false, "let callers run with permission_mode bypass")
 	f.BoolVar(&o.metricsPublic, "metrics-public", false, "serve /metrics without authentication")
-	f.BoolVar(&o.historyMirror, "history-mirror", true, "copy the sessions of project workspaces that have a .rein directory into .rein/data/history.db after their runs (rein mirror rebuild recreates one); --history-mirror=false turns it off")
-	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running runs may go on after SIGTERM before they are cancelled")
 	f.Float64Var(&o.rateLimit, "rate-limit", 20, "requests a second per caller (burst: twice as many)")
-	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error (JSON on stderr)")
+	addRunnerFlags(f, o)
 	return cmd
 }
 
+// addStoreFlags adds the flags naming where the server keeps its state.
+func addStoreFlags(f *pflag.FlagSet, o *serveOptions) {
+	f.StringVar(&o.dataDir, "data-dir", "", "where the server keeps its database and session files (default: rein's data directory/server)")
+	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events and audit instead of SQLite; REIN_DATABASE_URL too")
+	f.StringVar(&o.redisURL, "redis-url", "", "Redis URL (redis://host:6379/0) carrying the run queue and live events instead of process memory; REIN_REDIS_URL too")
+	f.StringVar(&o.redisPrefix, "redis-prefix", "rein:", "prefix of rein's Redis keys and channels, so that deployments can share a Redis; the same for every process of one")
+}
+
+// addRunnerFlags adds the flags of a process that runs runs.
+func addRunnerFlags(f *pflag.FlagSet, o *serveOptions) {
+	f.IntVar(&o.maxConcurrent, "max-concurrent", 16, "sessions running at once in this process (runs of one session always run one at a time)")
+	f.BoolVar(&o.historyMirror, "history-mirror", true, "copy the sessions of project workspaces that have a .rein directory into .rein/data/history.db after their runs (rein mirror rebuild recreates one); --history-mirror=false turns it off")
+	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running runs may go on after SIGTERM before they are cancelled")
+	f.DurationVar(&o.leaseTTL, "lease-ttl", queue.DefaultTTL, "with Redis: how long a session stays with a worker that stopped renewing its lease (it died) before another takes it over; the same for every process")
+	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error (JSON on stderr)")
+}
+
+// The process modes of rein serve (SPEC API-5).
+const (
+	modeAll    = "all"    // HTTP and runs in one process
+	modeAPI    = "api"    // HTTP only: runs are enqueued for workers
+	modeWorker = "worker" // runs only (rein worker)
+)
+
 // serve runs the server until SIGTERM or SIGINT.
 func (a *App) serve(ctx context.Context, o *serveOptions) error {
+	if o.mode != modeAll && o.mode != modeAPI && o.mode != modeWorker {
+		return usageErrorf("--mode %q: want all or api (rein worker runs the runs of an api deployment)", o.mode)
+	}
 	if _, err := telemetry.ParseLevel(o.logLevel); err != nil {
 		return usageErrorf("--log-level: %v", err)
 	}
-	logger := telemetry.NewLogger(a.Stderr, telemetry.LogOptions{JSON: true, Level: o.logLevel})
-	auth, err := a.serveAuth(o)
-	if err != nil {
-		return err
-	}
-	if !auth.Configured() && !loopbackAddr(o.addr) {
-		return usageErrorf("--addr %s is beyond loopback and no authentication is configured: "+
-			"set --jwt-secret-file, --jwt-public-key or --trusted-header with --trusted-proxy, or listen on 127.0.0.1", o.addr)
-	}
-	roots := o.roots
-	if len(roots) == 0 {
-		roots = []string{a.Dir}
-	}
-	for i, r := range roots {
-		roots[i] = a.abs(r)
-		if fi, err := os.Stat(roots[i]); err != nil || !fi.IsDir() {
-			return usageErrorf("--root %s: not a directory", roots[i])
+	logger := telemetry.NewLogger(a.Stderr, telemetry.LogOptions{JSON: true, Level: o.logLevel}).With("mode", o.mode)
+	var auth server.Auth
+	var roots []string
+	if o.mode != modeWorker {
+		var err error
+		if auth, err = a.serveAuth(o); err != nil {
+			return err
 		}
+		if !auth.Configured() && !loopbackAddr(o.addr) {
+			return usageErrorf("--addr %s is beyond loopback and no authentication is configured: "+
+				"set --jwt-secret-file, --jwt-public-key or --trusted-header with --trusted-proxy, or listen on 127.0.0.1", o.addr)
+		}
+		if roots, err = a.serveRoots(o); err != nil {
+			return err
+		}
+	}
+	if o.mode != modeAll && (a.databaseURL(o) == "" || a.redisURL(o) == "") {
+		return usageErrorf("%s needs the shared store and queue: set --database-url (or REIN_DATABASE_URL) to PostgreSQL "+
+			"and --redis-url (or REIN_REDIS_URL) to Redis, the same for every process", processName(o.mode))
 	}
 	dataDir := a.serverDataDir(o.dataDir)
 	db, where, err := a.openServerStore(ctx, o, dataDir)
@@ -139,6 +178,13 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	defer bus.Close()
+	q, err := a.openServerQueue(ctx, o, db, logger)
+	if err != nil {
+		return err
+	}
+	if q != nil {
+		defer q.Close()
+	}
 	metrics := telemetry.NewMetrics()
 	tp, stopTracing, err := telemetry.SetupTracing(ctx, a.getenv, "rein", Version())
 	if err != nil {
@@ -146,9 +192,17 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
 	obs := runner.NewTelemetry(metrics, tp)
-	svc, err := runner.NewService(runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
+	cfg := runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
 		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass, Observer: obs,
-		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version(), Mirror: serveMirror(o.historyMirror, db, logger)})
+		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version()}
+	if o.mode != modeAPI {
+		cfg.Mirror = serveMirror(o.historyMirror, db, logger)
+	}
+	if q != nil {
+		cfg.Queue = q
+		cfg.Broadcast = bus.(runner.Broadcaster) // the Redis bus, as q is Redis's
+	}
+	svc, err := runner.NewService(cfg)
 	if err != nil {
 		return fail(ExitError, "%v", err)
 	}
@@ -156,29 +210,42 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	if err := svc.Recover(ctx); err != nil {
 		return fail(ExitError, "%v", err)
 	}
-	srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
-		Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
-		MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
-		Checks: readyChecks(db, bus)})
-	if err != nil {
-		return fail(ExitError, "%v", err)
-	}
-	ln, err := net.Listen("tcp", o.addr)
-	if err != nil {
-		return fail(ExitError, "--addr %s: %v", o.addr, err)
-	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-	hs.RegisterOnShutdown(srv.CloseStreams)
-	logger.Info("rein serve listening", "addr", ln.Addr().String(), "data_dir", dataDir, "store", where, "roots", strings.Join(roots, ","),
-		"auth", auth.Configured(), "version", Version())
-	fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", ln.Addr(), where)
 	sig, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
 	defer stop()
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
+	errc := make(chan error, 2)
+	if q != nil && o.mode != modeAPI {
+		go func() {
+			if err := svc.Work(sig); err != nil {
+				errc <- fmt.Errorf("the run queue: %w", err)
+			}
+		}()
+	}
+	var hs *http.Server
+	if o.mode != modeWorker {
+		srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
+			Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
+			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
+			Checks: readyChecks(db, bus)})
+		if err != nil {
+			return fail(ExitError, "%v", err)
+		}
+		ln, err := net.Listen("tcp", o.addr)
+		if err != nil {
+			return fail(ExitError, "--addr %s: %v", o.addr, err)
+		}
+		hs = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+		hs.RegisterOnShutdown(srv.CloseStreams)
+		logger.Info("rein serve listening", "addr", ln.Addr().String(), "data_dir", dataDir, "store", where, "roots", strings.Join(roots, ","),
+			"auth", auth.Configured(), "queue", q != nil, "version", Version())
+		fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", ln.Addr(), where)
+		go func() { errc <- fmt.Errorf("serve: %w", hs.Serve(ln)) }()
+	} else {
+		logger.Info("rein worker running", "data_dir", dataDir, "store", where, "max_concurrent", o.maxConcurrent, "version", Version())
+		fmt.Fprintf(a.Stderr, "rein: working (data in %s)\n", where)
+	}
 	select {
 	case err := <-errc:
-		return fail(ExitError, "serve: %v", err)
+		return fail(ExitError, "%v", err)
 	case <-sig.Done():
 	}
 	svc.Close() // before saying so: a message posted after the line below is refused (503)
@@ -190,14 +257,40 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	if err := svc.Shutdown(down); err != nil {
 		logger.Warn("running runs were cancelled at the shutdown deadline", "err", err)
 	}
-	hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	defer hcancel()
-	if err := hs.Shutdown(hctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-		logger.Warn("http shutdown", "err", err)
+	if hs != nil {
+		hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+		defer hcancel()
+		if err := hs.Shutdown(hctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			logger.Warn("http shutdown", "err", err)
+		}
+		hs.Close()
 	}
-	hs.Close()
 	logger.Info("stopped")
 	return nil
+}
+
+// processName names the process of a mode in messages.
+func processName(mode string) string {
+	if mode == modeWorker {
+		return "rein worker"
+	}
+	return "rein serve --mode " + mode
+}
+
+// serveRoots returns the --root directories, absolute, or the current
+// directory.
+func (a *App) serveRoots(o *serveOptions) ([]string, error) {
+	roots := o.roots
+	if len(roots) == 0 {
+		roots = []string{a.Dir}
+	}
+	for i, r := range roots {
+		roots[i] = a.abs(r)
+		if fi, err := os.Stat(roots[i]); err != nil || !fi.IsDir() {
+			return nil, usageErrorf("--root %s: not a directory", roots[i])
+		}
+	}
+	return roots, nil
 }
 
 // serverStore is what the server keeps its sessions and ledger in.
@@ -225,10 +318,7 @@ func readyChecks(store, bus any) map[string]func(context.Context) error {
 // REIN_DATABASE_URL names one, else SQLite under dataDir; where says which,
 // for the log (never the password).
 func (a *App) openServerStore(ctx context.Context, o *serveOptions, dataDir string) (serverStore, string, error) {
-	url := o.databaseURL
-	if url == "" {
-		url = a.getenv("REIN_DATABASE_URL")
-	}
+	url := a.databaseURL(o)
 	if url == "" {
 		db, err := sqlite.Open(filepath.Join(dataDir, "rein.db"), sqlite.Options{})
 		if err != nil {
@@ -250,18 +340,50 @@ func (a *App) openServerStore(ctx context.Context, o *serveOptions, dataDir stri
 // 256 events (not the default 1,024) keeps an idle SSE client near 37 KiB;
 // a client 256 events behind is cut off and resumes with Last-Event-ID.
 func (a *App) openServerBus(ctx context.Context, o *serveOptions) (eventbus.Bus, error) {
-	url := o.redisURL
-	if url == "" {
-		url = a.getenv("REIN_REDIS_URL")
-	}
+	url := a.redisURL(o)
 	if url == "" {
 		return eventbus.NewMemory(eventbus.Options{Buffer: 256}), nil
 	}
-	bus, err := redisbus.New(ctx, url, redisbus.Options{Buffer: 256})
+	bus, err := redisbus.New(ctx, url, redisbus.Options{Buffer: 256, Prefix: o.redisPrefix + "bus:"})
 	if err != nil {
 		return nil, fail(ExitError, "--redis-url: %v", err)
 	}
 	return bus, nil
+}
+
+// databaseURL is --database-url, else REIN_DATABASE_URL.
+func (a *App) databaseURL(o *serveOptions) string {
+	if o.databaseURL != "" {
+		return o.databaseURL
+	}
+	return a.getenv("REIN_DATABASE_URL")
+}
+
+// redisURL is --redis-url, else REIN_REDIS_URL.
+func (a *App) redisURL(o *serveOptions) string {
+	if o.redisURL != "" {
+		return o.redisURL
+	}
+	return a.getenv("REIN_REDIS_URL")
+}
+
+// openServerQueue opens the run queue on Redis when a Redis URL is set:
+// runs then go through it, so any number of processes share the work. It
+// returns nil without Redis (runs are scheduled in the process).
+func (a *App) openServerQueue(ctx context.Context, o *serveOptions, db session.Ledger, logger *slog.Logger) (queue.Queue, error) {
+	url := a.redisURL(o)
+	if url == "" {
+		return nil, nil
+	}
+	if o.leaseTTL != 0 && o.leaseTTL < time.Second {
+		return nil, usageErrorf("--lease-ttl %s: want at least 1s (renewals go every third of it)", o.leaseTTL)
+	}
+	q, err := redisqueue.New(ctx, url, redisqueue.Options{Prefix: o.redisPrefix + "queue:", Options: queue.Options{TTL: o.leaseTTL,
+		Resync: runner.PendingSessions(db), Logger: logger.With("component", "queue")}})
+	if err != nil {
+		return nil, fail(ExitError, "--redis-url: %v", err)
+	}
+	return q, nil
 }
 
 // serveAuth builds the callers' authentication from the flags.

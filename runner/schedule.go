@@ -54,37 +54,40 @@ func (s *Service) drain(sessionID string, l *lane) {
 		id := l.queue[0]
 		l.queue = l.queue[1:]
 		s.mu.Unlock()
-		s.runQueued(id)
+		s.runQueued(s.base, id)
 		release()
 	}
 }
 
-// runQueued executes a queued run unless it was cancelled meanwhile.
-func (s *Service) runQueued(id string) {
-	// Starting and cancelling are one at a time, so a run Cancel finds
-	// queued never starts, and one it finds started gets its ctx cancelled.
+// runQueued executes a queued run unless it was cancelled meanwhile;
+// parent carries the run's context (a worker's fencing token).
+func (s *Service) runQueued(parent context.Context, id string) {
+	// Starting and cancelling are one at a time in a process, so a run
+	// Cancel finds queued never starts, and one it finds started gets its
+	// ctx cancelled. Across processes the run is registered before its
+	// state is read, so a cancel signal sent after the ledger said
+	// cancelled finds it here.
 	s.startMu.Lock()
-	run, err := s.cfg.Ledger.GetRun(context.Background(), id)
-	if err != nil {
-		s.startMu.Unlock()
-		s.cfg.Logger.Error("a queued run vanished", "run_id", id, "err", err)
-		return
-	}
-	if run.Status != session.RunQueued {
-		s.startMu.Unlock()
-		return // cancelled while it waited
-	}
-	ctx, cancel := context.WithCancel(s.base)
+	ctx, cancel := context.WithCancel(parent)
 	l := &live{cancel: cancel, approver: newRemoteApprover()}
 	s.mu.Lock()
 	s.running[id] = l
 	s.mu.Unlock()
-	s.startMu.Unlock()
 	defer func() {
 		cancel()
 		s.mu.Lock()
 		delete(s.running, id)
 		s.mu.Unlock()
 	}()
+	run, err := s.cfg.Ledger.GetRun(context.WithoutCancel(ctx), id)
+	if err != nil {
+		s.startMu.Unlock()
+		s.cfg.Logger.Error("a queued run vanished", "run_id", id, "err", err)
+		return
+	}
+	s.startMu.Unlock()
+	if run.Status != session.RunQueued {
+		return // cancelled while it waited
+	}
 	s.execute(ctx, run, l.approver)
 }

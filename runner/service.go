@@ -15,6 +15,7 @@ import (
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/runner/queue"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/workspace"
 )
@@ -50,6 +51,14 @@ type ServiceConfig struct {
 	// Mirror, when set, copies the sessions of project workspaces into
 	// their history mirrors after each run (SPEC API-6); Shutdown closes it.
 	Mirror *Mirror
+	// Queue, when set, splits the service across processes (SPEC API-5):
+	// Submit stores the run and enqueues its session there instead of
+	// running it here, and [Service.Work] runs the sessions it takes from
+	// it. Without it runs are scheduled in this process.
+	Queue queue.Queue
+	// Broadcast carries cancellations and permission answers to the
+	// process running a run; a split service needs it.
+	Broadcast Broadcaster
 }
 
 // Submission is a message a caller posts to a session: the run it sets
@@ -93,6 +102,9 @@ type Service struct {
 	base     context.Context
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
+	closing  chan struct{} // closed by Close
+	// listening ends the listener of broadcast signals (split service).
+	listening context.CancelFunc
 }
 
 // lane is one session's queue; one goroutine drains it.
@@ -126,9 +138,18 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	if cfg.DataDir == "" {
 		cfg.DataDir = filepath.Join(os.TempDir(), "rein-sessions")
 	}
+	if cfg.Queue != nil && cfg.Broadcast == nil {
+		return nil, errors.New("runner: a ServiceConfig with a Queue needs a Broadcast too (cancellations and answers)")
+	}
 	base, stop := context.WithCancel(context.Background())
-	return &Service{cfg: cfg, slot: make(chan struct{}, cfg.MaxConcurrent), sessions: map[string]*lane{},
-		running: map[string]*live{}, base: base, stop: stop}, nil
+	s := &Service{cfg: cfg, slot: make(chan struct{}, cfg.MaxConcurrent), sessions: map[string]*lane{},
+		running: map[string]*live{}, base: base, stop: stop, closing: make(chan struct{}), listening: func() {}}
+	if cfg.Broadcast != nil {
+		var lctx context.Context
+		lctx, s.listening = context.WithCancel(context.Background())
+		go s.listen(lctx)
+	}
+	return s, nil
 }
 
 // Submit stores a queued run of the session and schedules it. The run is
@@ -162,6 +183,12 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*session.Run, err
 	run := &session.Run{SessionID: sub.SessionID, Caller: sub.Caller, Prompt: sub.Text, Options: opts}
 	if err := s.cfg.Ledger.CreateRun(context.WithoutCancel(ctx), run); err != nil {
 		return nil, fmt.Errorf("session %s: queue the run: %w", sub.SessionID, err)
+	}
+	if s.split() {
+		if err := s.enqueueShared(ctx, run); err != nil {
+			return nil, err
+		}
+		return run, nil
 	}
 	s.enqueue(run)
 	return run, nil
@@ -234,10 +261,20 @@ func (s *Service) Cancel(ctx context.Context, runID string) (*session.Run, error
 		l.cancel()
 		return run, nil
 	}
-	// Queued: its lane skips it when its turn comes.
-	run.Status, run.EndedAt = session.RunCancelled, s.cfg.Now()
-	if err := s.cfg.Ledger.UpdateRun(context.WithoutCancel(ctx), run); err != nil {
-		return nil, err
+	if run.Status == session.RunQueued {
+		// Its lane (or worker) skips it when its turn comes.
+		run.Status, run.EndedAt = session.RunCancelled, s.cfg.Now()
+		if err := s.cfg.Ledger.UpdateRun(context.WithoutCancel(ctx), run); err != nil {
+			return nil, err
+		}
+	}
+	if s.split() {
+		// Running in another process, or taken by a worker since it was
+		// read: the worker registers a run before it reads its state, so
+		// the signal finds it there or the worker finds it cancelled.
+		if err := s.signal(ctx, signal{RunID: runID, Cancel: true}); err != nil {
+			return nil, err
+		}
 	}
 	return run, nil
 }
@@ -247,10 +284,21 @@ func (s *Service) Answer(ctx context.Context, runID, callID string, v permission
 	s.mu.Lock()
 	l := s.running[runID]
 	s.mu.Unlock()
-	if l == nil || !l.approver.answer(callID, v) {
-		return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)
+	if l != nil && l.approver.answer(callID, v) {
+		return nil
 	}
-	return nil
+	if l == nil && s.split() {
+		// The run may be running in another process: the answer goes to
+		// it. That process alone knows whether the question is pending.
+		run, err := s.cfg.Ledger.GetRun(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if run.Status == session.RunRunning {
+			return s.signal(ctx, signal{RunID: runID, CallID: callID, Verdict: &v})
+		}
+	}
+	return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)
 }
 
 // Queued returns how many runs wait for their turn.
@@ -267,14 +315,19 @@ func (s *Service) Queued() int {
 // Recover takes up the ledger's live runs after a start: runs that were
 // running when the process died are marked interrupted and their sessions
 // healed (SPEC API-5, SESS-2); queued runs are scheduled again, in
-// submission order.
+// submission order. A split service (Queue set) does nothing here: the
+// worker that takes a session's lease heals it, and the queue's Resync
+// ([PendingSessions]) finds the sessions with runs left.
 func (s *Service) Recover(ctx context.Context) error {
+	if s.split() {
+		return nil
+	}
 	stale, err := s.cfg.Ledger.ListRuns(ctx, session.RunFilter{Statuses: []session.RunStatus{session.RunRunning}})
 	if err != nil {
 		return fmt.Errorf("recover: %w", err)
 	}
 	for _, run := range stale {
-		if err := s.interrupt(ctx, run); err != nil {
+		if err := s.interrupt(ctx, run, "the server stopped while the run was going on; its session was healed"); err != nil {
 			return err
 		}
 	}
@@ -291,9 +344,9 @@ func (s *Service) Recover(ctx context.Context) error {
 	return nil
 }
 
-// interrupt marks a run the previous process left running as interrupted
-// and heals its session, storing the repairs.
-func (s *Service) interrupt(ctx context.Context, run *session.Run) error {
+// interrupt marks a run a previous process left running as interrupted
+// and heals its session, storing the repairs; why is the run's error.
+func (s *Service) interrupt(ctx context.Context, run *session.Run, why string) error {
 	st, err := session.Load(ctx, s.cfg.Sessions, run.SessionID)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
@@ -306,7 +359,7 @@ func (s *Service) interrupt(ctx context.Context, run *session.Run) error {
 		s.cfg.Mirror.Notify(run.SessionID)
 	}
 	run.Status, run.EndedAt = session.RunInterrupted, s.cfg.Now()
-	run.Error = "the server stopped while the run was going on; its session was healed"
+	run.Error = why
 	return s.cfg.Ledger.UpdateRun(ctx, run)
 }
 
@@ -316,6 +369,9 @@ func (s *Service) interrupt(ctx context.Context, run *session.Run) error {
 func (s *Service) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if !s.closed {
+		close(s.closing)
+	}
 	s.closed = true
 	for _, l := range s.sessions {
 		l.queue = nil
@@ -330,6 +386,7 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	s.Close()
 	defer s.mcp.Close()
 	defer s.closeMirror(ctx) // once the runs ended
+	defer s.listening()      // runs still wait for answers until they end
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()

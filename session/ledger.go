@@ -19,6 +19,9 @@ import (
 // wrapping [ErrNotFound]; malformed input one wrapping [ErrInvalid]. Writes
 // return once durable. Backends: session/sqlite (embedded), session/postgres
 // (production), and [MemLedger] for tests; all pass sessiontest.RunLedger.
+// UpdateRun, AppendEvents and AppendAudit are writes of their sessions,
+// checked against the fencing token of the context by a ledger shared by
+// several processes ([WithFence]).
 type Ledger interface {
 	// CreateWorkspace stores a new workspace. An empty ID is filled with
 	// [NewID]; a zero CreatedAt is set to now. An id in use is [ErrExists].

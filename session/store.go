@@ -14,6 +14,9 @@ import (
 // id or a nil session is an error wrapping [ErrInvalid], an unknown id one
 // wrapping [ErrNotFound]. Stores that let one process at a time write a
 // session report a session held elsewhere with [ErrLocked] (see [Locker]).
+// A store shared by several processes checks the fencing token a write's
+// context carries ([WithFence], [ErrFenced]; see Fencing in the package
+// documentation).
 type Store interface {
 	// Create stores a new session. An empty ID is filled with [NewID]; zero
 	// CreatedAt and UpdatedAt are set to now. s is updated in place. An id

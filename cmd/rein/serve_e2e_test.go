@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"os"
 	"os/exec"
@@ -177,8 +178,10 @@ func TestServeCrashRecovery_API5(t *testing.T) {
 func TestServeCrashRecoveryPostgres_API5(t *testing.T) {
 	url, _ := pgtest.Schema(t)
 	args := []string{"--database-url", url}
-	if r := os.Getenv("REIN_TEST_REDIS_URL"); r != "" { // and the events through Redis
-		args = append(args, "--redis-url", r)
+	if r := os.Getenv("REIN_TEST_REDIS_URL"); r != "" { // and the queue and events through Redis
+		// The killed process's lease of the session runs out after the
+		// TTL; a prefix of the test's own keeps other tests' keys apart.
+		args = append(args, "--redis-url", r, "--lease-ttl", "2s", "--redis-prefix", fmt.Sprintf("rein-e2e-%d:", time.Now().UnixNano()))
 	}
 	t.Run("held in a model call", func(t *testing.T) { crashWhileRunning(t, false, args...) })
 	t.Run("held in a tool call", func(t *testing.T) { crashWhileRunning(t, true, args...) })

@@ -40,6 +40,18 @@
 // tip (AfterSeq, AfterID) can, rarely, see a lower number appear after a
 // higher one.
 //
+// Fencing (SPEC API-5; see Fencing in the documentation of package
+// session): a write made with a fencing token (session.WithFence) raises
+// the session's fence in session_fences, with an upsert that locks the
+// fence's row, in the write's own transaction and in the round trip of
+// its first statement, and is rolled back with session.ErrFenced when its
+// token is below the fence. Fenced writes of a session thus take turns,
+// and none with a lower token lands after one with a higher token. The
+// fence row is the first lock a fenced write takes (UpdateRun excepted,
+// which locks its run first), so fenced writers do not deadlock. A write
+// without a token costs nothing more; a fenced AppendAudit costs one round
+// trip more (it commits explicitly); Delete drops the session's fence.
+//
 // Connections: a pgxpool of Options.MaxConns connections; one left in a
 // transaction is destroyed rather than reused, and one idle for more than
 // a second is pinged before reuse, so one the server dropped

@@ -16,7 +16,10 @@ import (
 // Append implements session.Store: the batch is one transaction, stored
 // whole or not at all. It locks the session's seq counter, so concurrent
 // appends to one session take turns and get consecutive seqs, while
-// appends to different sessions run in parallel.
+// appends to different sessions run in parallel. An append of entries
+// made with a fencing token for id (session.WithFence) is checked against
+// the session's fence in the same transaction; appending nothing is a
+// read and is not checked.
 func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry) (int64, error) {
 	if err := session.ValidID(id); err != nil {
 		return 0, opErr("", "append", err)
@@ -37,7 +40,7 @@ func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry)
 	}
 	var last int64
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		prev, err := lastSeq(ctx, tx, id, "FOR UPDATE")
+		prev, err := lockSeq(ctx, tx, id, "")
 		if err != nil {
 			return err
 		}
@@ -56,11 +59,41 @@ func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry)
 // lock, when set, is the row lock to take ("FOR UPDATE", "FOR SHARE").
 func lastSeq(ctx context.Context, q querier, id, lock string) (int64, error) {
 	var last int64
-	err := q.QueryRow(ctx, `SELECT last_seq FROM session_seqs WHERE session_id = $1 `+lock, id).Scan(&last)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return 0, session.ErrNotFound
-	}
+	err := scanLastSeq(q.QueryRow(ctx, `SELECT last_seq FROM session_seqs WHERE session_id = $1 `+lock, id), &last)
 	return last, err
+}
+
+// scanLastSeq reads a row of last_seq: ErrNotFound when there is none.
+func scanLastSeq(row pgx.Row, last *int64) error {
+	err := row.Scan(last)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return session.ErrNotFound
+	}
+	return err
+}
+
+// lockSeq is lastSeq(…, "FOR UPDATE") for a write of session id (Append,
+// Rewrite, Delete). When ctx carries a fencing token for id, it first
+// raises the session's fence, in the same round trip, and fails with an
+// error wrapping session.ErrFenced when the token is below it (see
+// session.WithFence); when it carries none, unfenced (if not empty) is
+// the statement it runs first instead, taking $1 (the session id).
+func lockSeq(ctx context.Context, tx pgx.Tx, id, unfenced string) (int64, error) {
+	fs := fencesOf(ctx, id)
+	if len(fs) == 0 && unfenced == "" {
+		return lastSeq(ctx, tx, id, "FOR UPDATE")
+	}
+	b := &pgx.Batch{}
+	if len(fs) > 0 {
+		queueFences(b, fs)
+	} else {
+		b.Queue(unfenced, id)
+	}
+	var last int64
+	b.Queue(`SELECT last_seq FROM session_seqs WHERE session_id = $1 FOR UPDATE`, id).QueryRow(func(row pgx.Row) error {
+		return scanLastSeq(row, &last)
+	})
+	return last, tx.SendBatch(ctx, b).Close()
 }
 
 // insertEntries stores entries in the log of id and, when setLast > 0,
@@ -196,7 +229,8 @@ func readLog(ctx context.Context, q querier, id string) ([]session.Entry, [][]by
 	return all, raw, rows.Err()
 }
 
-// Rewrite implements session.Store, in one transaction.
+// Rewrite implements session.Store, in one transaction, checked against
+// the session's fence when ctx carries a token for id.
 func (s *Store) Rewrite(ctx context.Context, id string, entries []session.Entry) error {
 	if err := session.ValidID(id); err != nil {
 		return opErr("", "rewrite", err)
@@ -206,7 +240,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, entries []session.Entry)
 		return opErr(id, "rewrite", err)
 	}
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		prev, err := lastSeq(ctx, tx, id, "FOR UPDATE")
+		prev, err := lockSeq(ctx, tx, id, "")
 		if err != nil {
 			return err
 		}

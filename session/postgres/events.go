@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"slices"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -27,7 +28,9 @@ func eventsKey(sessionID string) int32 {
 
 // AppendEvents implements session.Ledger: the batch is one transaction,
 // checked against the stored ids inside it while holding the sessions'
-// events locks, so it is stored whole or not at all.
+// events locks, so it is stored whole or not at all. The fence of each
+// of its sessions that ctx carries a token for is checked in the same
+// transaction (session.ErrFenced), at no extra round trip.
 func (s *Store) AppendEvents(ctx context.Context, evs ...session.Event) error {
 	if len(evs) == 0 {
 		return nil
@@ -60,7 +63,9 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...session.Event) error {
 
 // lockEvents takes the events locks of the sessions of evs, in an order
 // every writer follows (so two never wait for each other), and returns
-// each session's last stored event id, in one round trip.
+// each session's last stored event id, in one round trip; before the
+// locks, it raises the fences ctx carries for those sessions (see
+// queueFences).
 func lockEvents(ctx context.Context, tx pgx.Tx, evs []session.Event) (map[string]int64, error) {
 	type sess struct {
 		id  string
@@ -75,6 +80,11 @@ func lockEvents(ctx context.Context, tx pgx.Tx, evs []session.Event) (map[string
 	slices.SortFunc(list, func(a, b sess) int { return cmp.Or(cmp.Compare(a.key, b.key), cmp.Compare(a.id, b.id)) })
 	last := make(map[string]int64, len(list))
 	b := &pgx.Batch{}
+	ids := make([]string, len(list))
+	for i, x := range list {
+		ids[i] = x.id
+	}
+	queueFences(b, fencesOf(ctx, ids...))
 	for _, x := range list {
 		b.Queue(`SELECT pg_advisory_xact_lock($1, $2)`, int32(eventsLock), x.key)
 		b.Queue(`SELECT COALESCE(MAX(id), 0) FROM events WHERE session_id = $1`, x.id).QueryRow(func(row pgx.Row) error {
@@ -162,7 +172,10 @@ func (s *Store) DeleteEvents(ctx context.Context, sessionID string) error {
 
 // AppendAudit implements session.Ledger. The audit table's identity
 // column is the record's ID; the batch is one transaction (one round
-// trip), stored whole or not at all.
+// trip), stored whole or not at all. When ctx carries fencing tokens for
+// sessions of the records, the batch opens the transaction itself, raises
+// those fences first and is committed (or rolled back, refused with
+// session.ErrFenced) in a second round trip.
 func (s *Store) AppendAudit(ctx context.Context, recs ...session.AuditRecord) error {
 	if len(recs) == 0 {
 		return nil
@@ -171,14 +184,36 @@ func (s *Store) AppendAudit(ctx context.Context, recs ...session.AuditRecord) er
 	if err := session.PrepareAudit(recs, s.now()); err != nil {
 		return err
 	}
+	ids := make([]string, len(recs))
+	for i, r := range recs {
+		ids[i] = r.SessionID
+	}
+	fs := fencesOf(ctx, ids...)
 	err := s.read(ctx, func(c *pgx.Conn) error {
-		// A batch outside a transaction runs as one implicit transaction.
+		// Without fences, a batch outside a transaction runs as one
+		// implicit transaction. With them, the batch begins one, since a
+		// refusal is known only once the batch has run.
 		b := &pgx.Batch{}
+		if len(fs) > 0 {
+			b.Queue(`BEGIN`)
+			queueFences(b, fs)
+		}
 		for _, r := range recs {
 			b.Queue(`INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES ($1, $2, $3, $4, $5, $6)`,
 				micro(r.Time), r.Caller, r.SessionID, r.RunID, r.Kind, nullable(r.Data))
 		}
-		return c.SendBatch(ctx, b).Close()
+		err := c.SendBatch(ctx, b).Close()
+		if len(fs) == 0 {
+			return err
+		}
+		if err != nil {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_, _ = c.Exec(rctx, `ROLLBACK`) // a connection left in a transaction is destroyed on release
+			return err
+		}
+		_, err = c.Exec(ctx, `COMMIT`)
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("audit: append: %w", err)

@@ -135,7 +135,10 @@ func (s *Store) CreateRun(ctx context.Context, r *session.Run) error {
 
 // UpdateRun implements session.Ledger. Starting a run (status running)
 // while another run of its session is running is refused with an error
-// wrapping session.ErrConflict, and the run is left as it was.
+// wrapping session.ErrConflict, and the run is left as it was. When ctx
+// carries a fencing token for the run's session (as stored, whatever
+// r.SessionID says), the session's fence is checked in the same
+// transaction (session.ErrFenced), at no extra round trip.
 func (s *Store) UpdateRun(ctx context.Context, r *session.Run) error {
 	if err := session.CheckRunUpdate(r); err != nil {
 		return err
@@ -149,7 +152,19 @@ func (s *Store) UpdateRun(ctx context.Context, r *session.Run) error {
 		if err != nil {
 			return fmt.Errorf("%w: %v", session.ErrInvalid, err)
 		}
-		_, err = tx.Exec(ctx, `UPDATE runs SET status = $1, run = $2 WHERE id = $3`, string(r.Status), data, r.ID)
+		const update = `UPDATE runs SET status = $1, run = $2 WHERE id = $3`
+		if fs := fencesOf(ctx, stored.SessionID); len(fs) > 0 {
+			// The fence of the run's session, checked in the round
+			// trip of the update (the run's row, locked above, is the
+			// one lock a fenced UpdateRun takes before the fence: no
+			// writer takes the two the other way round).
+			b := &pgx.Batch{}
+			queueFences(b, fs)
+			b.Queue(update, string(r.Status), data, r.ID)
+			err = tx.SendBatch(ctx, b).Close()
+		} else {
+			_, err = tx.Exec(ctx, update, string(r.Status), data, r.ID)
+		}
 		if isUnique(err, oneRunning) {
 			return conflictRunning(stored.SessionID)
 		}

@@ -83,15 +83,25 @@ func (s *Store) Get(ctx context.Context, id string) (*session.Session, error) {
 }
 
 // getSession reads the metadata of id, locking its row against other
-// updates until the transaction ends when forUpdate is set (FOR NO KEY
+// updates until the transaction ends when lock is set (FOR NO KEY
 // UPDATE: appends, whose entries reference the row, go on meanwhile).
-func getSession(ctx context.Context, q querier, id string, forUpdate bool) (*session.Session, error) {
-	query := `SELECT meta FROM sessions WHERE id = $1`
-	if forUpdate {
-		query += ` FOR NO KEY UPDATE`
+func getSession(ctx context.Context, q querier, id string, lock bool) (*session.Session, error) {
+	query := sessionQuery
+	if lock {
+		query += forUpdate
 	}
+	return scanSession(q.QueryRow(ctx, query, id))
+}
+
+const (
+	sessionQuery = `SELECT meta FROM sessions WHERE id = $1`
+	forUpdate    = ` FOR NO KEY UPDATE`
+)
+
+// scanSession reads a row of meta: ErrNotFound when there is none.
+func scanSession(row pgx.Row) (*session.Session, error) {
 	var meta []byte
-	err := q.QueryRow(ctx, query, id).Scan(&meta)
+	err := row.Scan(&meta)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, session.ErrNotFound
 	}
@@ -169,13 +179,16 @@ func listSessions(ctx context.Context, q querier, query string, args ...any) ([]
 }
 
 // Update implements session.Store. Its times are kept to the microsecond.
+// When ctx carries a fencing token for the session (session.WithFence),
+// the session's fence is checked first, in the same round trip as the
+// read of the metadata.
 func (s *Store) Update(ctx context.Context, ss *session.Session) error {
 	if err := checkSession(ss, false); err != nil {
 		return opErr("", "update", err)
 	}
 	c := *ss
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		old, err := getSession(ctx, tx, c.ID, true)
+		old, err := lockSession(ctx, tx, c.ID)
 		if err != nil {
 			return err
 		}
@@ -195,22 +208,50 @@ func (s *Store) Update(ctx context.Context, ss *session.Session) error {
 	return opErr(c.ID, "update", err)
 }
 
-// Delete implements session.Store: the session and its log go; its runs,
-// events and audit records are the ledger's (see DeleteEvents).
+// lockSession is getSession(…, true) for a write of session id: when ctx
+// carries a fencing token for id, it raises the session's fence first, in
+// the same round trip (see queueFences).
+func lockSession(ctx context.Context, tx pgx.Tx, id string) (*session.Session, error) {
+	fs := fencesOf(ctx, id)
+	if len(fs) == 0 {
+		return getSession(ctx, tx, id, true)
+	}
+	b := &pgx.Batch{}
+	queueFences(b, fs)
+	var ss *session.Session
+	b.Queue(sessionQuery+forUpdate, id).QueryRow(func(row pgx.Row) error {
+		var err error
+		ss, err = scanSession(row)
+		return err
+	})
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
+	}
+	return ss, nil
+}
+
+// Delete implements session.Store: the session and its log go, and its
+// fence; its runs, events and audit records are the ledger's (see
+// DeleteEvents). When ctx carries a fencing token for the session, the
+// fence is checked first.
 func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := session.ValidID(id); err != nil {
 		return opErr("", "delete", err)
 	}
 	err := s.write(ctx, func(tx pgx.Tx) error {
-		// The seq counter first, as Append and Rewrite lock it: a
-		// concurrent append waits, then finds the session gone, rather
-		// than the two deadlocking.
-		if _, err := lastSeq(ctx, tx, id, "FOR UPDATE"); err != nil {
+		// The fence first (raised, or dropped when ctx carries no
+		// token: either way its row is locked first, as every fenced
+		// write locks it), then the seq counter, as Append and Rewrite
+		// lock it: a concurrent append waits, then finds the session
+		// gone, rather than the two deadlocking.
+		if _, err := lockSeq(ctx, tx, id, `DELETE FROM session_fences WHERE session_id = $1`); err != nil {
 			return err
 		}
 		// The log and the seq counter go with it (ON DELETE CASCADE).
-		_, err := tx.Exec(ctx, `DELETE FROM sessions WHERE id = $1`, id)
-		return err
+		b := &pgx.Batch{}
+		b.Queue(`DELETE FROM sessions WHERE id = $1`, id)
+		b.Queue(`DELETE FROM session_fences WHERE session_id = $1`, id)
+		return tx.SendBatch(ctx, b).Close()
 	})
 	return opErr(id, "delete", err)
 }

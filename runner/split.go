@@ -1,0 +1,265 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/runner/queue"
+	"github.com/reinhq/rein/session"
+)
+
+// The split service (SPEC API-5): API processes store a posted message as a
+// queued run and enqueue its session on a shared [queue.Queue]; workers
+// take a session's lease from the queue and run its queued runs one at a
+// time, oldest first, writing with the lease's fencing token, so a worker
+// whose lease ran out can no longer write. Cancellations and permission
+// answers reach the worker running a run through a [Broadcaster]. A
+// process may be both (rein serve with Redis): it serves HTTP and works.
+
+// Broadcaster carries small messages to every process of a split
+// deployment, the sender's included: eventbus/redisbus's Bus is one. A
+// message reaches the processes listening when it is sent.
+type Broadcaster interface {
+	// Broadcast sends msg to every listener and returns how many got it.
+	Broadcast(ctx context.Context, msg []byte) (int, error)
+	// Listen calls deliver with each message until ctx ends.
+	Listen(ctx context.Context, deliver func(msg []byte)) error
+}
+
+// signal is a cancellation or a permission answer on its way to the
+// process running the run.
+type signal struct {
+	RunID string `json:"run_id"`
+	// Cancel cancels the run; otherwise CallID's question is answered.
+	Cancel  bool                `json:"cancel,omitempty"`
+	CallID  string              `json:"call_id,omitempty"`
+	Verdict *permission.Verdict `json:"verdict,omitempty"`
+}
+
+// split says the service enqueues runs on a shared queue.
+func (s *Service) split() bool { return s.cfg.Queue != nil }
+
+// enqueueShared hands a stored queued run's session to the shared queue.
+// When the queue cannot take it, the run is marked failed — nothing of it
+// ran, and the caller is told to send the message again — and the error
+// wraps session.ErrUnavailable (the server's 503).
+func (s *Service) enqueueShared(ctx context.Context, run *session.Run) error {
+	err := s.cfg.Queue.Enqueue(ctx, run.SessionID)
+	if err == nil {
+		return nil
+	}
+	run.Status, run.Reason, run.EndedAt = session.RunFailed, "error", s.cfg.Now()
+	run.Error = fmt.Sprintf("the run queue did not take the run (%v); nothing ran: send the message again", err)
+	if uerr := s.cfg.Ledger.UpdateRun(context.WithoutCancel(ctx), run); uerr != nil {
+		// Left queued in the ledger: the queue's resync finds it later.
+		s.cfg.Logger.Warn("a run the queue refused stays queued", "run_id", run.ID, "err", uerr)
+	}
+	if errors.Is(err, queue.ErrUnavailable) {
+		return fmt.Errorf("%w: %v", session.ErrUnavailable, err)
+	}
+	return err
+}
+
+// signal sends sig to the process running its run; the service's own
+// listener gets it too.
+func (s *Service) signal(ctx context.Context, sig signal) error {
+	if s.cfg.Broadcast == nil {
+		return nil
+	}
+	b, err := json.Marshal(sig)
+	if err != nil {
+		return err
+	}
+	if _, err := s.cfg.Broadcast.Broadcast(ctx, b); err != nil {
+		return fmt.Errorf("%w: %v", session.ErrUnavailable, err)
+	}
+	return nil
+}
+
+// listen delivers the broadcast signals to this process's runs until the
+// service stops, listening again after a failure.
+func (s *Service) listen(ctx context.Context) {
+	for ctx.Err() == nil {
+		err := s.cfg.Broadcast.Listen(ctx, s.deliver)
+		if ctx.Err() != nil {
+			return
+		}
+		s.cfg.Logger.Warn("listening for cancellations and answers", "err", err)
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// deliver applies a signal to the run it names when it runs here.
+func (s *Service) deliver(msg []byte) {
+	var sig signal
+	if err := json.Unmarshal(msg, &sig); err != nil || sig.RunID == "" {
+		s.cfg.Logger.Warn("an unreadable signal was ignored", "err", err)
+		return
+	}
+	s.mu.Lock()
+	l := s.running[sig.RunID]
+	s.mu.Unlock()
+	switch {
+	case l == nil:
+	case sig.Cancel:
+		l.cancel()
+	case sig.Verdict != nil:
+		l.approver.answer(sig.CallID, *sig.Verdict)
+	}
+}
+
+// Work runs sessions taken from the shared queue until ctx ends or the
+// service closes: up to MaxConcurrent sessions at once, each session's
+// queued runs one at a time, oldest first. An unreachable queue pauses it
+// (1 s, doubling up to 30 s) rather than ending it. Work returns once it
+// stopped taking; [Service.Shutdown] waits for the sessions it holds.
+func (s *Service) Work(ctx context.Context) error {
+	if !s.split() {
+		return errors.New("runner: Work needs ServiceConfig.Queue")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-s.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	pause := time.Duration(0)
+	for {
+		select {
+		case s.slot <- struct{}{}:
+		case <-ctx.Done():
+			return nil
+		}
+		l, err := s.cfg.Queue.Take(ctx)
+		if err != nil {
+			<-s.slot
+			switch {
+			case ctx.Err() != nil, errors.Is(err, queue.ErrClosed):
+				return nil
+			case !errors.Is(err, queue.ErrUnavailable):
+				return err
+			}
+			pause = min(max(2*pause, time.Second), 30*time.Second)
+			s.cfg.Logger.Warn("the run queue is unreachable; taking again later", "err", err, "pause", pause.String())
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(pause):
+			}
+			continue
+		}
+		pause = 0
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			<-s.slot
+			_ = l.Done(context.WithoutCancel(ctx), true) // for another worker
+			return nil
+		}
+		s.wg.Add(1)
+		s.mu.Unlock()
+		go func() {
+			defer s.wg.Done()
+			defer func() { <-s.slot }()
+			s.hold(l)
+		}()
+	}
+}
+
+// hold runs the queued runs of a leased session, writing with the lease's
+// fencing token: first it takes over the runs a previous holder left
+// running (interrupted, the session healed), then it runs the queued ones
+// until none is left, the service closes or the lease is lost.
+func (s *Service) hold(l *queue.Lease) {
+	sid := l.SessionID
+	log := s.cfg.Logger.With("session_id", sid, "token", l.Token)
+	if !l.Enqueued.IsZero() {
+		log.Debug("session taken", "queue_latency_ms", time.Since(l.Enqueued).Milliseconds())
+	}
+	ctx, cancel := context.WithCancel(session.WithFence(s.base, sid, l.Token))
+	defer cancel()
+	go func() {
+		select {
+		case <-l.Lost():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	more, err := s.runSession(ctx, l)
+	if err != nil {
+		log.Warn("the session's runs stopped", "err", err)
+		more = true
+	}
+	done, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer stop()
+	if err := l.Done(done, more); err != nil {
+		log.Warn("the session's lease could not be released; it is handed on after its TTL", "err", err)
+	}
+}
+
+// runSession is hold's work; more says queued runs remain.
+func (s *Service) runSession(ctx context.Context, l *queue.Lease) (more bool, err error) {
+	sid := l.SessionID
+	stale, err := s.cfg.Ledger.ListRuns(ctx, session.RunFilter{SessionID: sid, Statuses: []session.RunStatus{session.RunRunning}})
+	if err != nil {
+		return true, err
+	}
+	for _, run := range stale {
+		why := "the worker running it stopped or lost the session; its session was healed"
+		if err := s.interrupt(context.WithoutCancel(ctx), run, why); err != nil {
+			return true, err
+		}
+	}
+	for {
+		if s.isClosed() || l.Err() != nil {
+			return true, l.Err()
+		}
+		runs, err := s.cfg.Ledger.ListRuns(ctx, session.RunFilter{SessionID: sid,
+			Statuses: []session.RunStatus{session.RunQueued}, Limit: 1})
+		if err != nil {
+			return true, err
+		}
+		if len(runs) == 0 {
+			return false, nil
+		}
+		s.runQueued(ctx, runs[0].ID)
+	}
+}
+
+// isClosed says Close was called.
+func (s *Service) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// PendingSessions lists the sessions whose runs wait (queued) or were cut
+// off (running) in the ledger: a queue's Resync, so that no run is
+// stranded when the queue's server lost its messages.
+func PendingSessions(ledger session.Ledger) func(ctx context.Context) ([]string, error) {
+	return func(ctx context.Context) ([]string, error) {
+		runs, err := ledger.ListRuns(ctx, session.RunFilter{Statuses: []session.RunStatus{session.RunQueued, session.RunRunning}})
+		if err != nil {
+			return nil, err
+		}
+		seen := map[string]bool{}
+		var ids []string
+		for _, r := range runs {
+			if !seen[r.SessionID] {
+				seen[r.SessionID] = true
+				ids = append(ids, r.SessionID)
+			}
+		}
+		return ids, nil
+	}
+}
