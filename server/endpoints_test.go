@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -331,5 +332,35 @@ func TestOnRequest(t *testing.T) {
 	want := []call{{"GET", "/sessions/{id}", 404}, {"other", "", 405}}
 	if d := cmp.Diff(want, got, cmp.AllowUnexported(call{})); d != "" {
 		t.Errorf("reported requests (-want +got):\n%s", d)
+	}
+}
+
+// API-6: creating, forking and deleting a session through the API is
+// told to OnSessionChange (the history mirror), once each; a refused
+// request tells nothing.
+func TestSessionChangesTold_API6(t *testing.T) {
+	var mu sync.Mutex
+	var told []string
+	e := newEnv(t, func(c *server.Config) {
+		c.OnSessionChange = func(id string) {
+			mu.Lock()
+			told = append(told, id)
+			mu.Unlock()
+		}
+	})
+	tok := token(t, "ada")
+	w := decode[api.Workspace](t, e.do(t, "POST", "/workspaces", tok, api.CreateWorkspace{Kind: "project", Dir: e.root}), http.StatusCreated)
+	s := decode[api.Session](t, e.do(t, "POST", "/sessions", tok, api.CreateSession{WorkspaceID: w.ID}), http.StatusCreated)
+	f := decode[api.Session](t, e.do(t, "POST", "/sessions/"+s.ID+"/fork", tok, nil), http.StatusCreated)
+	if r := e.do(t, "DELETE", "/sessions/"+s.ID, token(t, "bob"), nil); r.status != http.StatusNotFound {
+		t.Errorf("bob deleting ada's session: %d", r.status)
+	}
+	if r := e.do(t, "DELETE", "/sessions/"+f.ID, tok, nil); r.status != http.StatusNoContent {
+		t.Errorf("delete: %d %s", r.status, r.body)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if d := cmp.Diff([]string{s.ID, f.ID, f.ID}, told); d != "" {
+		t.Errorf("sessions told (-want +got):\n%s", d)
 	}
 }

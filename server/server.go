@@ -86,6 +86,9 @@ type Config struct {
 	// OnSSE is called with +1 when an SSE client connects and -1 when it
 	// leaves (a metrics gauge); nil is fine.
 	OnSSE func(delta int)
+	// OnSessionChange, when set, is called after a session was created,
+	// forked or deleted through the API (the history mirror copies it).
+	OnSessionChange func(sessionID string)
 	// OnRequest is called once a request is answered, with its route
 	// pattern (never the raw path: a bounded label), status and duration;
 	// nil is fine.

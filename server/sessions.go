@@ -78,6 +78,7 @@ func (s *Server) createSession(ctx context.Context, in *createSessionInput) (*se
 	if err := s.cfg.Sessions.Create(ctx, sess); err != nil {
 		return nil, s.fail(ctx, "creating the session", err)
 	}
+	s.sessionChanged(sess.ID)
 	return &sessionOutput{Body: api.FromSession(sess)}, nil
 }
 
@@ -137,6 +138,7 @@ func (s *Server) deleteSession(ctx context.Context, in *sessionIDInput) (*struct
 	if err := s.cfg.Ledger.DeleteEvents(context.WithoutCancel(ctx), in.ID); err != nil {
 		s.log.WarnContext(ctx, "deleting a session's stored events failed", "session_id", in.ID, "err", err)
 	}
+	s.sessionChanged(in.ID)
 	return nil, nil
 }
 
@@ -168,7 +170,15 @@ func (s *Server) forkSession(ctx context.Context, in *forkInput) (*sessionOutput
 			return nil, s.fail(ctx, "forking the session", err)
 		}
 	}
+	s.sessionChanged(child.ID)
 	return &sessionOutput{Body: api.FromSession(child)}, nil
+}
+
+// sessionChanged tells Config.OnSessionChange, when set.
+func (s *Server) sessionChanged(id string) {
+	if s.cfg.OnSessionChange != nil {
+		s.cfg.OnSessionChange(id)
+	}
 }
 
 // ownSession returns the caller's session id; another caller's is not
