@@ -23,6 +23,20 @@
 // program raises RLIMIT_NOFILE to its hard limit and stops with a clear
 // message when that is too low for -clients.
 //
+// The production split (issue 13): with -database-url and -redis-url
+// (default: $REIN_TEST_POSTGRES_URL and $REIN_TEST_REDIS_URL), the runs
+// part measures the split instead, once for each count in -workers: a fresh
+// PostgreSQL schema (bench_N, dropped at the end) and Redis prefix, two
+// `rein serve --mode api` processes and N `rein worker` processes (each
+// --max-concurrent); sessions post on API 1 and read their streams from
+// API 2. Besides runs per minute and POST → done, it reports the queue
+// latency (a run's created_at → started_at in the ledger; and the workers'
+// debug lines "session taken"), the event latency (an event's "time" →
+// read from API 2, same clock) and the CPU of each kind of process. The
+// idle-clients part stays on one rein serve.
+//
+//	go run ./bench/server -clients 0 -duration 20s -database-url postgres://… -redis-url redis://… [-workers 1,2,4]
+//
 // Everything goes to 127.0.0.1; the program stops by itself and prints a
 // table. Zero -duration or -clients skips that part.
 package main
@@ -36,6 +50,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -47,6 +63,8 @@ type options struct {
 	warmup, duration        time.Duration
 	clients, sseSessions    int
 	maxConcurrent, dialPool int
+	databaseURL, redisURL   string
+	workers                 []int
 }
 
 func main() {
@@ -60,7 +78,17 @@ func main() {
 	flag.IntVar(&o.sseSessions, "sse-sessions", 100, "sessions the idle clients spread over")
 	flag.IntVar(&o.maxConcurrent, "max-concurrent", 16, "rein serve --max-concurrent")
 	flag.IntVar(&o.dialPool, "dial-parallel", 64, "idle clients connecting at once")
+	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("REIN_TEST_POSTGRES_URL"),
+		"PostgreSQL to measure the split on (with -redis-url; default $REIN_TEST_POSTGRES_URL); it gets a schema bench_N per step")
+	flag.StringVar(&o.redisURL, "redis-url", os.Getenv("REIN_TEST_REDIS_URL"),
+		"Redis to measure the split on (with -database-url; default $REIN_TEST_REDIS_URL)")
+	workers := flag.String("workers", "1,2,4", "with both URLs: the worker counts to measure, one after another")
 	flag.Parse()
+	var err error
+	if o.workers, err = parseCounts(*workers); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/server: -workers:", err)
+		os.Exit(2)
+	}
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)
 		os.Exit(1)
@@ -93,7 +121,15 @@ func run(o options) error {
 	ctx := context.Background()
 	t := &table{}
 	t.heading(fmt.Sprintf("rein serve — %s, %d CPUs, %s", bin, runtime.NumCPU(), time.Now().Format("2006-01-02")))
-	if o.duration > 0 {
+	if o.duration > 0 && o.split() {
+		for _, n := range o.workers {
+			r, err := measureSplit(ctx, o, bin, filepath.Join(tmp, fmt.Sprintf("split%d", n)), v.url, n)
+			if err != nil {
+				return fmt.Errorf("split, %d workers: %w", n, err)
+			}
+			r.report(t, o)
+		}
+	} else if o.duration > 0 {
 		r, err := measureRuns(ctx, o, bin, filepath.Join(tmp, "runs"), v.url)
 		if err != nil {
 			return fmt.Errorf("runs: %w", err)
@@ -109,6 +145,22 @@ func run(o options) error {
 	}
 	t.print(os.Stdout)
 	return nil
+}
+
+// split says the runs part measures the split (both URLs given).
+func (o options) split() bool { return o.databaseURL != "" && o.redisURL != "" }
+
+// parseCounts parses a comma-separated list of positive counts.
+func parseCounts(s string) ([]int, error) {
+	var out []int
+	for f := range strings.SplitSeq(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return nil, fmt.Errorf("%q: want counts of at least 1, separated by commas", s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
 }
 
 // build builds rein into dir.

@@ -19,6 +19,8 @@ import (
 type events struct {
 	body io.ReadCloser
 	r    *bufio.Reader
+	// seen, when set, gets every event's data and the time it was read.
+	seen func(data []byte, read time.Time)
 }
 
 // openEvents opens the session's event stream.
@@ -55,6 +57,12 @@ func (e *events) done() (runID, reason string, err error) {
 			typ = ""
 		case strings.HasPrefix(string(line), "event: "):
 			typ = strings.TrimSpace(string(line[len("event: "):]))
+		case e.seen != nil && strings.HasPrefix(string(line), "data: "):
+			e.seen(line[len("data: "):], time.Now())
+			if typ != "done" {
+				continue
+			}
+			fallthrough
 		case typ == "done" && strings.HasPrefix(string(line), "data: "):
 			var ev struct {
 				RunID string `json:"run_id"`
@@ -130,7 +138,7 @@ func measureRuns(ctx context.Context, o options, bin, dir, vendorURL string) (*r
 	}
 	errc := make(chan error, o.sessions)
 	for range o.sessions {
-		go func() { errc <- worker(wctx, srv, ws, o.perSession, rec) }()
+		go func() { errc <- worker(wctx, clients{post: srv, sse: srv}, ws, o.perSession, rec) }()
 	}
 	var failed error
 	for range o.sessions {
@@ -160,15 +168,26 @@ func measureRuns(ctx context.Context, o options, bin, dir, vendorURL string) (*r
 	return res, nil
 }
 
+// clients say where a worker creates sessions and posts (post) and where
+// it reads their event streams (sse): the same server, or two API
+// processes of the split. seen, when set, gets every event read.
+type clients struct {
+	post, sse *server
+	seen      func(data []byte, read time.Time)
+	// stuck, when set, is how long a run may take before the measurement
+	// fails.
+	stuck time.Duration
+}
+
 // worker posts runs to a session, each after the previous one's done
 // event, and moves to a new session every perSession runs, until ctx ends.
-func worker(ctx context.Context, srv *server, ws string, perSession int, rec *recorder) error {
+func worker(ctx context.Context, c clients, ws string, perSession int, rec *recorder) error {
 	for ctx.Err() == nil {
-		sid, err := srv.session(ctx, ws)
+		sid, err := c.post.session(ctx, ws)
 		if err != nil {
 			return err
 		}
-		if err := runSession(ctx, srv, sid, perSession, rec); err != nil {
+		if err := runSession(ctx, c, sid, perSession, rec); err != nil {
 			return err
 		}
 	}
@@ -176,19 +195,27 @@ func worker(ctx context.Context, srv *server, ws string, perSession int, rec *re
 }
 
 // runSession posts n runs to the session one after another.
-func runSession(ctx context.Context, srv *server, sid string, n int, rec *recorder) error {
-	ev, err := srv.openEvents(ctx, sid)
+func runSession(ctx context.Context, c clients, sid string, n int, rec *recorder) error {
+	ev, err := c.sse.openEvents(ctx, sid)
 	if err != nil {
 		return err
 	}
 	defer ev.close()
+	ev.seen = c.seen
 	for range n {
 		posted := time.Now()
-		runID, err := srv.message(ctx, sid, "What is in the project?")
+		var timer *time.Timer
+		if c.stuck > 0 {
+			timer = time.AfterFunc(c.stuck, ev.close) // the read below fails
+		}
+		runID, err := c.post.message(ctx, sid, "What is in the project?")
 		if err != nil {
 			return err
 		}
 		got, reason, err := ev.done()
+		if timer != nil && !timer.Stop() && ctx.Err() == nil {
+			return fmt.Errorf("session %s: run %s: no done event within %s", sid, runID, c.stuck)
+		}
 		switch {
 		case err != nil && ctx.Err() != nil:
 			return nil

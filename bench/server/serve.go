@@ -32,24 +32,54 @@ type server struct {
 	mu     sync.Mutex
 	tail   []string // the last lines of its stderr
 	exited chan struct{}
+	onLine func(line string) // sees every line of its stderr, when set
+	warns  int               // lines logged at WARN or ERROR (under mu)
 }
 
 // startServer starts rein serve under dir and waits until it listens.
 func startServer(bin, dir, vendorURL string, maxConcurrent int) (*server, error) {
-	home, data, root := filepath.Join(dir, "home"), filepath.Join(dir, "data"), filepath.Join(dir, "root")
-	s := &server{project: filepath.Join(root, "project"), exited: make(chan struct{})}
-	for _, d := range []string{home, data, s.project} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, err
-		}
+	root := filepath.Join(dir, "root")
+	project, err := makeProject(root)
+	if err != nil {
+		return nil, err
+	}
+	data := filepath.Join(dir, "data")
+	return launch(bin, dir, project, vendorURL, servePrefix, nil, "serve", "--addr", "127.0.0.1:0", "--root", root, "--data-dir", data,
+		"--rate-limit=-1", "--max-concurrent", strconv.Itoa(maxConcurrent), "--shutdown-timeout", "2s")
+}
+
+// makeProject creates the project the runs list under root.
+func makeProject(root string) (string, error) {
+	project := filepath.Join(root, "project")
+	if err := os.MkdirAll(project, 0o755); err != nil {
+		return "", err
 	}
 	for _, f := range []string{"README.md", "main.go", "go.mod"} {
-		if err := os.WriteFile(filepath.Join(s.project, f), []byte("// "+f+"\n"), 0o644); err != nil {
-			return nil, err
+		if err := os.WriteFile(filepath.Join(project, f), []byte("// "+f+"\n"), 0o644); err != nil {
+			return "", err
 		}
 	}
-	s.cmd = exec.Command(bin, "serve", "--addr", "127.0.0.1:0", "--root", root, "--data-dir", data,
-		"--rate-limit=-1", "--max-concurrent", strconv.Itoa(maxConcurrent), "--shutdown-timeout", "2s")
+	return project, nil
+}
+
+// The stderr lines that say a process is ready: rein serve's names its
+// address; rein worker's nothing of use.
+const (
+	servePrefix  = "rein: serving on http://"
+	workerPrefix = "rein: working"
+)
+
+// launch starts rein with args (a fresh HOME under dir, the project as its
+// working directory, the mock vendor's key and URL), passes each line of its
+// stderr to onLine (when not nil) and waits for the line starting with
+// ready; for rein serve, the address after it becomes the server's.
+func launch(bin, dir, project, vendorURL, ready string, onLine func(string), args ...string) (*server, error) {
+	home := filepath.Join(dir, "home")
+	if err := os.MkdirAll(home, 0o755); err != nil {
+		return nil, err
+	}
+	s := &server{project: project, exited: make(chan struct{}), onLine: onLine}
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.Dir = s.project
 	s.cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"),
 		"ANTHROPIC_API_KEY=" + vendorKey, "ANTHROPIC_BASE_URL=" + vendorURL}
@@ -58,35 +88,46 @@ func startServer(bin, dir, vendorURL string, maxConcurrent int) (*server, error)
 		return nil, err
 	}
 	if err := s.cmd.Start(); err != nil {
-		return nil, fmt.Errorf("rein serve: %w", err)
+		return nil, fmt.Errorf("rein %s: %w", args[0], err)
 	}
 	addr := make(chan string, 1)
-	go s.readLog(stderr, addr)
+	go s.readLog(stderr, ready, addr)
 	select {
 	case a := <-addr:
-		s.addr, s.base = a, "http://"+a
+		if ready == servePrefix {
+			s.addr, s.base = a, "http://"+a
+		}
 	case <-s.exited:
-		return nil, fmt.Errorf("rein serve exited: %v\n%s", s.cmd.ProcessState, s.log())
+		return nil, fmt.Errorf("rein %s exited: %v\n%s", args[0], s.cmd.ProcessState, s.log())
 	case <-time.After(30 * time.Second):
 		s.stop()
-		return nil, fmt.Errorf("rein serve did not listen within 30s:\n%s", s.log())
+		return nil, fmt.Errorf("rein %s did not start within 30s:\n%s", args[0], s.log())
 	}
 	s.hc = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, DisableCompression: true}}
 	return s, nil
 }
 
-// readLog keeps the tail of the server's stderr and sends its address.
-func (s *server) readLog(r io.Reader, addr chan<- string) {
-	const prefix = "rein: serving on http://"
+// readLog keeps the tail of the server's stderr (debug lines left out),
+// passes each line to onLine and sends what follows the ready prefix.
+func (s *server) readLog(r io.Reader, ready string, addr chan<- string) {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
 	for sc.Scan() {
 		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, prefix); ok {
+		if rest, ok := strings.CutPrefix(line, ready); ok {
 			a, _, _ := strings.Cut(rest, " ")
 			addr <- a
 		}
+		if s.onLine != nil {
+			s.onLine(line)
+		}
+		if strings.Contains(line, `"level":"DEBUG"`) {
+			continue
+		}
 		s.mu.Lock()
+		if strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`) {
+			s.warns++
+		}
 		s.tail = append(s.tail, line)
 		if len(s.tail) > 40 {
 			s.tail = s.tail[len(s.tail)-40:]
@@ -95,6 +136,13 @@ func (s *server) readLog(r io.Reader, addr chan<- string) {
 	}
 	_ = s.cmd.Wait()
 	close(s.exited)
+}
+
+// warnings counts the lines it logged at WARN or ERROR.
+func (s *server) warnings() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.warns
 }
 
 // log returns the last lines of the server's stderr.
@@ -147,8 +195,11 @@ func (s *server) memory() (rss, hwm int64, err error) {
 const userHZ = 100
 
 // cpu reads the CPU time (user and system) the server has used.
-func (s *server) cpu() (time.Duration, error) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", s.cmd.Process.Pid))
+func (s *server) cpu() (time.Duration, error) { return pidCPU(s.cmd.Process.Pid) }
+
+// pidCPU reads the CPU time (user and system) process pid has used.
+func pidCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
 		return 0, err
 	}
@@ -157,13 +208,13 @@ func (s *server) cpu() (time.Duration, error) {
 	i := bytes.LastIndexByte(b, ')')
 	f := strings.Fields(string(b[i+1:]))
 	if i < 0 || len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q", s.cmd.Process.Pid, b)
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
 	}
 	var ticks int64
 	for _, v := range f[11:13] {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", s.cmd.Process.Pid, err)
+			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		}
 		ticks += n
 	}
@@ -225,4 +276,17 @@ func (s *server) message(ctx context.Context, sessionID, text string) (string, e
 	var acc api.Accepted
 	err := s.call(ctx, http.MethodPost, "/sessions/"+sessionID+"/messages", api.Message{Text: text}, &acc, http.StatusAccepted)
 	return acc.RunID, err
+}
+
+// lastWarning returns the last line it logged at WARN or ERROR, if among
+// the last lines.
+func (s *server) lastWarning() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for i := len(s.tail) - 1; i >= 0; i-- {
+		if l := s.tail[i]; strings.Contains(l, `"level":"WARN"`) || strings.Contains(l, `"level":"ERROR"`) {
+			return l
+		}
+	}
+	return ""
 }
