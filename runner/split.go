@@ -176,13 +176,19 @@ func (s *Service) Work(ctx context.Context) error {
 	}
 }
 
+// retryPause is how long a worker keeps a session whose runs stopped on
+// an error (the store away) before handing it on.
+const retryPause = time.Second
+
 // hold runs the queued runs of a leased session, writing with the lease's
 // fencing token: first it takes over the runs a previous holder left
 // running (interrupted, the session healed), then it runs the queued ones
 // until none is left, the service closes or the lease is lost.
 func (s *Service) hold(l *queue.Lease) {
 	sid := l.SessionID
-	log := s.cfg.Logger.With("session_id", sid, "token", l.Token)
+	// "fence", not "token": the log redacts the values of keys naming
+	// secrets, and a fencing token is none; holders are told apart by it.
+	log := s.cfg.Logger.With("session_id", sid, "fence", l.Token)
 	if !l.Enqueued.IsZero() {
 		log.Debug("session taken", "queue_latency_ms", time.Since(l.Enqueued).Milliseconds())
 	}
@@ -199,6 +205,16 @@ func (s *Service) hold(l *queue.Lease) {
 	if err != nil {
 		log.Warn("the session's runs stopped", "err", err)
 		more = true
+		if l.Err() == nil {
+			// The store most likely does not answer: hand the session on
+			// after a pause, not at once, or the workers take it and fail
+			// again in a tight loop until the store is back.
+			select {
+			case <-ctx.Done():
+			case <-s.closing:
+			case <-time.After(retryPause):
+			}
+		}
 	}
 	done, stop := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer stop()

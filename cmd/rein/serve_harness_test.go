@@ -177,11 +177,12 @@ func newInstance(t *testing.T, v *vendor, args ...string) *instance {
 	return in
 }
 
-// served is one running `rein serve` process.
+// served is one running rein process (rein serve or rein worker).
 type served struct {
 	t    *testing.T
 	cmd  *exec.Cmd
-	base string // http://127.0.0.1:PORT
+	name string // rein serve, rein worker: for messages
+	base string // http://127.0.0.1:PORT; empty for a worker
 
 	mu      sync.Mutex
 	lines   []string
@@ -193,9 +194,25 @@ type served struct {
 // start starts rein serve on a free loopback port and waits until it
 // listens.
 func (in *instance) start() *served {
+	in.t.Helper()
+	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--root", in.root, "--data-dir", in.data}, in.args...)
+	return in.launch(args, "rein: serving on http://")
+}
+
+// startWorker starts rein worker with args (the store and queue flags;
+// it takes no --addr or --root) and a data directory of its own, and
+// waits until it works.
+func (in *instance) startWorker(args ...string) *served {
+	in.t.Helper()
+	return in.launch(append([]string{"worker", "--data-dir", in.t.TempDir()}, args...), "rein: working (")
+}
+
+// launch runs the rein binary with args in the instance's environment
+// and waits for the stderr line holding ready; a line naming an http://
+// address sets the process's base URL.
+func (in *instance) launch(args []string, ready string) *served {
 	t := in.t
 	t.Helper()
-	args := append([]string{"serve", "--addr", "127.0.0.1:0", "--root", in.root, "--data-dir", in.data}, in.args...)
 	cmd := exec.Command(in.bin, args...)
 	cmd.Dir = in.project
 	cmd.Env = []string{"HOME=" + in.home, "PATH=" + os.Getenv("PATH"),
@@ -204,23 +221,25 @@ func (in *instance) start() *served {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &served{t: t, cmd: cmd, changed: make(chan struct{}), exited: make(chan struct{})}
+	s := &served{t: t, cmd: cmd, name: "rein " + args[0], changed: make(chan struct{}), exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
-		t.Fatalf("rein serve: %v", err)
+		t.Fatalf("%s: %v", s.name, err)
 	}
 	go s.readLog(stderr)
 	t.Cleanup(func() {
 		s.kill()
 		if t.Failed() {
-			t.Logf("rein serve (%s) stderr:\n%s", s.base, s.log())
+			t.Logf("%s (%s, pid %d) stderr:\n%s", s.name, s.base, cmd.Process.Pid, s.log())
 		}
 	})
-	line := s.waitLog("rein: serving on http://")
-	addr := strings.TrimPrefix(line[strings.Index(line, "http://"):], "http://")
-	if i := strings.IndexByte(addr, ' '); i >= 0 {
-		addr = addr[:i]
+	line := s.waitLog(ready)
+	if i := strings.Index(line, "http://"); i >= 0 {
+		addr := strings.TrimPrefix(line[i:], "http://")
+		if i := strings.IndexByte(addr, ' '); i >= 0 {
+			addr = addr[:i]
+		}
+		s.base = "http://" + addr
 	}
-	s.base = "http://" + addr
 	return s
 }
 
@@ -269,15 +288,15 @@ func (s *served) waitLog(substr string) string {
 			n := len(s.lines)
 			s.mu.Unlock()
 			if n == seen {
-				s.t.Fatalf("rein serve exited (%v) before logging %q:\n%s", s.state, substr, s.log())
+				s.t.Fatalf("%s exited (%v) before logging %q:\n%s", s.name, s.state, substr, s.log())
 			}
 		case <-deadline:
-			s.t.Fatalf("rein serve did not log %q within %s:\n%s", substr, guard, s.log())
+			s.t.Fatalf("%s did not log %q within %s:\n%s", s.name, substr, guard, s.log())
 		}
 	}
 }
 
-// signal sends sig to the server.
+// signal sends sig to the process.
 func (s *served) signal(sig syscall.Signal) {
 	s.t.Helper()
 	if err := s.cmd.Process.Signal(sig); err != nil {
@@ -291,7 +310,7 @@ func (s *served) wait() *os.ProcessState {
 	select {
 	case <-s.exited:
 	case <-time.After(guard):
-		s.t.Fatalf("rein serve did not exit within %s:\n%s", guard, s.log())
+		s.t.Fatalf("%s did not exit within %s:\n%s", s.name, guard, s.log())
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
