@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/runner/queue"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/workspace"
 )
@@ -38,6 +39,8 @@ type stream struct {
 	durable int64 // durable events of the session so far
 	delta   int64 // deltas since the newest durable one
 	inputs  map[string]json.RawMessage
+	// cause is why the run's context ended (nil while it goes on).
+	cause func() error
 }
 
 // publish stores a durable event and publishes any event. A durable event
@@ -72,7 +75,7 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 		return fmt.Errorf("audit %s event: %w", ev.Type, err)
 	}
 	if ev.Type == agent.EventDone && ev.Done != nil {
-		st.s.finish(ctx, st.run, ev.Done)
+		st.s.finish(ctx, st.run, ev.Done, st.cause())
 	}
 	if err := st.s.cfg.Bus.Publish(ctx, eventbus.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID,
 		Type: string(ev.Type), Durable: durable, Data: data}); err != nil {
@@ -133,11 +136,18 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 	}
 }
 
-// finish stores the end of a run from its done event.
-func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEvent) {
+// finish stores the end of a run from its done event; cause is why the
+// run's context ended, if it did. A run cut off because its worker lost
+// the session's lease is interrupted, as the next holder would mark it
+// (a write the store fences off is left to that holder).
+func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEvent, cause error) {
 	s.cfg.Mirror.Notify(run.SessionID) // its entries are stored: the mirror may copy them
 	run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(d.Reason), d.Error, d.Turns, d.Usage, d.CostUSD
 	run.Status, run.EndedAt = statusOf(d.Reason), s.cfg.Now()
+	if errors.Is(cause, queue.ErrLeaseLost) {
+		run.Status = session.RunInterrupted
+		run.Error = fmt.Sprintf("this worker lost the session (%v); another worker takes it up", cause)
+	}
 	if err := s.cfg.Ledger.UpdateRun(ctx, run); err != nil {
 		s.cfg.Logger.Error("the run's end could not be stored", "session_id", run.SessionID, "run_id", run.ID, "err", err)
 	}
@@ -163,7 +173,8 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 	if err != nil {
 		return err
 	}
-	st := &stream{s: s, appr: appr, run: run, durable: last >> deltaBits, inputs: map[string]json.RawMessage{}}
+	st := &stream{s: s, appr: appr, run: run, durable: last >> deltaBits, inputs: map[string]json.RawMessage{},
+		cause: func() error { return context.Cause(ctx) }}
 	e, err := s.engine(ctx, run)
 	if err == nil {
 		defer e.Close()

@@ -40,6 +40,7 @@ type Recorder struct {
 
 	mu       sync.Mutex
 	runID    string
+	runCtx   context.Context // the run's, without its cancellation: its values (a fencing token) apply to RecordProcess
 	started  time.Time
 	provider string
 	model    string
@@ -75,7 +76,7 @@ func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 	switch e.Type {
 	case agent.EventRunStart:
 		r.mu.Lock()
-		r.runID, r.started = e.RunID, e.Time
+		r.runID, r.started, r.runCtx = e.RunID, e.Time, ctx
 		if rs := e.RunStart; rs != nil {
 			r.provider, r.model, r.cont = rs.Provider, rs.Model, rs.Continued
 		}
@@ -134,9 +135,12 @@ func (r *Recorder) subagent(ctx context.Context, e agent.Event) error {
 // shell tool's OnStart hook. It returns once the entry is durable.
 func (r *Recorder) RecordProcess(callID string, pgid int) error {
 	r.mu.Lock()
-	run := r.runID
+	run, ctx := r.runID, r.runCtx
 	r.mu.Unlock()
-	return r.append(context.Background(), session.Entry{Kind: session.KindToolProcess, RunID: run,
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return r.append(ctx, session.Entry{Kind: session.KindToolProcess, RunID: run,
 		ToolProcess: &session.ToolProcess{CallID: callID, PGID: pgid, Start: session.ProcessStart(pgid)}})
 }
 

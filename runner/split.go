@@ -192,12 +192,14 @@ func (s *Service) hold(l *queue.Lease) {
 	if !l.Enqueued.IsZero() {
 		log.Debug("session taken", "queue_latency_ms", time.Since(l.Enqueued).Milliseconds())
 	}
-	ctx, cancel := context.WithCancel(session.WithFence(s.base, sid, l.Token))
-	defer cancel()
+	ctx, cancel := context.WithCancelCause(session.WithFence(s.base, sid, l.Token))
+	defer cancel(nil)
 	go func() {
 		select {
 		case <-l.Lost():
-			cancel()
+			// The run in progress is cancelled with the lease's error as
+			// the cause: it ends interrupted, not cancelled (finish).
+			cancel(l.Err())
 		case <-ctx.Done():
 		}
 	}()
