@@ -102,7 +102,8 @@ type Service struct {
 	base     context.Context
 	stop     context.CancelFunc
 	wg       sync.WaitGroup
-	closing  chan struct{} // closed by Close
+	closing  chan struct{}        // closed by Close
+	replies  map[string]chan bool // answers sent to other processes, by signal id
 	// listening ends the listener of broadcast signals (split service).
 	listening context.CancelFunc
 }
@@ -143,7 +144,8 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	}
 	base, stop := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, slot: make(chan struct{}, cfg.MaxConcurrent), sessions: map[string]*lane{},
-		running: map[string]*live{}, base: base, stop: stop, closing: make(chan struct{}), listening: func() {}}
+		running: map[string]*live{}, base: base, stop: stop, closing: make(chan struct{}), listening: func() {},
+		replies: map[string]chan bool{}}
 	if cfg.Broadcast != nil {
 		var lctx context.Context
 		lctx, s.listening = context.WithCancel(context.Background())
@@ -289,13 +291,13 @@ func (s *Service) Answer(ctx context.Context, runID, callID string, v permission
 	}
 	if l == nil && s.split() {
 		// The run may be running in another process: the answer goes to
-		// it. That process alone knows whether the question is pending.
+		// it, and it replies whether the question was pending there.
 		run, err := s.cfg.Ledger.GetRun(ctx, runID)
 		if err != nil {
 			return err
 		}
 		if run.Status == session.RunRunning {
-			return s.signal(ctx, signal{RunID: runID, CallID: callID, Verdict: &v})
+			return s.answerRemote(ctx, runID, callID, v)
 		}
 	}
 	return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)

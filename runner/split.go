@@ -31,13 +31,51 @@ type Broadcaster interface {
 }
 
 // signal is a cancellation or a permission answer on its way to the
-// process running the run.
+// process running the run, or the reply to an answer.
 type signal struct {
-	RunID string `json:"run_id"`
+	RunID string `json:"run_id,omitempty"`
 	// Cancel cancels the run; otherwise CallID's question is answered.
 	Cancel  bool                `json:"cancel,omitempty"`
 	CallID  string              `json:"call_id,omitempty"`
 	Verdict *permission.Verdict `json:"verdict,omitempty"`
+	// ID names an answer; the process running its run replies with
+	// ReplyTo set to it and Taken saying whether the question was pending.
+	ID      string `json:"id,omitempty"`
+	ReplyTo string `json:"reply_to,omitempty"`
+	Taken   bool   `json:"taken,omitempty"`
+}
+
+// replyWait bounds how long Answer waits for the process running a run to
+// say whether it took the answer.
+const replyWait = 3 * time.Second
+
+// answerRemote sends an answer to the process running the run and waits
+// for its reply: nil when the question was pending there, ErrNotFound
+// when it was not or no process replied in time.
+func (s *Service) answerRemote(ctx context.Context, runID, callID string, v permission.Verdict) error {
+	id := session.NewID()
+	reply := make(chan bool, 1)
+	s.mu.Lock()
+	s.replies[id] = reply
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.replies, id)
+		s.mu.Unlock()
+	}()
+	if err := s.signal(ctx, signal{RunID: runID, CallID: callID, Verdict: &v, ID: id}); err != nil {
+		return err
+	}
+	select {
+	case taken := <-reply:
+		if taken {
+			return nil
+		}
+	case <-time.After(replyWait):
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)
 }
 
 // split says the service enqueues runs on a shared queue.
@@ -99,19 +137,32 @@ func (s *Service) listen(ctx context.Context) {
 // deliver applies a signal to the run it names when it runs here.
 func (s *Service) deliver(msg []byte) {
 	var sig signal
-	if err := json.Unmarshal(msg, &sig); err != nil || sig.RunID == "" {
+	if err := json.Unmarshal(msg, &sig); err != nil || sig.RunID == "" && sig.ReplyTo == "" {
 		s.cfg.Logger.Warn("an unreadable signal was ignored", "err", err)
 		return
 	}
 	s.mu.Lock()
 	l := s.running[sig.RunID]
+	waiting := s.replies[sig.ReplyTo]
 	s.mu.Unlock()
 	switch {
-	case l == nil:
+	case sig.ReplyTo != "":
+		if waiting != nil {
+			select {
+			case waiting <- sig.Taken:
+			default:
+			}
+		}
+	case l == nil: // another process's run
 	case sig.Cancel:
 		l.cancel()
 	case sig.Verdict != nil:
-		l.approver.answer(sig.CallID, *sig.Verdict)
+		taken := l.approver.answer(sig.CallID, *sig.Verdict)
+		if sig.ID != "" {
+			if err := s.signal(s.base, signal{ReplyTo: sig.ID, Taken: taken}); err != nil {
+				s.cfg.Logger.Warn("the reply to an answer was not sent", "run_id", sig.RunID, "err", err)
+			}
+		}
 	}
 }
 

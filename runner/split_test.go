@@ -207,6 +207,10 @@ func TestSplitCancelAndAnswer_API5(t *testing.T) {
 		var a agent.Event
 		json.Unmarshal(ev.Data, &a)
 		if a.Type == agent.EventPermissionRequest && a.RunID == w.ID {
+			// A call the worker does not ask about is not found there.
+			if err := s.api.Answer(ctx, w.ID, "no-such-call", permission.Verdict{Answer: permission.AnswerOnce}); !errors.Is(err, session.ErrNotFound) {
+				t.Errorf("answering an unknown call through the API service: %v, want ErrNotFound", err)
+			}
 			if err := s.api.Answer(ctx, w.ID, a.Permission.CallID, permission.Verdict{Answer: permission.AnswerOnce}); err != nil {
 				t.Fatalf("answer through the API service: %v", err)
 			}
