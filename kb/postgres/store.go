@@ -4,9 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -16,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/reinhq/rein/internal/pgdb"
 	"github.com/reinhq/rein/kb"
 )
 
@@ -66,43 +64,19 @@ func Open(ctx context.Context, url string, opts Options) (*Store, error) {
 		return nil, fmt.Errorf("kb/postgres: open: namespace %q: want UTF-8 text of at most %d bytes, without NUL characters",
 			opts.Namespace, maxNamespace)
 	}
-	pcfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		// The parser's message may quote the URL, password included.
-		return nil, &openError{msg: "kb/postgres: open: the connection URL does not parse; " +
-			"want postgres://user:password@host:port/database?sslmode=disable (or key=value settings)"}
-	}
-	cfg := pcfg.ConnConfig
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = opts.ConnectTimeout
-		if cfg.ConnectTimeout <= 0 {
-			cfg.ConnectTimeout = 10 * time.Second
-		}
-	}
-	conns := opts.MaxConns
-	if conns == 0 {
-		conns = max(runtime.NumCPU(), 4)
-	}
-	pcfg.MaxConns = int32(max(conns, 2))
-	where := net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-	p, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), pcfg)
-	if err != nil {
-		return nil, connectError(cfg, where, err)
-	}
-	c, err := p.Acquire(ctx)
-	if err != nil {
-		p.Close()
-		return nil, connectError(cfg, where, err)
-	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	err = migrate(ctx, c.Conn(), now())
-	c.Release()
+	p, where, err := pgdb.Open(ctx, url, pgdb.Config{
+		Name:           "kb/postgres",
+		MaxConns:       opts.MaxConns,
+		ConnectTimeout: opts.ConnectTimeout,
+		QuietDeadline:  true,
+		SetUp:          func(ctx context.Context, c *pgx.Conn) error { return migrate(ctx, c, now()) },
+	})
 	if err != nil {
-		p.Close()
-		return nil, &openError{msg: scrub(fmt.Sprintf("kb/postgres: open %s: %v%s", where, err, schemaHint(err)), cfg.Password), err: err}
+		return nil, err
 	}
 	return &Store{pool: p, ns: opts.Namespace, target: where}, nil
 }
@@ -138,61 +112,6 @@ func (s *Store) generation(ctx context.Context, tx pgx.Tx) (gen, chunks, terms i
 		return 0, 0, 0, nil
 	}
 	return gen, chunks, terms, err
-}
-
-// openError is an error of Open: its message is safe to print (no
-// password), while Unwrap keeps the cause for errors.Is and errors.As.
-type openError struct {
-	msg string
-	err error
-}
-
-func (e *openError) Error() string { return e.msg }
-func (e *openError) Unwrap() error { return e.err }
-
-// connectError explains a failed first connection: what went wrong, where,
-// and what to check.
-func connectError(cfg *pgx.ConnConfig, where string, err error) error {
-	var hint string
-	var pgErr *pgconn.PgError
-	switch {
-	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
-		return &openError{msg: fmt.Sprintf("kb/postgres: open %s: %v", where, err), err: err}
-	case errors.As(err, &pgErr) && (pgErr.Code == "28P01" || pgErr.Code == "28000"):
-		hint = fmt.Sprintf("the server refused user %q: check the user and password in the URL (or PGPASSWORD, ~/.pgpass) "+
-			"and that pg_hba.conf lets this user in from here", cfg.User)
-	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
-		hint = fmt.Sprintf("database %q does not exist: create it (createdb %s) or fix the URL", cfg.Database, cfg.Database)
-	case errors.As(err, &pgErr):
-		hint = "the server refused the connection: check the URL's user, database and sslmode"
-	default:
-		hint = "cannot reach the server: check that PostgreSQL runs there and accepts TCP connections " +
-			"(listen_addresses, firewall), and the host, port and sslmode of the URL"
-	}
-	msg := fmt.Sprintf("kb/postgres: open %s (user %s, database %s): %s (%v)", where, cfg.User, cfg.Database, hint, err)
-	return &openError{msg: scrub(msg, cfg.Password), err: err}
-}
-
-// schemaHint says what to check when the schema cannot be set up.
-func schemaHint(err error) string {
-	var pgErr *pgconn.PgError
-	switch {
-	case !errors.As(err, &pgErr):
-		return ""
-	case pgErr.Code == "3F000":
-		return "; the URL's search_path names no schema that exists: create it (CREATE SCHEMA …) or fix the URL"
-	case pgErr.Code == "42501":
-		return "; the user may not create tables there: grant it CREATE on the schema, or run rein once as its owner"
-	}
-	return ""
-}
-
-// scrub blanks out password in msg, should a message ever quote it.
-func scrub(msg, password string) string {
-	if password == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, password, "xxxxx")
 }
 
 // errBadText: a text PostgreSQL cannot hold.

@@ -3,18 +3,12 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"sync"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
-
 	"github.com/reinhq/rein/internal/migration"
+	"github.com/reinhq/rein/internal/sqlitedb"
 	"github.com/reinhq/rein/kb"
 )
 
@@ -61,86 +55,29 @@ var (
 // up to date. A database written by a newer rein is refused with
 // [ErrNewerSchema].
 func Open(path string, opts Options) (*Store, error) {
-	ctx := context.Background()
-	if path == "" {
-		return nil, errors.New("kb/sqlite: open: empty path")
-	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("kb/sqlite: open %s: %w", path, err)
-	}
-	if err := createFile(abs); err != nil {
-		return nil, fmt.Errorf("kb/sqlite: open %s: %w", abs, err)
-	}
-	db, err := sql.Open("sqlite", dsn(abs, opts))
-	if err != nil {
-		return nil, fmt.Errorf("kb/sqlite: open %s: %w", abs, err)
-	}
-	conns := opts.MaxConns
-	if conns == 0 {
-		conns = 4
-	}
-	conns = max(conns, 2)
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
-	s := &Store{db: db, path: abs, writer: make(chan struct{}, 1)}
-	if err := s.setUp(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("kb/sqlite: open %s: %w", abs, err)
-	}
-	return s, nil
-}
-
-// createFile creates the database file and its directory with modes that
-// keep them private; an existing file is left as it is.
-func createFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	return f.Close()
-}
-
-// dsn is the driver's name for the database at path: every connection
-// waits for other processes' locks, runs in WAL mode, enforces foreign
-// keys, and begins its write transactions IMMEDIATE.
-func dsn(path string, opts Options) string {
-	busy := opts.BusyTimeout
-	if busy <= 0 {
-		busy = 10 * time.Second
-	}
 	sync := "NORMAL"
 	if opts.Durable {
 		sync = "FULL"
 	}
-	q := url.Values{}
-	q.Add("_pragma", "page_size(8192)")
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous("+sync+")")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate")
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-}
-
-// setUp checks the connection's settings and migrates the schema.
-func (s *Store) setUp(ctx context.Context) error {
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
-	}
-	if mode != "wal" {
-		return fmt.Errorf("journal mode %q, want wal (does the file system support shared memory?)", mode)
-	}
-	ms, err := migration.Load(migrationFiles, "migrations")
+	db, abs, err := sqlitedb.Open(context.Background(), path, sqlitedb.Config{
+		Name:        "kb/sqlite",
+		Synchronous: sync,
+		PageSize:    8192,
+		BusyTimeout: opts.BusyTimeout,
+		MaxConns:    opts.MaxConns,
+		SetUp: func(ctx context.Context, db *sql.DB) error {
+			ms, err := migration.Load(migrationFiles, "migrations")
+			if err != nil {
+				return err
+			}
+			_, err = migrate(ctx, db, ms, time.Now())
+			return err
+		},
+	})
 	if err != nil {
-		return err
+		return nil, err
 	}
-	_, err = migrate(ctx, s.db, ms, time.Now())
-	return err
+	return &Store{db: db, path: abs, writer: make(chan struct{}, 1)}, nil
 }
 
 // Path returns the absolute path of the database file.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"embed"
 	"errors"
-	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -17,17 +16,6 @@ import (
 // this one does not know. Opening it is refused rather than risking
 // writes that the newer schema does not expect.
 var ErrNewerSchema = errors.New("postgres: the database has a newer schema than this rein knows")
-
-// newerSchemaError is the ErrNewerSchema that says which versions.
-type newerSchemaError struct{ database, known int }
-
-func (e *newerSchemaError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this rein (%d); upgrade rein "+
-		"(or restore a backup made by this version)", e.database, e.known)
-}
-
-// Is makes errors.Is(err, ErrNewerSchema) hold.
-func (e *newerSchemaError) Is(target error) bool { return target == ErrNewerSchema }
 
 //go:embed migrations/*.sql
 var migrationFiles embed.FS
@@ -46,9 +34,5 @@ var loadMigrations = migration.Load
 // database at a version above the last of ms is refused with
 // ErrNewerSchema.
 func migrate(ctx context.Context, c *pgx.Conn, ms []migration.Migration, now time.Time) (int, error) {
-	v, err := pgmigrate.Apply(ctx, c, pgmigrate.Plan{Table: "rein_schema_migrations", Lock: migrationLock}, ms, now)
-	if newer, ok := errors.AsType[*pgmigrate.NewerError](err); ok {
-		return v, &newerSchemaError{database: newer.Database, known: newer.Known}
-	}
-	return v, err
+	return pgmigrate.Apply(ctx, c, pgmigrate.Plan{Table: "rein_schema_migrations", Lock: migrationLock, Newer: ErrNewerSchema}, ms, now)
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/reinhq/rein/internal/pgdb"
 	"github.com/reinhq/rein/session"
 )
 
@@ -54,110 +54,26 @@ var (
 // is refused with [ErrNewerSchema]. ctx bounds the connection and the
 // migration, not the store's life.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	pcfg, err := pgxpool.ParseConfig(url)
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	p, target, err := pgdb.Open(ctx, url, pgdb.Config{
+		Name:           "postgres",
+		MaxConns:       opts.MaxConns,
+		ConnectTimeout: opts.ConnectTimeout,
+		SetUp: func(ctx context.Context, c *pgx.Conn) error {
+			ms, err := loadMigrations(migrationFiles, "migrations")
+			if err == nil {
+				_, err = migrate(ctx, c, ms, now())
+			}
+			return err
+		},
+	})
 	if err != nil {
-		// The parser's message may quote the URL, password included.
-		return nil, &openError{msg: "postgres: open: the connection URL does not parse; " +
-			"want postgres://user:password@host:port/database?sslmode=disable (or key=value settings)"}
+		return nil, err
 	}
-	cfg := pcfg.ConnConfig
-	if cfg.ConnectTimeout == 0 {
-		cfg.ConnectTimeout = opts.ConnectTimeout
-		if cfg.ConnectTimeout <= 0 {
-			cfg.ConnectTimeout = 10 * time.Second
-		}
-	}
-	conns := opts.MaxConns
-	if conns == 0 {
-		conns = max(runtime.NumCPU(), 4)
-	}
-	pcfg.MaxConns = int32(max(conns, 2))
-	// Connections idle for a while are checked before use, so a restarted
-	// server costs one failed ping, not a failed write.
-	pcfg.ConnConfig.ConnectTimeout = cfg.ConnectTimeout
-	p, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), pcfg)
-	if err != nil {
-		return nil, connectError(cfg, target(cfg), err)
-	}
-	s := &Store{pool: p, now: opts.Now, target: target(cfg)}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	c, err := s.pool.Acquire(ctx)
-	if err != nil {
-		s.pool.Close()
-		return nil, connectError(cfg, s.target, err)
-	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
-	if err == nil {
-		_, err = migrate(ctx, c.Conn(), ms, s.now())
-	}
-	c.Release()
-	if err != nil {
-		s.pool.Close()
-		return nil, &openError{msg: scrub(fmt.Sprintf("postgres: open %s: %v%s", s.target, err, schemaHint(err)), cfg.Password), err: err}
-	}
-	return s, nil
-}
-
-// schemaHint says what to check when the schema cannot be set up.
-func schemaHint(err error) string {
-	var pgErr *pgconn.PgError
-	switch {
-	case !errors.As(err, &pgErr):
-		return ""
-	case pgErr.Code == "3F000":
-		return "; the URL's search_path names no schema that exists: create it (CREATE SCHEMA …) or fix the URL"
-	case pgErr.Code == "42501":
-		return "; the user may not create tables there: grant it CREATE on the schema, or run rein once as its owner"
-	}
-	return ""
-}
-
-// target is the server's host:port as the configuration names it.
-func target(cfg *pgx.ConnConfig) string {
-	return net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
-}
-
-// openError is an error of Open: its message is safe to print (no
-// password), while Unwrap keeps the cause for errors.Is and errors.As.
-type openError struct {
-	msg string
-	err error
-}
-
-func (e *openError) Error() string { return e.msg }
-func (e *openError) Unwrap() error { return e.err }
-
-// connectError explains a failed first connection: what went wrong, where,
-// and what to check.
-func connectError(cfg *pgx.ConnConfig, where string, err error) error {
-	var hint string
-	var pgErr *pgconn.PgError
-	switch {
-	case errors.Is(err, context.Canceled):
-		return &openError{msg: fmt.Sprintf("postgres: open %s: %v", where, err), err: err}
-	case errors.As(err, &pgErr) && (pgErr.Code == "28P01" || pgErr.Code == "28000"):
-		hint = fmt.Sprintf("the server refused user %q: check the user and password in the URL (or PGPASSWORD, ~/.pgpass) "+
-			"and that pg_hba.conf lets this user in from here", cfg.User)
-	case errors.As(err, &pgErr) && pgErr.Code == "3D000":
-		hint = fmt.Sprintf("database %q does not exist: create it (createdb %s) or fix the URL", cfg.Database, cfg.Database)
-	case errors.As(err, &pgErr):
-		hint = "the server refused the connection: check the URL's user, database and sslmode"
-	default:
-		hint = "cannot reach the server: check that PostgreSQL runs there and accepts TCP connections " +
-			"(listen_addresses, firewall), and the host, port and sslmode of the URL"
-	}
-	msg := fmt.Sprintf("postgres: open %s (user %s, database %s): %s (%v)", where, cfg.User, cfg.Database, hint, err)
-	return &openError{msg: scrub(msg, cfg.Password), err: err}
-}
-
-// scrub blanks out password in msg, should a message ever quote it.
-func scrub(msg, password string) string {
-	if password == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, password, "xxxxx")
+	return &Store{pool: p, now: now, target: target}, nil
 }
 
 // Close closes the connections; the store cannot be used afterwards.

@@ -3,16 +3,10 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
-	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 
-	_ "modernc.org/sqlite" // the "sqlite" database/sql driver
-
+	"github.com/reinhq/rein/internal/sqlitedb"
 	"github.com/reinhq/rein/session"
 )
 
@@ -78,87 +72,33 @@ var (
 // created with mode 0700 when missing) and bringing its schema up to date.
 // A database written by a newer rein is refused with [ErrNewerSchema].
 func Open(path string, opts Options) (*Store, error) {
-	ctx := context.Background()
-	if path == "" {
-		return nil, errors.New("sqlite: open: empty path")
+	now := opts.Now
+	if now == nil {
+		now = time.Now
 	}
-	abs, err := filepath.Abs(path)
+	c := config(opts)
+	c.SetUp = func(ctx context.Context, db *sql.DB) error {
+		ms, err := loadMigrations(migrationFiles, "migrations")
+		if err != nil {
+			return err
+		}
+		_, err = migrate(ctx, db, ms, now())
+		return err
+	}
+	db, abs, err := sqlitedb.Open(context.Background(), path, c)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", path, err)
+		return nil, err
 	}
-	if err := createFile(abs); err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
-	}
-	db, err := sql.Open("sqlite", dsn(abs, opts))
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
-	}
-	conns := opts.MaxConns
-	if conns == 0 {
-		conns = 4
-	}
-	conns = max(conns, 2)
-	db.SetMaxOpenConns(conns)
-	db.SetMaxIdleConns(conns)
-	s := &Store{db: db, path: abs, now: opts.Now, writer: make(chan struct{}, 1)}
-	if s.now == nil {
-		s.now = time.Now
-	}
-	if err := s.setUp(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
-	}
-	return s, nil
+	return &Store{db: db, path: abs, now: now, writer: make(chan struct{}, 1)}, nil
 }
 
-// createFile creates the database file and its directory with modes that
-// keep them private; an existing file is left as it is.
-func createFile(path string) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return err
-	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return err
-	}
-	return f.Close()
+// config is the connection settings of opts (see package sqlitedb).
+func config(opts Options) sqlitedb.Config {
+	return sqlitedb.Config{Name: "sqlite", Synchronous: opts.Sync.pragma(), BusyTimeout: opts.BusyTimeout, MaxConns: opts.MaxConns}
 }
 
-// dsn is the driver's name for the database at path: every connection it
-// opens waits for other processes' locks, runs in WAL mode with the chosen
-// synchronous level, enforces foreign keys, and begins its write
-// transactions IMMEDIATE (taking the write lock at once, so a transaction
-// never fails midway because another one wrote first).
-func dsn(path string, opts Options) string {
-	busy := opts.BusyTimeout
-	if busy <= 0 {
-		busy = 10 * time.Second
-	}
-	q := url.Values{}
-	q.Add("_pragma", "busy_timeout("+strconv.FormatInt(busy.Milliseconds(), 10)+")")
-	q.Add("_pragma", "journal_mode(WAL)")
-	q.Add("_pragma", "synchronous("+opts.Sync.pragma()+")")
-	q.Add("_pragma", "foreign_keys(1)")
-	q.Set("_txlock", "immediate")
-	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + q.Encode()
-}
-
-// setUp checks the connection's settings and migrates the schema.
-func (s *Store) setUp(ctx context.Context) error {
-	var mode string
-	if err := s.db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		return err
-	}
-	if mode != "wal" {
-		return fmt.Errorf("journal mode %q, want wal (does the file system support shared memory?)", mode)
-	}
-	ms, err := loadMigrations(migrationFiles, "migrations")
-	if err != nil {
-		return err
-	}
-	_, err = migrate(ctx, s.db, ms, s.now())
-	return err
-}
+// dsn is the driver's name for the database at path (see sqlitedb.DSN).
+func dsn(path string, opts Options) string { return sqlitedb.DSN(path, config(opts)) }
 
 // Ping checks that the database file answers (readiness).
 func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }

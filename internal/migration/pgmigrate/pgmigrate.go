@@ -26,6 +26,10 @@ type Plan struct {
 	// Lock is the key of the transaction-scoped advisory lock that
 	// migrations of this store hold.
 	Lock int64
+	// Schema and Newer fill the fields of the same names of a NewerError
+	// Apply returns.
+	Schema string
+	Newer  error
 }
 
 // NewerError reports a database whose schema is newer than the migrations
@@ -34,12 +38,25 @@ type NewerError struct {
 	// Database is the version the database is at; Known the last
 	// migration this rein has.
 	Database, Known int
+	// Schema names the schema in the message ("knowledge-base"); ""
+	// means "database".
+	Schema string
+	// Newer, when not nil, is the store's sentinel (its ErrNewerSchema):
+	// errors.Is(e, Newer) holds.
+	Newer error
 }
 
 func (e *NewerError) Error() string {
-	return fmt.Sprintf("database schema version %d is newer than this rein (%d); upgrade rein "+
-		"(or restore a backup made by this version)", e.Database, e.Known)
+	schema := e.Schema
+	if schema == "" {
+		schema = "database"
+	}
+	return fmt.Sprintf("%s schema version %d is newer than this rein (%d); upgrade rein "+
+		"(or restore a backup made by this version)", schema, e.Database, e.Known)
 }
+
+// Is makes errors.Is(e, e.Newer) hold.
+func (e *NewerError) Is(target error) bool { return e.Newer != nil && target == e.Newer }
 
 var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
@@ -77,7 +94,7 @@ func Apply(ctx context.Context, c *pgx.Conn, p Plan, ms []migration.Migration, n
 	}
 	latest := ms[len(ms)-1].Version
 	if current > latest {
-		return current, &NewerError{Database: current, Known: latest}
+		return current, &NewerError{Database: current, Known: latest, Schema: p.Schema, Newer: p.Newer}
 	}
 	for _, m := range ms[current:] {
 		// No arguments: the simple protocol, which runs a file of
