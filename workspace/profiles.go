@@ -7,10 +7,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/reinhq/rein/internal/atomicfile"
 	"github.com/reinhq/rein/llm/registry"
 )
 
@@ -113,32 +113,7 @@ func (p Profiles) Save(path string) error {
 // WriteFileAtomic writes data to path through a temporary file in the same
 // directory, synced and renamed over path, creating the directory (0700).
 func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*")
-	if err != nil {
-		return err
-	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Chmod(tmp, perm)
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	return atomicfile.Write(path, data, perm)
 }
 
 // modelsFile is .rein/models.yaml: models added to the registry's table.
