@@ -240,6 +240,15 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", ln.Addr(), where)
 		go func() { errc <- fmt.Errorf("serve: %w", hs.Serve(ln)) }()
 	} else {
+		if o.addr != "" {
+			ln, err := net.Listen("tcp", o.addr)
+			if err != nil {
+				return fail(ExitError, "--addr %s: %v", o.addr, err)
+			}
+			hs = &http.Server{Handler: server.ProbeHandler(Version(), readyChecks(db, bus), logger), ReadHeaderTimeout: 10 * time.Second}
+			fmt.Fprintf(a.Stderr, "rein: probes on http://%s/health and /ready\n", ln.Addr())
+			go func() { errc <- fmt.Errorf("probes: %w", hs.Serve(ln)) }()
+		}
 		logger.Info("rein worker running", "data_dir", dataDir, "store", where, "max_concurrent", o.maxConcurrent, "version", Version())
 		fmt.Fprintf(a.Stderr, "rein: working (data in %s)\n", where)
 	}

@@ -21,7 +21,8 @@ lease ran out can no longer write to the session: PostgreSQL refuses its
 fencing token. With Redis away, workers pause and take again once it is back;
 with PostgreSQL away, the run in progress fails and its session is taken up
 again later. On SIGTERM a worker stops taking sessions and lets its runs
-finish for --shutdown-timeout.`
+finish for --shutdown-timeout. --addr serves /health and /ready (the store
+and the bus; 503 with Retry-After naming the one down) for a process manager.`
 
 // workerCommand is rein worker: a process that runs runs and serves no HTTP.
 func (a *App) workerCommand() *cobra.Command {
@@ -36,6 +37,7 @@ func (a *App) workerCommand() *cobra.Command {
 		},
 	}
 	f := cmd.Flags()
+	f.StringVar(&o.addr, "addr", "", "address to serve /health and /ready on (e.g. 127.0.0.1:7879), for probes; none by default")
 	addStoreFlags(f, o)
 	addRunnerFlags(f, o)
 	return cmd

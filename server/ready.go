@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
@@ -25,8 +27,23 @@ type readyOutput struct {
 // each within readyTimeout; any failing makes a 503 with Retry-After that
 // names the dependencies down (SPEC API-5), their causes going to the log.
 func (s *Server) ready(ctx context.Context, _ *struct{}) (*readyOutput, error) {
-	names := make([]string, 0, len(s.cfg.Checks))
-	for name := range s.cfg.Checks {
+	checks, down, causes := runChecks(ctx, s.cfg.Checks)
+	if len(down) > 0 {
+		// /ready is public (probes carry no token): the answer names the
+		// dependencies, the log their addresses and causes.
+		s.log.WarnContext(ctx, "not ready", "down", strings.Join(causes, "; "))
+		return nil, huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(notReady(down)),
+			http.Header{"Retry-After": {"5"}})
+	}
+	return &readyOutput{Body: api.Ready{Status: "ready", Checks: checks}}, nil
+}
+
+// runChecks runs every check at once, each within readyTimeout: ok maps
+// the names of those that answered to "ok"; down names the others, sorted,
+// and causes says why, for the log.
+func runChecks(ctx context.Context, all map[string]func(context.Context) error) (ok map[string]string, down, causes []string) {
+	names := make([]string, 0, len(all))
+	for name := range all {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -36,27 +53,54 @@ func (s *Server) ready(ctx context.Context, _ *struct{}) (*readyOutput, error) {
 		wg.Go(func() {
 			cctx, cancel := context.WithTimeout(ctx, readyTimeout)
 			defer cancel()
-			errs[i] = s.cfg.Checks[name](cctx)
+			errs[i] = all[name](cctx)
 		})
 	}
 	wg.Wait()
-	out := &readyOutput{Body: api.Ready{Status: "ready", Checks: map[string]string{}}}
-	var down, causes []string
+	ok = map[string]string{}
 	for i, name := range names {
 		if errs[i] != nil {
 			down = append(down, name)
 			causes = append(causes, fmt.Sprintf("%s: %v", name, errs[i]))
 			continue
 		}
-		out.Body.Checks[name] = "ok"
+		ok[name] = "ok"
 	}
-	if len(down) > 0 {
-		// /ready is public (probes carry no token): the answer names the
-		// dependencies, the log their addresses and causes.
-		s.log.WarnContext(ctx, "not ready", "down", strings.Join(causes, "; "))
-		return nil, huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(fmt.Sprintf(
-			"not ready: %s not answering; the server log says why", strings.Join(down, ", "))),
-			http.Header{"Retry-After": {"5"}})
-	}
-	return out, nil
+	return ok, down, causes
+}
+
+// notReady is the detail of a 503 from /ready.
+func notReady(down []string) string {
+	return fmt.Sprintf("not ready: %s not answering; the server log says why", strings.Join(down, ", "))
+}
+
+// ProbeHandler serves /health and /ready for a process without the API (a
+// worker): the same answers as the server's, from the same checks, as
+// plain JSON (problem+json for a 503 with Retry-After). logger receives
+// why a check failed.
+func ProbeHandler(version string, checks map[string]func(context.Context) error, logger *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
+		writeJSON(w, http.StatusOK, "application/json", api.Health{Status: "ok", Version: version})
+	})
+	mux.HandleFunc("GET /ready", func(w http.ResponseWriter, r *http.Request) {
+		ok, down, causes := runChecks(r.Context(), checks)
+		if len(down) > 0 {
+			logger.WarnContext(r.Context(), "not ready", "down", strings.Join(causes, "; "))
+			w.Header().Set("Retry-After", "5")
+			writeJSON(w, http.StatusServiceUnavailable, "application/problem+json", map[string]any{
+				"title": http.StatusText(http.StatusServiceUnavailable), "status": http.StatusServiceUnavailable,
+				"detail": notReady(down)})
+			return
+		}
+		writeJSON(w, http.StatusOK, "application/json", api.Ready{Status: "ready", Checks: ok})
+	})
+	return mux
+}
+
+// writeJSON writes v as the whole answer.
+func writeJSON(w http.ResponseWriter, status int, contentType string, v any) {
+	w.Header().Set("Content-Type", contentType)
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
 }

@@ -2,9 +2,14 @@ package server_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"io"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -52,5 +57,53 @@ func TestReady(t *testing.T) {
 	got = decode[api.Ready](t, newEnv(t).do(t, "GET", "/ready", "", nil), http.StatusOK)
 	if got.Status != "ready" {
 		t.Errorf("without checks: %+v", got)
+	}
+}
+
+// A worker's probes (ProbeHandler) answer as the server's do: /health 200
+// with the version; /ready 200 naming the checks, or 503 with Retry-After
+// naming what is down, as problem+json.
+func TestProbeHandler(t *testing.T) {
+	var storeDown atomic.Bool
+	checks := map[string]func(context.Context) error{
+		"store": func(context.Context) error {
+			if storeDown.Load() {
+				return errors.New("postgres at 127.0.0.1:5432: connection refused")
+			}
+			return nil
+		},
+		"bus": func(context.Context) error { return nil },
+	}
+	ts := httptest.NewServer(server.ProbeHandler("v1", checks, slog.New(slog.DiscardHandler)))
+	defer ts.Close()
+	get := func(path string) (*http.Response, []byte) {
+		resp, err := http.Get(ts.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp, b
+	}
+	if resp, b := get("/health"); resp.StatusCode != http.StatusOK || !strings.Contains(string(b), `"version":"v1"`) {
+		t.Errorf("/health: %d %s", resp.StatusCode, b)
+	}
+	resp, b := get("/ready")
+	var ready api.Ready
+	if err := json.Unmarshal(b, &ready); err != nil || resp.StatusCode != http.StatusOK ||
+		!cmp.Equal(ready, api.Ready{Status: "ready", Checks: map[string]string{"store": "ok", "bus": "ok"}}) {
+		t.Errorf("/ready: %d %s", resp.StatusCode, b)
+	}
+	storeDown.Store(true)
+	resp, b = get("/ready")
+	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" ||
+		resp.Header.Get("Content-Type") != "application/problem+json" || !strings.Contains(string(b), "not ready: store not answering") {
+		t.Errorf("/ready with the store down: %d %v %s", resp.StatusCode, resp.Header, b)
+	}
+	if strings.Contains(string(b), "5432") {
+		t.Errorf("the public answer names the store's address: %s", b)
+	}
+	if resp, _ := get("/sessions"); resp.StatusCode != http.StatusNotFound {
+		t.Errorf("a worker's probe server serves /sessions: %d", resp.StatusCode)
 	}
 }
