@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
 	"sync"
@@ -63,7 +62,7 @@ func prepareEntry(e Entry) (prepared, error) {
 		terms := ChunkTerms(c)
 		mc := &memChunk{chunk: c, counts: termCounts(terms)}
 		if e.Vectors != nil {
-			mc.vec = unit(e.Vectors[i])
+			mc.vec = Unit(e.Vectors[i])
 		}
 		p.chunks[i], p.terms[i] = mc, len(terms)
 	}
@@ -158,7 +157,7 @@ func (m *Memory) Keyword(ctx context.Context, terms []string, k int) ([]Hit, err
 // Vector ranks the chunks with vectors of vec's dimension by cosine
 // similarity.
 func (m *Memory) Vector(ctx context.Context, vec []float32, k int) ([]Hit, error) {
-	q := unit(vec)
+	q := Unit(vec)
 	if q == nil || k < 1 {
 		return nil, nil
 	}
@@ -169,7 +168,7 @@ func (m *Memory) Vector(ctx context.Context, vec []float32, k int) ([]Hit, error
 		if len(c.vec) != len(q) {
 			continue
 		}
-		hits = append(hits, Hit{Chunk: c.chunk, Score: dot(q, c.vec)})
+		hits = append(hits, Hit{Chunk: c.chunk, Score: Dot(q, c.vec)})
 	}
 	return best(hits, k), nil
 }
@@ -195,31 +194,4 @@ func hitLess(a, b Hit) bool {
 		return a.Doc < b.Doc
 	}
 	return a.Start < b.Start
-}
-
-// unit returns v scaled to length 1, nil when v is empty or zero.
-func unit(v []float32) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
-		return nil
-	}
-	inv := 1 / math.Sqrt(sum)
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out
-}
-
-// dot is the dot product of two vectors of one length.
-func dot(a, b []float32) float64 {
-	var s float32
-	b = b[:len(a)]
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return float64(s)
 }

@@ -1,11 +1,8 @@
 package postgres
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -43,7 +40,7 @@ func (s *Store) Vector(ctx context.Context, vec []float32, k int) ([]kb.Hit, err
 		if err != nil {
 			return err
 		}
-		best := vc.nearest(unit(vec), k)
+		best := vc.nearest(kb.Unit(vec), k)
 		if len(best) == 0 {
 			return nil
 		}
@@ -76,7 +73,7 @@ func (s *Store) loadVectors(ctx context.Context, tx pgx.Tx, gen int64) (*vectorC
 	var v []float32
 	_, err = pgx.ForEachRow(rows, []any{&ref.path, &ref.ord, &v}, func() error {
 		vc.refs = append(vc.refs, ref)
-		vc.vecs = append(vc.vecs, unit(v))
+		vc.vecs = append(vc.vecs, kb.Unit(v))
 		return nil
 	})
 	if err != nil {
@@ -88,69 +85,18 @@ func (s *Store) loadVectors(ctx context.Context, tx pgx.Tx, gen int64) (*vectorC
 	return vc, nil
 }
 
-// scored is a candidate of the vector pass.
-type scored struct {
-	i     int // index in the cache
-	score float64
-}
-
-// nearest returns the indexes of the k vectors most similar to q (a unit
-// vector), best first; ties go to the earlier chunk.
-func (vc *vectorCache) nearest(q []float32, k int) []scored {
-	if q == nil {
-		return nil
-	}
-	h := &minHeap{}
-	for i, v := range vc.vecs {
-		if len(v) != len(q) {
-			continue
-		}
-		c := scored{i: i, score: dot(q, v)}
-		if h.Len() < k {
-			heap.Push(h, c)
-		} else if worse((*h)[0], c) {
-			(*h)[0] = c
-			heap.Fix(h, 0)
-		}
-	}
-	out := slices.Clone(*h)
-	slices.SortFunc(out, func(a, b scored) int {
-		if worse(a, b) {
-			return 1
-		}
-		return -1
-	})
-	return out
-}
-
-// worse reports whether a ranks below b.
-func worse(a, b scored) bool {
-	if a.score != b.score {
-		return a.score < b.score
-	}
-	return a.i > b.i
-}
-
-// minHeap keeps the worst of the best k at its top.
-type minHeap []scored
-
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return worse(h[i], h[j]) }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(scored)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// nearest returns the k vectors most similar to q (a unit vector), best
+// first; ties go to the earlier chunk.
+func (vc *vectorCache) nearest(q []float32, k int) []kb.Scored {
+	return kb.Nearest(q, vc.vecs, k, func(i, j int) bool { return i < j })
 }
 
 // fetch reads the chunks of best, in best's order, with their scores.
-func (s *Store) fetch(ctx context.Context, tx pgx.Tx, vc *vectorCache, best []scored) ([]kb.Hit, error) {
+func (s *Store) fetch(ctx context.Context, tx pgx.Tx, vc *vectorCache, best []kb.Scored) ([]kb.Hit, error) {
 	paths := make([]string, len(best))
 	ords := make([]int32, len(best))
 	for i, b := range best {
-		paths[i], ords[i] = vc.refs[b.i].path, vc.refs[b.i].ord
+		paths[i], ords[i] = vc.refs[b.Index].path, vc.refs[b.Index].ord
 	}
 	rows, err := tx.Query(ctx, `SELECT c.path, c.ord, c.start_line, c.end_line, c.heading, c.body
 		FROM unnest($2::text[], $3::int[]) w(path, ord)
@@ -170,35 +116,9 @@ func (s *Store) fetch(ctx context.Context, tx pgx.Tx, vc *vectorCache, best []sc
 	}
 	hits := make([]kb.Hit, 0, len(best))
 	for _, b := range best {
-		if c, ok := byRef[vc.refs[b.i]]; ok { // read in the same snapshot: always there
-			hits = append(hits, kb.Hit{Chunk: c, Score: b.score})
+		if c, ok := byRef[vc.refs[b.Index]]; ok { // read in the same snapshot: always there
+			hits = append(hits, kb.Hit{Chunk: c, Score: b.Score})
 		}
 	}
 	return hits, nil
-}
-
-// unit returns v scaled to length 1, or nil when v is zero or not finite.
-func unit(v []float32) []float32 {
-	var n float64
-	for _, x := range v {
-		n += float64(x) * float64(x)
-	}
-	if n == 0 || math.IsNaN(n) || math.IsInf(n, 0) {
-		return nil
-	}
-	n = math.Sqrt(n)
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) / n)
-	}
-	return out
-}
-
-// dot is the dot product of two vectors of one length.
-func dot(a, b []float32) float64 {
-	var s float32
-	for i := range a {
-		s += a[i] * b[i]
-	}
-	return float64(s)
 }

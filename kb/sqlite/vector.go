@@ -1,11 +1,9 @@
 package sqlite
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/reinhq/rein/kb"
@@ -32,7 +30,7 @@ type cached struct {
 // this process keep the copy in step, and a write of another process (a
 // new generation) makes the next query load it again.
 func (s *Store) Vector(ctx context.Context, vec []float32, k int) ([]kb.Hit, error) {
-	q := unit(vec)
+	q := kb.Unit(vec)
 	if q == nil || k < 1 {
 		return nil, nil
 	}
@@ -96,7 +94,7 @@ func loadVectors(ctx context.Context, tx *sql.Tx, gen int64) (*vectorCache, erro
 		if err := rows.Scan(&id, &blob); err != nil {
 			return nil, fmt.Errorf("load vectors: %w", err)
 		}
-		vc.add(cached{id: id, vec: unit(decode(blob))})
+		vc.add(cached{id: id, vec: kb.Unit(decode(blob))})
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load vectors: %w", err)
@@ -152,43 +150,13 @@ type scoredID struct {
 	score float64
 }
 
-// minHeap keeps the best k scores seen, the worst on top.
-type minHeap []scoredID
-
-func (h minHeap) Len() int { return len(h) }
-func (h minHeap) Less(i, j int) bool {
-	if h[i].score != h[j].score {
-		return h[i].score < h[j].score
-	}
-	return h[i].id > h[j].id
-}
-func (h minHeap) Swap(i, j int) { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)   { *h = append(*h, x.(scoredID)) }
-func (h *minHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
-}
-
-// nearest returns the k ids most similar to the unit vector q, best first.
+// nearest returns the k ids most similar to the unit vector q, best first;
+// ties go to the lower id (the cache's order changes as chunks go).
 func (vc *vectorCache) nearest(q []float32, k int) []scoredID {
-	h := make(minHeap, 0, k+1)
-	for i, v := range vc.vecs {
-		if len(v) != len(q) {
-			continue
-		}
-		sc := scoredID{id: vc.ids[i], score: dot(q, v)}
-		if len(h) < k {
-			heap.Push(&h, sc)
-		} else if sc.score > h[0].score || (sc.score == h[0].score && sc.id < h[0].id) {
-			h[0] = sc
-			heap.Fix(&h, 0)
-		}
-	}
-	out := make([]scoredID, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(scoredID)
+	best := kb.Nearest(q, vc.vecs, k, func(i, j int) bool { return vc.ids[i] < vc.ids[j] })
+	out := make([]scoredID, len(best))
+	for i, b := range best {
+		out[i] = scoredID{id: vc.ids[b.Index], score: b.Score}
 	}
 	return out
 }
@@ -231,31 +199,4 @@ func fetch(ctx context.Context, tx *sql.Tx, best []scoredID) ([]kb.Hit, error) {
 		}
 	}
 	return hits, nil
-}
-
-// unit returns v scaled to length 1, nil when v is empty or zero.
-func unit(v []float32) []float32 {
-	var sum float64
-	for _, x := range v {
-		sum += float64(x) * float64(x)
-	}
-	if sum == 0 || math.IsNaN(sum) || math.IsInf(sum, 0) {
-		return nil
-	}
-	inv := 1 / math.Sqrt(sum)
-	out := make([]float32, len(v))
-	for i, x := range v {
-		out[i] = float32(float64(x) * inv)
-	}
-	return out
-}
-
-// dot is the dot product of two vectors of one length.
-func dot(a, b []float32) float64 {
-	var s float32
-	b = b[:len(a)]
-	for i, x := range a {
-		s += x * b[i]
-	}
-	return float64(s)
 }

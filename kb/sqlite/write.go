@@ -43,7 +43,7 @@ func prepare(e kb.Entry) (entry, error) {
 		r := row{chunk: c, terms: strings.Join(kb.ChunkTerms(c), " ")}
 		if e.Vectors != nil {
 			r.vec = encode(e.Vectors[i])
-			r.unit = unit(e.Vectors[i])
+			r.unit = kb.Unit(e.Vectors[i])
 		}
 		out.rows[i] = r
 	}
