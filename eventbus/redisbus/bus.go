@@ -8,16 +8,15 @@ import (
 	"log/slog"
 	"math"
 	"net"
-	neturl "net/url"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
 	"github.com/reinhq/rein/eventbus"
+	"github.com/reinhq/rein/internal/redisconn"
 )
 
 // Options configure a [Bus]. The zero value means the defaults. Every
@@ -108,31 +107,16 @@ var _ eventbus.Bus = (*Bus)(nil)
 // pool_size apply) and returns a bus over it. It fails when Redis does not
 // answer a PING within the timeout.
 func New(ctx context.Context, url string, opts Options) (*Bus, error) {
-	ro, err := redis.ParseURL(url)
-	if err != nil {
-		if uerr := (*neturl.Error)(nil); errors.As(err, &uerr) {
-			err = uerr.Err // without the URL and its password
-		}
-		return nil, fmt.Errorf("redisbus: bad Redis URL (want redis://host:port/db): %w", err)
-	}
 	b := newBus(opts)
-	ro.MaxRetries = -1 // Publish is not idempotent: it retries by itself (see Publish)
-	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = b.timeout, b.timeout, b.timeout
-	ro.DialerRetries = 1
-	ro.ContextTimeoutEnabled = true
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	if ro.ClientName == "" {
-		ro.ClientName = "rein-eventbus"
+	// Publish is not idempotent: it retries by itself (see Publish).
+	rdb, err := redisconn.Dial(ctx, url, "redisbus", "rein-eventbus", b.timeout)
+	if err != nil {
+		return nil, err
 	}
-	b.rdb = redis.NewClient(ro)
+	b.rdb = rdb
 	pctx, cancel := context.WithTimeout(ctx, b.timeout)
 	defer cancel()
-	if err := b.rdb.Ping(pctx).Err(); err != nil {
-		_ = b.rdb.Close()
-		return nil, fmt.Errorf("redisbus: Redis at %s (db %d) does not answer: %w; check that it runs, "+
-			"that this host can reach it and that the URL's password and database are right", ro.Addr, ro.DB, err)
-	}
-	if b.runID, err = b.serverRunID(pctx); err != nil {
+	if b.runID, err = redisconn.RunID(pctx, rdb); err != nil {
 		b.log.Warn("redisbus: cannot read Redis's run_id: restarts are found by the event chain only", "err", err)
 	}
 	b.ps = b.rdb.Subscribe(context.WithoutCancel(ctx))
@@ -527,18 +511,4 @@ func (b *Bus) isClosed() bool {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	return b.closed
-}
-
-// serverRunID returns Redis's run_id, which changes when it restarts.
-func (b *Bus) serverRunID(ctx context.Context) (string, error) {
-	info, err := b.rdb.Info(ctx, "server").Result()
-	if err != nil {
-		return "", err
-	}
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
-			return strings.TrimSpace(v), nil
-		}
-	}
-	return "", nil // not told: restarts are found by the chains of events only
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/reinhq/rein/internal/redisconn"
 )
 
 // The syncer is the Bus's second goroutine: it does the Redis reads the
@@ -82,7 +83,7 @@ func (b *Bus) checkRun() error {
 	ctx, cancel := context.WithTimeout(context.Background(), b.timeout)
 	defer cancel()
 	epoch := b.epoch.Load()
-	id, err := b.serverRunID(ctx)
+	id, err := redisconn.RunID(ctx, b.rdb)
 	var rerr redis.Error
 	switch {
 	case errors.As(err, &rerr):

@@ -105,14 +105,3 @@ func parseStats(res []any) (queue.Stats, error) {
 	}
 	return st, nil
 }
-
-// parseRunID returns the run_id of the text of INFO server, "" when it
-// holds none.
-func parseRunID(info string) string {
-	for line := range strings.Lines(info) {
-		if v, ok := strings.CutPrefix(line, "run_id:"); ok {
-			return strings.TrimSpace(v)
-		}
-	}
-	return ""
-}

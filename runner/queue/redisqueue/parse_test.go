@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reinhq/rein/internal/redisconn"
 	"github.com/reinhq/rein/runner/queue"
 )
 
@@ -78,7 +79,7 @@ func TestParseReplies(t *testing.T) {
 	if _, err := parseStats([]any{int64(5)}); err == nil {
 		t.Error("parseStats of a short reply: no error")
 	}
-	if got := parseRunID("# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\n"); got != "abc123" {
+	if got := redisconn.ParseRunID("# Server\r\nredis_version:7.0.15\r\nrun_id:abc123\r\n"); got != "abc123" {
 		t.Errorf("parseRunID = %q", got)
 	}
 }

@@ -7,14 +7,13 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/redis/go-redis/v9/maintnotifications"
 
+	"github.com/reinhq/rein/internal/redisconn"
 	"github.com/reinhq/rein/runner/queue"
 )
 
@@ -84,39 +83,21 @@ var _ queue.Queue = (*Queue)(nil)
 // not answer a PING within the timeout. It calls opts.Resync in the
 // background (see [queue.Options]).
 func New(ctx context.Context, url string, opts Options) (*Queue, error) {
-	ro, err := redis.ParseURL(url)
-	if err != nil {
-		if uerr := (*neturl.Error)(nil); errors.As(err, &uerr) {
-			err = uerr.Err // without the URL and its password
-		}
-		return nil, fmt.Errorf("redisqueue: bad Redis URL (want redis://host:port/db): %w", err)
-	}
 	q, err := newQueue(opts)
 	if err != nil {
 		return nil, err
 	}
 	// Retries are explicit: only the idempotent steps retry (see call).
-	ro.MaxRetries = -1
-	ro.DialTimeout, ro.ReadTimeout, ro.WriteTimeout = q.timeout, q.timeout, q.timeout
-	ro.DialerRetries = 1
-	ro.ContextTimeoutEnabled = true
-	ro.MaintNotificationsConfig = &maintnotifications.Config{Mode: maintnotifications.ModeDisabled}
-	if ro.ClientName == "" {
-		ro.ClientName = "rein-queue"
+	if q.rdb, err = redisconn.Dial(ctx, url, "redisqueue", "rein-queue", q.timeout); err != nil {
+		return nil, err
 	}
-	q.rdb = redis.NewClient(ro)
 	pctx, cancel := context.WithTimeout(ctx, q.timeout)
 	defer cancel()
-	if err := q.rdb.Ping(pctx).Err(); err != nil {
-		_ = q.rdb.Close()
-		return nil, fmt.Errorf("redisqueue: Redis at %s (db %d) does not answer: %w; check that it runs, "+
-			"that this host can reach it and that the URL's password and database are right", ro.Addr, ro.DB, err)
-	}
 	if err := q.ensureGroup(pctx); err != nil {
 		_ = q.rdb.Close()
 		return nil, fmt.Errorf("redisqueue: creating the consumer group of %s: %w", q.stream, err)
 	}
-	runID, err := q.serverRunID(pctx)
+	runID, err := redisconn.RunID(pctx, q.rdb)
 	if err != nil {
 		q.opts.Logger.Warn("redisqueue: cannot read Redis's run_id: a restart is found when a Take meets "+
 			"the stream gone", "err", err)
@@ -299,15 +280,6 @@ func (q *Queue) isClosed() bool {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	return q.closed
-}
-
-// serverRunID returns Redis's run_id, which changes when it restarts.
-func (q *Queue) serverRunID(ctx context.Context) (string, error) {
-	info, err := q.rdb.Info(ctx, "server").Result()
-	if err != nil {
-		return "", err
-	}
-	return parseRunID(info), nil
 }
 
 // logger returns the queue's logger.

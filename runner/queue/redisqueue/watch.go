@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/reinhq/rein/internal/redisconn"
 	"github.com/reinhq/rein/runner/queue"
 )
 
@@ -58,7 +59,7 @@ func (q *Queue) watch(runID string) {
 func (q *Queue) checkRun() (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
 	defer cancel()
-	id, err := q.serverRunID(ctx)
+	id, err := redisconn.RunID(ctx, q.rdb)
 	if rerr := redis.Error(nil); errors.As(err, &rerr) {
 		return "", nil
 	}
