@@ -73,7 +73,9 @@ func Scan(text string) []Finding { return scanAt(text, false, 0) }
 // bidirectional Unicode, exfiltration, explicit orders to ignore or
 // override earlier instructions, hiding actions from the user, and these
 // disguised. Callers warn about findings; they do not drop the document.
-func ScanDocument(text string) []Finding { return scanAt(text, true, 0) }
+// Run starts scan the same documents again and again, so the findings are
+// remembered by text: callers must not modify them.
+func ScanDocument(text string) []Finding { return scanRemembered(text, true) }
 
 // maxDepth bounds how deep decoded text (base64, tag characters) is
 // scanned again.

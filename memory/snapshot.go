@@ -101,7 +101,7 @@ func (s *Store) readSnapshot(scope Scope, t Target) (FileSnapshot, []string) {
 		n := utf8.RuneCountInString(e)
 		f.Chars += n
 		if f.Chars <= scanChars*f.Cap {
-			en.Findings = scanRemembered(e) // far past the cap nothing is shown: no need to scan
+			en.Findings = scanRemembered(e, false) // far past the cap nothing is shown: no need to scan
 		}
 		switch {
 		case len(en.Findings) > 0:
@@ -143,7 +143,7 @@ func scanTogether(entries []Entry) []Finding {
 	if len(shown) < 2 {
 		return nil
 	}
-	return scanRemembered(strings.Join(shown, "\n"))
+	return scanRemembered(strings.Join(shown, "\n"), false)
 }
 
 // scanChars bounds the scanning of a file edited past its cap: entries
