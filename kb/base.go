@@ -41,6 +41,11 @@ type Config struct {
 	// it reports (the integrator wires .gitignore handling here). A walk
 	// always skips .git, node_modules and hidden files and directories.
 	Ignore func(relPath string, isDir bool) bool
+	// Sensitive, when set, names the files never indexed, even when named
+	// outright (keys, .env: the permission policy's sensitive files), so a
+	// search never shows the model what its tools may not read. It gets
+	// the file's absolute path and returns the pattern it matched.
+	Sensitive func(abs string) (pattern string, ok bool)
 	// Workers is how many files are read and chunked at once; 0 means
 	// GOMAXPROCS.
 	Workers int

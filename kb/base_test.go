@@ -450,3 +450,37 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+// Sensitive files are never indexed — walked, named outright, or indexed
+// before they became sensitive (removed by Reindex) — so kb_search cannot
+// show what the tools may not read.
+func TestSensitiveNeverIndexed(t *testing.T) {
+	root := t.TempDir()
+	write(t, root, map[string]string{"docs/a.md": "alpha", "docs/server.key": "-----BEGIN PRIVATE KEY-----",
+		"notes/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----", "notes/b.md": "beta"})
+	secret := map[string]bool{"server.key": true, "id_rsa": true}
+	var later bool // notes/b.md becomes sensitive after it was indexed
+	b := newBase(t, root, Config{Sensitive: func(abs string) (string, bool) {
+		name := filepath.Base(abs)
+		if secret[name] || later && name == "b.md" {
+			return name, true
+		}
+		return "", false
+	}})
+	rep := add(t, b, "docs", "notes/id_rsa", "notes/b.md")
+	if diff := cmp.Diff([]string{"docs/a.md", "notes/b.md"}, docPaths(t, b)); diff != "" {
+		t.Errorf("indexed (-want +got):\n%s", diff)
+	}
+	sort.Slice(rep.Skipped, func(i, j int) bool { return rep.Skipped[i].Path < rep.Skipped[j].Path })
+	if len(rep.Skipped) != 2 || rep.Skipped[0].Path != "docs/server.key" || rep.Skipped[1].Path != "notes/id_rsa" ||
+		!strings.Contains(rep.Skipped[1].Reason, "sensitive file (matches id_rsa)") {
+		t.Errorf("skipped: %+v", rep.Skipped)
+	}
+	later = true
+	if _, err := b.Reindex(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"docs/a.md"}, docPaths(t, b)); diff != "" {
+		t.Errorf("after the file became sensitive (-want +got):\n%s", diff)
+	}
+}

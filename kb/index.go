@@ -120,6 +120,11 @@ func (b *Base) Reindex(ctx context.Context, progress func(Progress)) (*Report, e
 	var files []file
 	for _, d := range existing {
 		t, err := b.resolve(d.Path)
+		if err == nil {
+			if s, refused := b.sensitive(t.abs, d.Path); refused {
+				err = errors.New(s.Reason) // indexed before it was sensitive: removed
+			}
+		}
 		switch {
 		case err == nil && !t.dir:
 			files = append(files, file{abs: t.abs, rel: d.Path})

@@ -73,6 +73,9 @@ var skipDirs = map[string]bool{".git": true, "node_modules": true}
 // and symbolic links (reported when they lead out of the root).
 func (b *Base) walk(ctx context.Context, t target, files []file, skips []Skip) ([]file, []Skip, error) {
 	if !t.dir {
+		if s, ok := b.sensitive(t.abs, t.rel); ok {
+			return files, append(skips, s), nil
+		}
 		return append(files, file{abs: t.abs, rel: t.rel}), skips, nil
 	}
 	err := filepath.WalkDir(t.abs, func(p string, d fs.DirEntry, err error) error {
@@ -116,6 +119,10 @@ func (b *Base) walk(ctx context.Context, t target, files []file, skips []Skip) (
 		case !d.Type().IsRegular():
 			return nil // devices, sockets, pipes
 		}
+		if s, ok := b.sensitive(p, rel); ok {
+			skips = append(skips, s)
+			return nil
+		}
 		files = append(files, file{abs: p, rel: rel})
 		return nil
 	})
@@ -123,6 +130,18 @@ func (b *Base) walk(ctx context.Context, t target, files []file, skips []Skip) (
 		return files, skips, fmt.Errorf("walk %s: %w", t.rel, err)
 	}
 	return files, skips, nil
+}
+
+// sensitive reports a file Config.Sensitive refuses, as a Skip.
+func (b *Base) sensitive(abs, rel string) (Skip, bool) {
+	if b.cfg.Sensitive == nil {
+		return Skip{}, false
+	}
+	pattern, ok := b.cfg.Sensitive(abs)
+	if !ok {
+		return Skip{}, false
+	}
+	return Skip{Path: rel, Reason: "a sensitive file (matches " + pattern + "): never indexed, as tools never read it"}, true
 }
 
 // walkRel is the document path of a walked path (under the resolved root).

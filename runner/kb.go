@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 
 	"github.com/reinhq/rein/kb"
 	kbsqlite "github.com/reinhq/rein/kb/sqlite"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
 	"github.com/reinhq/rein/tool/kbtool"
@@ -61,7 +63,14 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 			return nil, ErrNoKnowledgeBase
 		}
 	}
-	cfg := kb.Config{Root: root, Ignore: builtin.IgnoreFunc(root)}
+	// The policy's sensitive files (defaults, the user's, the workspace's
+	// additions; its exceptions once trusted) are never indexed: kb_search
+	// must not show what read_file may not.
+	sensitive := tool.NewSensitiveSet(append(slices.Clone(tool.DefaultSensitiveFiles),
+		l.Permissions(permission.Settings{}).SensitiveFiles...))
+	cfg := kb.Config{Root: root, Ignore: builtin.IgnoreFunc(root), Sensitive: func(abs string) (string, bool) {
+		return sensitive.Match(abs)
+	}}
 	model := ""
 	if l.Effective != nil {
 		model = l.Effective.String(workspace.KBEmbeddingModel)

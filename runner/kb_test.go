@@ -3,10 +3,12 @@ package runner_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/kb"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/runner"
@@ -84,4 +86,49 @@ func toolResultText(req *llm.Request, id string) string {
 		}
 	}
 	return ""
+}
+
+// PERM-2: the policy's sensitive files never enter the knowledge base,
+// named outright or met in a walk, so kb_search (a read tool allowed in
+// every mode) cannot hand the model a key that read_file would refuse.
+func TestKnowledgeBaseRefusesSensitiveFiles_PERM2(t *testing.T) {
+	root := t.TempDir()
+	for name, body := range map[string]string{"docs/guide.md": "# Guide\n\nhello\n", "docs/.env": "API_KEY=sk-live-123\n",
+		"docs/deploy/id_rsa": "-----BEGIN OPENSSH PRIVATE KEY-----\n", "docs/tls/server.pem": "-----BEGIN PRIVATE KEY-----\n"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(root, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(root, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l, err := workspace.Load(workspace.Options{WorkDir: root, Getenv: func(k string) string {
+		return map[string]string{"HOME": t.TempDir()}[k]
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := runner.OpenKnowledgeBase(l, nil, nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer k.Close()
+	rep, err := k.Add(ctx, []string{"docs", "docs/.env", "docs/deploy/id_rsa"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	docs, err := k.Documents(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(docs) != 1 || docs[0].Path != "docs/guide.md" {
+		t.Errorf("indexed %+v, want only docs/guide.md (skipped: %+v)", docs, rep.Skipped)
+	}
+	res, err := k.Search(ctx, "PRIVATE KEY sk-live", kb.SearchOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Hits) != 0 {
+		t.Errorf("a search found secrets: %+v", res.Hits)
+	}
 }
