@@ -58,6 +58,12 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 		return nil, errors.New("a knowledge base needs a workspace directory")
 	}
 	path := filepath.Join(root, filepath.FromSlash(KBFile))
+	if err := checkDataDir(root); err != nil {
+		return nil, err
+	}
+	if err := checkDBFiles(path); err != nil {
+		return nil, fmt.Errorf("%s: %w", KBFile, err)
+	}
 	if !create {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, ErrNoKnowledgeBase
@@ -147,4 +153,29 @@ func (t *kbTool) Close() error {
 	err := t.open.Close()
 	t.open = nil
 	return err
+}
+
+// checkDataDir refuses a workspace whose .rein or .rein/data is a link or
+// a file: a repository could plant one to have rein create or write a
+// database elsewhere. Missing ones are fine (they are created).
+func checkDataDir(root string) error {
+	for _, rel := range []string{".rein", ".rein/data"} {
+		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
+		if err == nil && !fi.IsDir() {
+			return fmt.Errorf("%s is not a directory (a link or a file): rein keeps its databases only in a real directory; remove it", rel)
+		}
+	}
+	return nil
+}
+
+// checkDBFiles refuses a SQLite database whose file or -wal/-shm
+// companions exist as something else than regular files (a link a
+// repository planted): opening it would write through the link.
+func checkDBFiles(path string) error {
+	for _, p := range []string{path, path + "-wal", path + "-shm"} {
+		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
+			return errors.New(filepath.Base(p) + " is not a regular file (a link?); remove it")
+		}
+	}
+	return nil
 }

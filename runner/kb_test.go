@@ -132,3 +132,57 @@ func TestKnowledgeBaseRefusesSensitiveFiles_PERM2(t *testing.T) {
 		t.Errorf("a search found secrets: %+v", res.Hits)
 	}
 }
+
+// A repository cannot plant links that make rein create or write the
+// knowledge base elsewhere: .rein/data or kb.db (or its -wal) as a link
+// is refused, and nothing appears at the link's target.
+func TestKnowledgeBaseRefusesPlantedLinks(t *testing.T) {
+	load := func(root string) *workspace.Loaded {
+		l, err := workspace.Load(workspace.Options{WorkDir: root, Getenv: func(k string) string {
+			return map[string]string{"HOME": t.TempDir()}[k]
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l
+	}
+	for name, plant := range map[string]func(root, target string) error{
+		"data dir": func(root, target string) error {
+			if err := os.MkdirAll(filepath.Join(root, ".rein"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(filepath.Dir(target), filepath.Join(root, ".rein", "data"))
+		},
+		"database": func(root, target string) error {
+			if err := os.MkdirAll(filepath.Join(root, ".rein", "data"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(target, filepath.Join(root, ".rein", "data", "kb.db"))
+		},
+		"wal": func(root, target string) error {
+			if err := os.MkdirAll(filepath.Join(root, ".rein", "data"), 0o755); err != nil {
+				return err
+			}
+			return os.Symlink(target, filepath.Join(root, ".rein", "data", "kb.db-wal"))
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			root, elsewhere := t.TempDir(), t.TempDir()
+			target := filepath.Join(elsewhere, "kb.db")
+			if err := plant(root, target); err != nil {
+				t.Fatal(err)
+			}
+			k, err := runner.OpenKnowledgeBase(load(root), nil, nil, true)
+			if err == nil {
+				k.Close()
+				t.Fatal("a knowledge base opened through a planted link")
+			}
+			if !strings.Contains(err.Error(), "link") {
+				t.Errorf("error %q does not say what is wrong", err)
+			}
+			if entries, _ := os.ReadDir(elsewhere); len(entries) != 0 {
+				t.Errorf("files written at the link's target: %v", entries)
+			}
+		})
+	}
+}

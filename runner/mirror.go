@@ -584,11 +584,8 @@ func mirrorUnusable(dir string) string {
 	} else if err != nil || !fi.IsDir() {
 		return ".rein/data is not a directory (a link or a file)"
 	}
-	path := filepath.Join(dir, MirrorFile)
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
-			return filepath.Base(p) + " is not a regular file (a link?); remove it"
-		}
+	if err := checkDBFiles(filepath.Join(dir, MirrorFile)); err != nil {
+		return err.Error()
 	}
 	f, err := os.CreateTemp(data, ".probe-*")
 	if err != nil {
