@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"iter"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -427,5 +428,51 @@ func TestCancel_API3(t *testing.T) {
 	}
 	if _, err := h.svc.Cancel(ctx, first.ID); !errors.Is(err, session.ErrConflict) {
 		t.Errorf("cancelling an ended run: %v, want ErrConflict", err)
+	}
+}
+
+// MEM-1, API-4: a server's runs never show the operator's own memory (the
+// user-level profile and notes) to its callers; the workspace's notes
+// apply.
+func TestServerRunsHideUserMemory_MEM1(t *testing.T) {
+	home := t.TempDir()
+	userMem := filepath.Join(home, ".config", "rein", "memory")
+	if err := os.MkdirAll(userMem, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(userMem, "USER.md"), []byte("# Profile\n\n- The operator's name is Zebulon Quartz.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := llmtest.NewScripted(llmtest.Reply{Text: "hi"})
+	h := newHarness(t, p, runner.ServiceConfig{Getenv: func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}})
+	wsMem := filepath.Join(h.dir, ".rein", "memory")
+	if err := os.MkdirAll(wsMem, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(wsMem, "NOTES.md"), []byte("# Notes\n\n- The build uses Bazel 7.\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := h.newSession(t)
+	r, err := h.svc.Submit(context.Background(), runner.Submission{SessionID: s.ID, Caller: "alice", Text: "hello"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if run := h.wait(t, r.ID); run.Status != session.RunCompleted {
+		t.Fatalf("run: %s %s", run.Status, run.Error)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d model requests", len(reqs))
+	}
+	if strings.Contains(reqs[0].System, "Zebulon") {
+		t.Error("the operator's profile reached a caller's run")
+	}
+	if !strings.Contains(reqs[0].System, "Bazel 7") {
+		t.Errorf("the workspace's notes are missing from the prompt:\n%s", reqs[0].System)
 	}
 }
