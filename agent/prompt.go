@@ -19,6 +19,9 @@ type PromptParts struct {
 	// Skills is the skill index (names and descriptions, SKILL-1), as the
 	// skill package renders it; added verbatim.
 	Skills string
+	// Persona is the personal agent's section (GW-1: "# Persona", its
+	// name and SOUL.md), added verbatim after the environment.
+	Persona string
 	// Memory is the cross-session memory, frozen at the run's start (MEM-1).
 	Memory string
 	// Append is added at the end (--append-system-prompt).
@@ -61,6 +64,10 @@ func BuildSystem(p PromptParts) string {
 		if env.WorkDir != "" {
 			line(&b, "Git repository", map[bool]string{true: "yes", false: "no"}[env.GitRepo])
 		}
+	}
+	if p.Persona != "" {
+		b.WriteString("\n\n")
+		b.WriteString(strings.TrimRight(p.Persona, "\n"))
 	}
 	if p.AgentsMD != "" {
 		name := p.AgentsPath

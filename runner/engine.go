@@ -87,6 +87,10 @@ type Config struct {
 	// configuration directory) out: a server's callers are other people
 	// than the user running it. The workspace's memory still applies.
 	NoUserMemory bool
+	// Persona, when set, returns the persona section of the main agent's
+	// system prompt (GW-1, the gateway's personal agent), read at each
+	// run's start.
+	Persona func() string
 	// Agent names the agent definition the session runs as (AGENT-1,
 	// `rein run --agent`): its prompt replaces rein's instructions, and its
 	// tools, permission mode (never looser than the configuration's), model
@@ -337,6 +341,9 @@ func (e *Engine) buildSystem(m *Model) (string, error) {
 	parts := e.promptParts(instructions)
 	e.memorySection, e.memoryWarnings = e.readMemory()
 	parts.Memory = e.memorySection // the main agent's only: sub-agents get a task, not the user's profile
+	if e.cfg.Persona != nil {
+		parts.Persona = e.cfg.Persona()
+	}
 	return agent.BuildSystem(parts), nil
 }
 

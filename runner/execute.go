@@ -252,7 +252,7 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
-		NoTools: chat, NoUserMemory: true, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
+		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
 		Logger: s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller), Now: s.cfg.Now})
 	if err != nil {
 		return nil, err

@@ -56,6 +56,14 @@ type ServiceConfig struct {
 	// running it here, and [Service.Work] runs the sessions it takes from
 	// it. Without it runs are scheduled in this process.
 	Queue queue.Queue
+	// UserMemory shows the user's own memory (profile and notes) to runs:
+	// for the gateway, whose chats are its user's (with its allowlist); a
+	// server's callers are other people, so it leaves it false.
+	UserMemory bool
+	// Persona, when set, returns the persona section every run's system
+	// prompt gets (GW-1); read at each run's start, so edits apply to the
+	// next run.
+	Persona func() string
 	// Broadcast carries cancellations and permission answers to the
 	// process running a run; a split service needs it.
 	Broadcast Broadcaster

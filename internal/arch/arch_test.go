@@ -62,6 +62,10 @@ var sdks = map[string]string{
 	"github.com/anthropics/":  "llm/anthropic",
 	"github.com/openai/":      "llm/openai",
 	"google.golang.org/genai": "llm/gemini",
+	// The chat platforms' client libraries: each only by its channel.
+	"github.com/go-telegram/bot":    "gateway/telegram",
+	"github.com/slack-go/slack":     "gateway/slack",
+	"github.com/bwmarrin/discordgo": "gateway/discord",
 }
 
 var adapters = []string{"llm/anthropic", "llm/openai", "llm/gemini", "llm/ollama"}
@@ -132,6 +136,10 @@ var arrows = map[string][]string{
 		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
 		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile", "session/sqlite",
 		"runner/queue"},
+	"gateway": {"runner", "agent", "compact", "tool", "tool/builtin", "tool/mcptool", "tool/skill", "tool/action", "exec",
+		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
+		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile",
+		"runner/queue", "persona"},
 	"runner/queue":            {},
 	"runner/queue/queuetest":  {"runner/queue"},
 	"runner/queue/redisqueue": {"runner/queue", "internal/redisconn"},

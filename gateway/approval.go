@@ -1,0 +1,158 @@
+package gateway
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/permission"
+)
+
+// approval is a permission question put to a chat (SPEC PERM-3): its
+// token names it in button data and in /approve and /deny.
+type approval struct {
+	token, runID, callID string
+	c                    *chat
+	ref                  MessageRef
+	question             string
+	settled              bool
+}
+
+// actionPrefix begins the data of an approval's buttons: "perm:TOKEN:once".
+const actionPrefix = "perm:"
+
+// ask puts a run's permission question to the chat: buttons where the
+// platform has them, else the reply commands to type. Only the chat's
+// allowed users can answer; without an answer the run's timeout denies.
+func (g *Gateway) ask(ctx context.Context, c *chat, runID string, p *agent.PermissionEvent) {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	a := &approval{token: hex.EncodeToString(b), runID: runID, callID: p.CallID, c: c}
+	a.question = "🔐 Allow " + toolHint(p.Tool, p.Input)[len("🔧 "):] + "?"
+	if p.Reason != "" {
+		a.question += "\n" + clip(p.Reason, 300)
+	}
+	if in := strings.TrimSpace(string(p.Input)); in != "" && in != "{}" {
+		a.question += "\n" + clip(compactJSON(p.Input), 600)
+	}
+	m := Outgoing{ChatID: c.chatID, Text: a.question}
+	if c.r.limits.Buttons {
+		m.Buttons = []Button{
+			{Label: "Allow once", Data: actionPrefix + a.token + ":once"},
+			{Label: "Always allow", Data: actionPrefix + a.token + ":always"},
+			{Label: "Deny", Data: actionPrefix + a.token + ":deny"},
+		}
+	} else {
+		m.Text += fmt.Sprintf("\nReply /approve %s (or /approve %s always) or /deny %s.", a.token, a.token, a.token)
+	}
+	g.mu.Lock()
+	g.approvals[a.token] = a
+	g.mu.Unlock()
+	ref, err := c.r.send(ctx, m)
+	if err != nil {
+		g.log.Warn("a permission question could not be sent; the run's timeout will deny it", "chat", c.key, "err", err)
+		return
+	}
+	g.mu.Lock()
+	a.ref = ref
+	g.mu.Unlock()
+}
+
+// compactJSON is raw JSON on one line.
+func compactJSON(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// errNoQuestion: the token names no open question.
+var errNoQuestion = errors.New("that question is already answered or has expired")
+
+// answer settles a question for user: verdict once, always or deny.
+func (g *Gateway) answer(ctx context.Context, r *route, chatID, user, token, verdict string) (string, error) {
+	g.mu.Lock()
+	a := g.approvals[token]
+	if a == nil || a.settled || a.c.r != r || a.c.chatID != chatID {
+		g.mu.Unlock()
+		return "", errNoQuestion
+	}
+	a.settled = true
+	g.mu.Unlock()
+	v := permission.Verdict{Answer: permission.Answer(verdict)}
+	switch v.Answer {
+	case permission.AnswerOnce, permission.AnswerAlways:
+	case permission.AnswerDeny:
+		v.Message = "the user denied it in the chat"
+	default:
+		return "", fmt.Errorf("answer %q: want once, always or deny", verdict)
+	}
+	if err := g.cfg.Service.Answer(ctx, a.runID, a.callID, v); err != nil {
+		return "", fmt.Errorf("%w (%v)", errNoQuestion, err)
+	}
+	outcome := map[permission.Answer]string{permission.AnswerOnce: "✅ Allowed once", permission.AnswerAlways: "✅ Always allowed",
+		permission.AnswerDeny: "⛔ Denied"}[v.Answer] + " by " + user
+	g.settle(ctx, a, outcome)
+	return outcome, nil
+}
+
+// decided settles a question the run decided otherwise (its timeout, a
+// hook): the buttons go.
+func (g *Gateway) decided(ctx context.Context, runID string, p *agent.PermissionEvent) {
+	if p.By == "user" {
+		return // answered here; settled then
+	}
+	g.mu.Lock()
+	var a *approval
+	for _, x := range g.approvals {
+		if x.runID == runID && x.callID == p.CallID && !x.settled {
+			a, x.settled = x, true
+		}
+	}
+	g.mu.Unlock()
+	if a == nil {
+		return
+	}
+	outcome := "⛔ Denied"
+	if p.Decision == "allow" {
+		outcome = "✅ Allowed"
+	}
+	if p.By != "" {
+		outcome += " (" + p.By + ")"
+	}
+	g.settle(ctx, a, outcome)
+}
+
+// settle edits the question into its outcome, without buttons.
+func (g *Gateway) settle(ctx context.Context, a *approval, outcome string) {
+	g.mu.Lock()
+	delete(g.approvals, a.token)
+	ref := a.ref
+	g.mu.Unlock()
+	if ref.ID == "" || !a.c.r.limits.CanEdit {
+		return
+	}
+	g.goSend(func(ctx context.Context) {
+		if err := a.c.r.edit(ctx, ref, Outgoing{ChatID: a.c.chatID, Text: a.question + "\n" + outcome}); err != nil {
+			g.log.Warn("a permission question could not be updated", "chat", a.c.key, "err", err)
+		}
+	})
+}
+
+// dropApprovals forgets the questions of an ended run.
+func (g *Gateway) dropApprovals(runID string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for k, a := range g.approvals {
+		if a.runID == runID {
+			delete(g.approvals, k)
+		}
+	}
+}

@@ -1,0 +1,57 @@
+package gateway
+
+import (
+	"context"
+
+	"github.com/reinhq/rein/persona"
+)
+
+// bootstrap is the persona's first-run conversation (GW-1), held by the
+// first chat of an allowed user that wrote while the persona had no name.
+type bootstrap struct {
+	key string
+	b   *persona.Bootstrap
+}
+
+// bootstrapping runs the persona's bootstrap in the chat while the
+// persona has no name: it asks the questions one at a time and writes
+// SOUL.md, identity.yaml and the profile once answered. It reports
+// whether it took the message.
+func (g *Gateway) bootstrapping(ctx context.Context, r *route, m Inbound, text string) bool {
+	if g.cfg.PersonaDir == "" || g.cfg.Memory == nil {
+		return false
+	}
+	key := chatKey(r.name, m.ChatID)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.boot == nil {
+		p, err := persona.Load(g.cfg.PersonaDir)
+		if err != nil || p.Bootstrapped() {
+			return false
+		}
+		g.boot = &bootstrap{key: key, b: persona.NewBootstrap()}
+		q, _ := g.boot.b.Next()
+		g.reply(r, m.ChatID, "Hello! Before we start, a few questions so I know who to be. (Skip any optional one with \"skip\".)\n\n"+q)
+		return true
+	}
+	if g.boot.key != key {
+		return false // another chat is setting it up; this one talks to the agent as it is
+	}
+	if err := g.boot.b.Answer(text); err != nil {
+		g.reply(r, m.ChatID, "⚠️ "+err.Error())
+		return true
+	}
+	if q, done := g.boot.b.Next(); !done {
+		g.reply(r, m.ChatID, q)
+		return true
+	}
+	if err := g.boot.b.Apply(ctx, g.cfg.PersonaDir, g.cfg.Memory); err != nil {
+		g.reply(r, m.ChatID, "⚠️ The persona could not be saved: "+err.Error()+"\nLet's try again.")
+		g.boot = nil
+		return true
+	}
+	name := g.boot.b.Result().Identity.Name
+	g.boot = nil
+	g.reply(r, m.ChatID, "Thanks! I'm "+name+" from now on. What can I do for you?")
+	return true
+}

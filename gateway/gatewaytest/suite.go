@@ -1,0 +1,323 @@
+package gatewaytest
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/eventbus"
+	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/session"
+)
+
+// The suite's users and chats.
+const (
+	Owner    = "1001" // on the allowlist
+	Stranger = "6666" // not
+	Chat     = "5001"
+	Chat2    = "5002"
+)
+
+// Setup returns the fake platform of a test and a constructor of the
+// channel under test against it; each call of the constructor returns a
+// new channel (a restarted gateway's).
+type Setup func(t *testing.T) (Platform, func() gateway.Channel)
+
+// RunChannel drives a real gateway — runner.Service over the in-memory
+// stores, the scripted model, the channel under test against its fake
+// platform — through what every channel must do (SPEC GW-2, PERM-3): a
+// conversation with a tool call, an approval by button, a denied
+// stranger, a platform's 429, and a restart that resumes the chat and
+// does not answer a redelivered update twice.
+func RunChannel(t *testing.T, setup Setup) {
+	t.Run("conversation with a tool call", func(t *testing.T) {
+		e := start(t, setup)
+		e.p.Send(t, Chat, Owner, "please list the files")
+		final := e.waitText(t, Chat, "I looked: ")
+		if !strings.Contains(final.Text, "notes.md") {
+			t.Errorf("the reply %q does not carry the tool's result (notes.md)", final.Text)
+		}
+		if e.ch.Limits().CanEdit && final.Edits == 0 {
+			t.Errorf("the reply was not shown as progress first (no edit): %+v", e.p.Messages(Chat))
+		}
+	})
+	t.Run("approval by button", func(t *testing.T) {
+		e := start(t, setup)
+		e.p.Send(t, Chat, Owner, "please write a file")
+		q := e.waitText(t, Chat, "🔐 Allow write_file")
+		// A stranger cannot answer; the question stays.
+		e.answer(t, q, Stranger, "once")
+		e.waitText(t, Chat, "Sorry, ") // a refusal, whichever way the stranger answered
+		if _, err := os.Stat(filepath.Join(e.dir, "out.txt")); err == nil {
+			t.Fatal("the file was written on a stranger's answer")
+		}
+		e.answer(t, q, Owner, "once")
+		e.waitText(t, Chat, "written")
+		if b, err := os.ReadFile(filepath.Join(e.dir, "out.txt")); err != nil || string(b) != "hello" {
+			t.Fatalf("out.txt = %q, %v; want hello", b, err)
+		}
+		if e.ch.Limits().CanEdit {
+			e.waitText(t, Chat, "✅ Allowed once")
+		}
+	})
+	t.Run("a stranger is refused", func(t *testing.T) {
+		e := start(t, setup)
+		e.p.Send(t, Chat2, Stranger, "hi, who are you?")
+		m := e.waitText(t, Chat2, "Sorry, this agent answers only")
+		if !strings.Contains(m.Text, Stranger) {
+			t.Errorf("the refusal %q does not tell the stranger their id", m.Text)
+		}
+		e.p.Send(t, Chat2, Stranger, "hello??")
+		e.p.Send(t, Chat, Owner, "hello")
+		e.waitText(t, Chat, "echo: hello")
+		if n := e.calls.Load(); n != 1 {
+			t.Errorf("the model was called %d times; only the owner's message may reach it", n)
+		}
+		if n := len(e.p.Messages(Chat2)); n != 1 {
+			t.Errorf("the stranger got %d messages; want one refusal: %+v", n, e.p.Messages(Chat2))
+		}
+	})
+	t.Run("429 from the platform", func(t *testing.T) {
+		e := start(t, setup)
+		e.p.Throttle(2, time.Second)
+		e.p.Send(t, Chat, Owner, "hello there")
+		e.waitText(t, Chat, "echo: hello there")
+		if e.p.Throttled() == 0 {
+			t.Error("the platform never answered 429: the test did not test it")
+		}
+	})
+	t.Run("restart", func(t *testing.T) {
+		e := start(t, setup)
+		e.p.Send(t, Chat, Owner, "remember the word mango")
+		e.waitText(t, Chat, "echo: remember the word mango")
+		e.restart(t)
+		e.p.Redeliver(t) // the platform did not see the acknowledgement
+		e.p.Send(t, Chat, Owner, "what was the word")
+		m := e.waitText(t, Chat, "echo: what was the word")
+		if !strings.Contains(m.Text, "(2 messages before)") {
+			t.Errorf("after the restart the chat is not in its session: %q", m.Text)
+		}
+		if n := e.count(Chat, "echo: remember the word mango"); n != 1 {
+			t.Errorf("the redelivered message was answered %d times; want once", n)
+		}
+	})
+}
+
+// env is one gateway (restartable) over stores that outlive it.
+type env struct {
+	p        Platform
+	newCh    func() gateway.Channel
+	ch       gateway.Channel
+	sessions *session.MemStore
+	ledger   *session.MemLedger
+	state    *gateway.State
+	dir      string
+	calls    atomic.Int64
+	getenv   func(string) string
+	dataDir  string
+
+	mu     sync.Mutex
+	stop   func()
+	server *httptest.Server
+}
+
+func start(t *testing.T, setup Setup) *env {
+	t.Helper()
+	p, newCh := setup(t)
+	home := t.TempDir()
+	vars := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
+	state, err := gateway.OpenState(filepath.Join(t.TempDir(), "gateway.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { state.Close() })
+	e := &env{p: p, newCh: newCh, sessions: session.NewMemStore(), ledger: session.NewMemLedger(), state: state,
+		dir: t.TempDir(), getenv: func(k string) string { return vars[k] }, dataDir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(e.dir, "notes.md"), []byte("# notes\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.boot(t)
+	t.Cleanup(e.halt)
+	return e
+}
+
+// boot starts a gateway with a new channel and service.
+func (e *env) boot(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	bus := eventbus.NewMemory(eventbus.Options{})
+	svc, err := runner.NewService(runner.ServiceConfig{Sessions: e.sessions, Ledger: e.ledger, Bus: bus, DataDir: e.dataDir,
+		Getenv: e.getenv, Resolve: func(*registry.Registry, string) (*runner.Model, error) {
+			return &runner.Model{Provider: e.model(), ProviderName: "scripted", Name: "m", Label: "scripted/m",
+				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := svc.Recover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	e.ch = e.newCh()
+	g, err := gateway.New(ctx, gateway.Config{Service: svc, Sessions: e.sessions, Ledger: e.ledger, Bus: bus, State: e.state,
+		Routes: []gateway.Route{{Channel: e.ch, Allow: []string{Owner}, Workspace: e.dir}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var srv *httptest.Server
+	if g.Receives() {
+		srv = httptest.NewServer(g.Handler())
+		e.p.Target(srv.URL + "/" + e.ch.Name())
+	}
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	e.mu.Lock()
+	e.server = srv
+	e.stop = func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("gateway.Run: %v", err)
+		}
+		if srv != nil {
+			srv.Close()
+		}
+		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer scancel()
+		svc.Shutdown(sctx)
+		bus.Close()
+	}
+	e.mu.Unlock()
+}
+
+func (e *env) halt() {
+	e.mu.Lock()
+	stop := e.stop
+	e.stop = nil
+	e.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// restart stops the gateway and boots another over the same stores.
+func (e *env) restart(t *testing.T) {
+	e.halt()
+	e.boot(t)
+}
+
+// model is the scripted model: "list" lists the workspace, "write"
+// writes out.txt (a question in default mode), anything else is echoed
+// with the number of messages before it.
+func (e *env) model() llm.Provider {
+	var n atomic.Int64
+	return &llmtest.Scripted{NoRecord: true, Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		e.calls.Add(1)
+		id := fmt.Sprintf("call_%d_%d", time.Now().UnixNano(), n.Add(1))
+		last := req.Messages[len(req.Messages)-1]
+		if rs := last.ToolResults(); len(rs) > 0 {
+			out := ""
+			for _, b := range rs[0].Content {
+				if tx, ok := b.(*llm.Text); ok {
+					out += tx.Text
+				}
+			}
+			if rs[0].IsError {
+				return llmtest.NewScripted(llmtest.Reply{Text: "failed: " + out}).Stream(ctx, req)
+			}
+			if strings.Contains(out, "notes.md") || strings.Contains(strings.ToLower(out), "director") {
+				return llmtest.NewScripted(llmtest.Reply{Text: "I looked: " + out}).Stream(ctx, req)
+			}
+			return llmtest.NewScripted(llmtest.Reply{Text: "written"}).Stream(ctx, req)
+		}
+		text := userText(last)
+		switch {
+		case strings.Contains(text, "list the files"):
+			return llmtest.NewScripted(llmtest.Reply{Text: "Let me look.", ToolCalls: []llm.ToolUse{llmtest.Call(id, "list_dir", `{"path":"."}`)}}).Stream(ctx, req)
+		case strings.Contains(text, "write a file"):
+			return llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call(id, "write_file", `{"path":"out.txt","content":"hello"}`)}}).Stream(ctx, req)
+		}
+		before := 0
+		for _, m := range req.Messages[:len(req.Messages)-1] {
+			if m.Role == llm.RoleUser || m.Role == llm.RoleAssistant {
+				before++
+			}
+		}
+		return llmtest.NewScripted(llmtest.Reply{Text: fmt.Sprintf("echo: %s (%d messages before)", text, before), Chunk: 4}).Stream(ctx, req)
+	}}}
+}
+
+// userText is the first text of a user message.
+func userText(m llm.Message) string {
+	for _, b := range m.Content {
+		if t, ok := b.(*llm.Text); ok {
+			return t.Text
+		}
+	}
+	return ""
+}
+
+// waitText waits for a bot message in chat containing s.
+func (e *env) waitText(t *testing.T, chat, s string) Message {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		for _, m := range e.p.Messages(chat) {
+			if strings.Contains(m.Text, s) {
+				return m
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no message in chat %s contains %q after 30 s; the chat: %+v", chat, s, e.p.Messages(chat))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// count counts the bot messages in chat containing s.
+func (e *env) count(chat, s string) int {
+	n := 0
+	for _, m := range e.p.Messages(chat) {
+		if strings.Contains(m.Text, s) {
+			n++
+		}
+	}
+	return n
+}
+
+// tokenRe finds an approval's token in a reply command.
+var tokenRe = regexp.MustCompile(`/approve ([0-9a-f]+)`)
+
+// answer answers a permission question as user: by its button where it
+// has them, else by the reply command.
+func (e *env) answer(t *testing.T, q Message, user, verdict string) {
+	t.Helper()
+	for _, b := range q.Buttons {
+		if strings.HasSuffix(b.Data, ":"+verdict) {
+			e.p.Press(t, gateway.MessageRef{ChatID: Chat, ID: q.ID}, user, b.Data)
+			return
+		}
+	}
+	m := tokenRe.FindStringSubmatch(q.Text)
+	if m == nil {
+		t.Fatalf("the question has neither buttons nor a reply command: %+v", q)
+	}
+	cmd := "/approve " + m[1]
+	if verdict == "deny" {
+		cmd = "/deny " + m[1]
+	} else if verdict == "always" {
+		cmd += " always"
+	}
+	e.p.Send(t, Chat, user, cmd)
+}
