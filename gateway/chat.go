@@ -100,16 +100,9 @@ func (g *Gateway) newSession(ctx context.Context, r *route, chatID string) (stri
 	return s.ID, nil
 }
 
-// track adds a run to the chat's pending ones and makes sure a follower
-// renders them. after is where the follower starts in the session's
-// stream (events before the run).
-func (g *Gateway) track(c *chat, runID string, after int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	g.trackLocked(c, runID, after)
-}
-
-// trackLocked is track with c.mu held.
+// trackLocked adds a run to the chat's pending ones and makes sure a
+// follower renders them; c.mu is held. after is where the follower starts
+// in the session's stream (events before the run).
 func (g *Gateway) trackLocked(c *chat, runID string, after int64) {
 	c.runs = append(c.runs, runID)
 	if c.following {
