@@ -13,6 +13,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/gateway/feishu"
+	"github.com/reinhq/rein/gateway/slack"
 	"github.com/reinhq/rein/gateway/telegram"
 	"github.com/reinhq/rein/gateway/webhook"
 )
@@ -43,6 +45,8 @@ type gatewayChannel struct {
 var channelTypes = map[string]func(name string, node *yaml.Node, getenv func(string) string) (gateway.Channel, []string, error){
 	"webhook":  build(webhook.New),
 	"telegram": build(telegram.New),
+	"slack":    build(slack.New),
+	"feishu":   build(feishu.New),
 }
 
 // build adapts a channel package's New to channelTypes: it decodes the

@@ -23,35 +23,54 @@ func (g *Gateway) bootstrapping(ctx context.Context, r *route, m Inbound, text s
 	}
 	key := chatKey(r.name, m.ChatID)
 	g.mu.Lock()
+	wants := g.boot != nil && g.boot.key == key
+	if g.boot == nil {
+		p, err := persona.Load(g.cfg.PersonaDir)
+		wants = err == nil && !p.Bootstrapped()
+	}
+	g.mu.Unlock()
+	if !wants {
+		return false
+	}
+	// A redelivered answer is not the answer to the next question.
+	if fresh, err := g.cfg.State.take(ctx, r.name, m.ID, key, "", stateAnswered, g.cfg.Now()); err != nil || !fresh {
+		return true
+	}
+	say, took := g.bootstrapStep(ctx, key, text)
+	if say != "" {
+		g.reply(r, m.ChatID, say)
+	}
+	return took
+}
+
+// bootstrapStep advances the bootstrap with the chat's message and
+// returns what to say.
+func (g *Gateway) bootstrapStep(ctx context.Context, key, text string) (say string, took bool) {
+	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.boot == nil {
 		p, err := persona.Load(g.cfg.PersonaDir)
 		if err != nil || p.Bootstrapped() {
-			return false
+			return "", false
 		}
 		g.boot = &bootstrap{key: key, b: persona.NewBootstrap()}
 		q, _ := g.boot.b.Next()
-		g.reply(r, m.ChatID, "Hello! Before we start, a few questions so I know who to be. (Skip any optional one with \"skip\".)\n\n"+q)
-		return true
+		return "Hello! Before we start, a few questions so I know who to be. (Skip any optional one with \"skip\".)\n\n" + q, true
 	}
 	if g.boot.key != key {
-		return false // another chat is setting it up; this one talks to the agent as it is
+		return "", false // another chat is setting it up; this one talks to the agent as it is
 	}
 	if err := g.boot.b.Answer(text); err != nil {
-		g.reply(r, m.ChatID, "⚠️ "+err.Error())
-		return true
+		return "⚠️ " + err.Error(), true
 	}
 	if q, done := g.boot.b.Next(); !done {
-		g.reply(r, m.ChatID, q)
-		return true
+		return q, true
 	}
 	if err := g.boot.b.Apply(ctx, g.cfg.PersonaDir, g.cfg.Memory); err != nil {
-		g.reply(r, m.ChatID, "⚠️ The persona could not be saved: "+err.Error()+"\nLet's try again.")
 		g.boot = nil
-		return true
+		return "⚠️ The persona could not be saved: " + err.Error() + "\nLet's try again.", true
 	}
 	name := g.boot.b.Result().Identity.Name
 	g.boot = nil
-	g.reply(r, m.ChatID, "Thanks! I'm "+name+" from now on. What can I do for you?")
-	return true
+	return "Thanks! I'm " + name + " from now on. What can I do for you?", true
 }

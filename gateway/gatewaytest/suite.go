@@ -44,109 +44,150 @@ type Setup func(t *testing.T) (Platform, func() gateway.Channel)
 // does not answer a redelivered update twice.
 func RunChannel(t *testing.T, setup Setup) {
 	t.Run("conversation with a tool call", func(t *testing.T) {
-		e := start(t, setup)
-		e.p.Send(t, Chat, Owner, "please list the files")
-		final := e.waitText(t, Chat, "I looked: ")
+		e := Start(t, setup, Options{})
+		e.P.Send(t, Chat, Owner, "please list the files")
+		final := e.WaitText(t, Chat, "I looked: ")
 		if !strings.Contains(final.Text, "notes.md") {
 			t.Errorf("the reply %q does not carry the tool's result (notes.md)", final.Text)
 		}
-		if e.ch.Limits().CanEdit && final.Edits == 0 {
-			t.Errorf("the reply was not shown as progress first (no edit): %+v", e.p.Messages(Chat))
+		if e.Ch.Limits().CanEdit && final.Edits == 0 {
+			t.Errorf("the reply was not shown as progress first (no edit): %+v", e.P.Messages(Chat))
 		}
 	})
 	t.Run("approval by button", func(t *testing.T) {
-		e := start(t, setup)
-		e.p.Send(t, Chat, Owner, "please write a file")
-		q := e.waitText(t, Chat, "🔐 Allow write_file")
+		e := Start(t, setup, Options{})
+		e.P.Send(t, Chat, Owner, "please write a file")
+		q := e.WaitText(t, Chat, "🔐 Allow write_file")
 		// A stranger cannot answer; the question stays.
-		e.answer(t, q, Stranger, "once")
-		e.waitText(t, Chat, "Sorry, ") // a refusal, whichever way the stranger answered
-		if _, err := os.Stat(filepath.Join(e.dir, "out.txt")); err == nil {
+		e.Answer(t, q, Stranger, "once")
+		e.WaitText(t, Chat, "Sorry, ") // a refusal, whichever way the stranger answered
+		if _, err := os.Stat(filepath.Join(e.Dir, "out.txt")); err == nil {
 			t.Fatal("the file was written on a stranger's answer")
 		}
-		e.answer(t, q, Owner, "once")
-		e.waitText(t, Chat, "written")
-		if b, err := os.ReadFile(filepath.Join(e.dir, "out.txt")); err != nil || string(b) != "hello" {
+		e.Answer(t, q, Owner, "once")
+		e.WaitText(t, Chat, "written")
+		if b, err := os.ReadFile(filepath.Join(e.Dir, "out.txt")); err != nil || string(b) != "hello" {
 			t.Fatalf("out.txt = %q, %v; want hello", b, err)
 		}
-		if e.ch.Limits().CanEdit {
-			e.waitText(t, Chat, "✅ Allowed once")
+		if e.Ch.Limits().CanEdit {
+			e.WaitText(t, Chat, "✅ Allowed once")
 		}
 	})
 	t.Run("a stranger is refused", func(t *testing.T) {
-		e := start(t, setup)
-		e.p.Send(t, Chat2, Stranger, "hi, who are you?")
-		m := e.waitText(t, Chat2, "Sorry, this agent answers only")
+		e := Start(t, setup, Options{})
+		e.P.Send(t, Chat2, Stranger, "hi, who are you?")
+		m := e.WaitText(t, Chat2, "Sorry, this agent answers only")
 		if !strings.Contains(m.Text, Stranger) {
 			t.Errorf("the refusal %q does not tell the stranger their id", m.Text)
 		}
-		e.p.Send(t, Chat2, Stranger, "hello??")
-		e.p.Send(t, Chat, Owner, "hello")
-		e.waitText(t, Chat, "echo: hello")
-		if n := e.calls.Load(); n != 1 {
+		e.P.Send(t, Chat2, Stranger, "hello??")
+		e.P.Send(t, Chat, Owner, "hello")
+		e.WaitText(t, Chat, "echo: hello")
+		if n := e.Calls(); n != 1 {
 			t.Errorf("the model was called %d times; only the owner's message may reach it", n)
 		}
-		if n := len(e.p.Messages(Chat2)); n != 1 {
-			t.Errorf("the stranger got %d messages; want one refusal: %+v", n, e.p.Messages(Chat2))
+		if n := len(e.P.Messages(Chat2)); n != 1 {
+			t.Errorf("the stranger got %d messages; want one refusal: %+v", n, e.P.Messages(Chat2))
 		}
 	})
 	t.Run("429 from the platform", func(t *testing.T) {
-		e := start(t, setup)
-		e.p.Throttle(2, time.Second)
-		e.p.Send(t, Chat, Owner, "hello there")
-		e.waitText(t, Chat, "echo: hello there")
-		if e.p.Throttled() == 0 {
+		e := Start(t, setup, Options{})
+		e.P.Throttle(2, time.Second)
+		e.P.Send(t, Chat, Owner, "hello there")
+		e.WaitText(t, Chat, "echo: hello there")
+		if e.P.Throttled() == 0 {
 			t.Error("the platform never answered 429: the test did not test it")
 		}
 	})
 	t.Run("restart", func(t *testing.T) {
-		e := start(t, setup)
-		e.p.Send(t, Chat, Owner, "remember the word mango")
-		e.waitText(t, Chat, "echo: remember the word mango")
-		e.restart(t)
-		e.p.Redeliver(t) // the platform did not see the acknowledgement
-		e.p.Send(t, Chat, Owner, "what was the word")
-		m := e.waitText(t, Chat, "echo: what was the word")
+		e := Start(t, setup, Options{})
+		e.P.Send(t, Chat, Owner, "remember the word mango")
+		e.WaitText(t, Chat, "echo: remember the word mango")
+		e.Restart(t)
+		e.P.Redeliver(t) // the platform did not see the acknowledgement
+		e.P.Send(t, Chat, Owner, "what was the word")
+		m := e.WaitText(t, Chat, "echo: what was the word")
 		if !strings.Contains(m.Text, "(2 messages before)") {
 			t.Errorf("after the restart the chat is not in its session: %q", m.Text)
 		}
-		if n := e.count(Chat, "echo: remember the word mango"); n != 1 {
+		if n := e.Count(Chat, "echo: remember the word mango"); n != 1 {
 			t.Errorf("the redelivered message was answered %d times; want once", n)
 		}
 	})
 }
 
-// env is one gateway (restartable) over stores that outlive it.
-type env struct {
-	p        Platform
-	newCh    func() gateway.Channel
-	ch       gateway.Channel
-	sessions *session.MemStore
-	ledger   *session.MemLedger
-	state    *gateway.State
-	dir      string
-	calls    atomic.Int64
-	getenv   func(string) string
-	dataDir  string
+// Env is one gateway (restartable) over stores that outlive it, with a
+// channel against its fake platform and the scripted model.
+type Env struct {
+	P  Platform
+	Ch gateway.Channel // the running gateway's
+	// Dir is the chats' workspace (a project: tools work there).
+	Dir string
+	// Sessions and Ledger outlive restarts.
+	Sessions *session.MemStore
+	Ledger   *session.MemLedger
+
+	opts    Options
+	newCh   func() gateway.Channel
+	state   *gateway.State
+	calls   atomic.Int64
+	getenv  func(string) string
+	dataDir string
 
 	mu     sync.Mutex
+	models []string // the model specs resolved, in order
 	stop   func()
 	server *httptest.Server
+	g      *gateway.Gateway
 }
 
-func start(t *testing.T, setup Setup) *env {
+// Gateway is the running gateway.
+func (e *Env) Gateway() *gateway.Gateway {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.g
+}
+
+// Calls counts the model's calls.
+func (e *Env) Calls() int64 { return e.calls.Load() }
+
+// Models returns the model specs the runs resolved, in order.
+func (e *Env) Models() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.models...)
+}
+
+// Options change an Env.
+type Options struct {
+	// Model, when set, replaces the scripted model's replies (the default
+	// lists, writes or echoes; see [Env]).
+	Model func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error]
+	// Configure changes the gateway's configuration before it starts
+	// (its route is Routes[0]).
+	Configure func(*gateway.Config)
+	// Home is the HOME of the runs (the user's configuration and memory);
+	// default a new temporary directory.
+	Home string
+}
+
+// Start boots an Env; t's cleanup stops it.
+func Start(t *testing.T, setup Setup, opts Options) *Env {
 	t.Helper()
 	p, newCh := setup(t)
-	home := t.TempDir()
+	home := opts.Home
+	if home == "" {
+		home = t.TempDir()
+	}
 	vars := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
 	state, err := gateway.OpenState(filepath.Join(t.TempDir(), "gateway.db"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { state.Close() })
-	e := &env{p: p, newCh: newCh, sessions: session.NewMemStore(), ledger: session.NewMemLedger(), state: state,
-		dir: t.TempDir(), getenv: func(k string) string { return vars[k] }, dataDir: t.TempDir()}
-	if err := os.WriteFile(filepath.Join(e.dir, "notes.md"), []byte("# notes\n"), 0o600); err != nil {
+	e := &Env{opts: opts, P: p, newCh: newCh, Sessions: session.NewMemStore(), Ledger: session.NewMemLedger(), state: state,
+		Dir: t.TempDir(), getenv: func(k string) string { return vars[k] }, dataDir: t.TempDir()}
+	if err := os.WriteFile(filepath.Join(e.Dir, "notes.md"), []byte("# notes\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	e.boot(t)
@@ -155,12 +196,15 @@ func start(t *testing.T, setup Setup) *env {
 }
 
 // boot starts a gateway with a new channel and service.
-func (e *env) boot(t *testing.T) {
+func (e *Env) boot(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	bus := eventbus.NewMemory(eventbus.Options{})
-	svc, err := runner.NewService(runner.ServiceConfig{Sessions: e.sessions, Ledger: e.ledger, Bus: bus, DataDir: e.dataDir,
-		Getenv: e.getenv, Resolve: func(*registry.Registry, string) (*runner.Model, error) {
+	svc, err := runner.NewService(runner.ServiceConfig{Sessions: e.Sessions, Ledger: e.Ledger, Bus: bus, DataDir: e.dataDir,
+		Getenv: e.getenv, Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
+			e.mu.Lock()
+			e.models = append(e.models, spec)
+			e.mu.Unlock()
 			return &runner.Model{Provider: e.model(), ProviderName: "scripted", Name: "m", Label: "scripted/m",
 				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
 		}})
@@ -170,20 +214,25 @@ func (e *env) boot(t *testing.T) {
 	if err := svc.Recover(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.ch = e.newCh()
-	g, err := gateway.New(ctx, gateway.Config{Service: svc, Sessions: e.sessions, Ledger: e.ledger, Bus: bus, State: e.state,
-		Routes: []gateway.Route{{Channel: e.ch, Allow: []string{Owner}, Workspace: e.dir}}})
+	e.Ch = e.newCh()
+	gcfg := gateway.Config{Service: svc, Sessions: e.Sessions, Ledger: e.Ledger, Bus: bus, State: e.state,
+		Routes: []gateway.Route{{Channel: e.Ch, Allow: []string{Owner}, Workspace: e.Dir}}}
+	if e.opts.Configure != nil {
+		e.opts.Configure(&gcfg)
+	}
+	g, err := gateway.New(ctx, gcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var srv *httptest.Server
 	if g.Receives() {
 		srv = httptest.NewServer(g.Handler())
-		e.p.Target(srv.URL + "/" + e.ch.Name())
+		e.P.Target(srv.URL + "/" + e.Ch.Name())
 	}
 	done := make(chan error, 1)
 	go func() { done <- g.Run(ctx) }()
 	e.mu.Lock()
+	e.g = g
 	e.server = srv
 	e.stop = func() {
 		cancel()
@@ -201,7 +250,7 @@ func (e *env) boot(t *testing.T) {
 	e.mu.Unlock()
 }
 
-func (e *env) halt() {
+func (e *Env) halt() {
 	e.mu.Lock()
 	stop := e.stop
 	e.stop = nil
@@ -212,7 +261,7 @@ func (e *env) halt() {
 }
 
 // restart stops the gateway and boots another over the same stores.
-func (e *env) restart(t *testing.T) {
+func (e *Env) Restart(t *testing.T) {
 	e.halt()
 	e.boot(t)
 }
@@ -220,10 +269,13 @@ func (e *env) restart(t *testing.T) {
 // model is the scripted model: "list" lists the workspace, "write"
 // writes out.txt (a question in default mode), anything else is echoed
 // with the number of messages before it.
-func (e *env) model() llm.Provider {
+func (e *Env) model() llm.Provider {
 	var n atomic.Int64
 	return &llmtest.Scripted{NoRecord: true, Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
 		e.calls.Add(1)
+		if e.opts.Model != nil {
+			return e.opts.Model(ctx, req)
+		}
 		id := fmt.Sprintf("call_%d_%d", time.Now().UnixNano(), n.Add(1))
 		last := req.Messages[len(req.Messages)-1]
 		if rs := last.ToolResults(); len(rs) > 0 {
@@ -269,26 +321,26 @@ func userText(m llm.Message) string {
 }
 
 // waitText waits for a bot message in chat containing s.
-func (e *env) waitText(t *testing.T, chat, s string) Message {
+func (e *Env) WaitText(t *testing.T, chat, s string) Message {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		for _, m := range e.p.Messages(chat) {
+		for _, m := range e.P.Messages(chat) {
 			if strings.Contains(m.Text, s) {
 				return m
 			}
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("no message in chat %s contains %q after 30 s; the chat: %+v", chat, s, e.p.Messages(chat))
+			t.Fatalf("no message in chat %s contains %q after 30 s; the chat: %+v", chat, s, e.P.Messages(chat))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
 }
 
 // count counts the bot messages in chat containing s.
-func (e *env) count(chat, s string) int {
+func (e *Env) Count(chat, s string) int {
 	n := 0
-	for _, m := range e.p.Messages(chat) {
+	for _, m := range e.P.Messages(chat) {
 		if strings.Contains(m.Text, s) {
 			n++
 		}
@@ -301,11 +353,11 @@ var tokenRe = regexp.MustCompile(`/approve ([0-9a-f]+)`)
 
 // answer answers a permission question as user: by its button where it
 // has them, else by the reply command.
-func (e *env) answer(t *testing.T, q Message, user, verdict string) {
+func (e *Env) Answer(t *testing.T, q Message, user, verdict string) {
 	t.Helper()
 	for _, b := range q.Buttons {
 		if strings.HasSuffix(b.Data, ":"+verdict) {
-			e.p.Press(t, gateway.MessageRef{ChatID: Chat, ID: q.ID}, user, b.Data)
+			e.P.Press(t, gateway.MessageRef{ChatID: Chat, ID: q.ID}, user, b.Data)
 			return
 		}
 	}
@@ -319,5 +371,5 @@ func (e *env) answer(t *testing.T, q Message, user, verdict string) {
 	} else if verdict == "always" {
 		cmd += " always"
 	}
-	e.p.Send(t, Chat, user, cmd)
+	e.P.Send(t, Chat, user, cmd)
 }

@@ -209,3 +209,14 @@ func (p *Platform) Throttled() int {
 	defer p.mu.Unlock()
 	return p.throttled
 }
+
+// SendFile makes user send text with a file.
+func (p *Platform) SendFile(t testing.TB, chatID, userID, text string, f webhook.FileJSON) {
+	p.mu.Lock()
+	p.updates++
+	id := "u" + strconv.Itoa(p.updates)
+	p.mu.Unlock()
+	body, _ := json.Marshal(webhook.Message{ID: id, ChatID: chatID, UserID: userID, Text: text, Attachments: []webhook.FileJSON{f}})
+	p.remember("/messages", body)
+	p.post(t, "/messages", body)
+}

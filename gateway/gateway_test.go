@@ -1,0 +1,263 @@
+package gateway_test
+
+import (
+	"context"
+	"iter"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/gateway/gatewaytest"
+	"github.com/reinhq/rein/gateway/webhook"
+	"github.com/reinhq/rein/gateway/webhook/webhookfake"
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/memory"
+	"github.com/reinhq/rein/persona"
+)
+
+// hook is the webhook channel against its fake: the gateway's own tests
+// run over it.
+func hook(maxText int) gatewaytest.Setup {
+	return func(t *testing.T) (gatewaytest.Platform, func() gateway.Channel) {
+		p := webhookfake.New(t)
+		return p, func() gateway.Channel {
+			ch, err := webhook.New("hook", webhook.Config{CallbackURL: p.URL(), Buttons: true, MaxText: maxText},
+				func(string) string { return webhookfake.Secret })
+			if err != nil {
+				t.Fatal(err)
+			}
+			return ch
+		}
+	}
+}
+
+// lastUser is the text of the newest user message.
+func lastUser(req *llm.Request) string {
+	m := req.Messages[len(req.Messages)-1]
+	for _, b := range m.Content {
+		if t, ok := b.(*llm.Text); ok {
+			return t.Text
+		}
+	}
+	return ""
+}
+
+// A message sent while the chat's run goes on is queued and answered
+// after it, in order; /stop cancels the run (GW-2: session serial).
+func TestQueuedAndStop(t *testing.T) {
+	release := make(chan struct{})
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{Model: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		text := lastUser(req)
+		if text == "hang" {
+			return llmtest.NewScripted(llmtest.Reply{Text: "thinking…", Hang: true}).Stream(ctx, req)
+		}
+		if text == "slow" {
+			<-release
+		}
+		return llmtest.NewScripted(llmtest.Reply{Text: "re: " + text}).Stream(ctx, req)
+	}})
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "slow")
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "second")
+	e.WaitText(t, gatewaytest.Chat, "⏳ Queued")
+	close(release)
+	e.WaitText(t, gatewaytest.Chat, "re: second")
+	msgs := e.P.Messages(gatewaytest.Chat)
+	first, second := -1, -1
+	for i, m := range msgs {
+		if strings.Contains(m.Text, "re: slow") {
+			first = i
+		}
+		if strings.Contains(m.Text, "re: second") {
+			second = i
+		}
+	}
+	if first < 0 || second < first {
+		t.Fatalf("the replies are not in the messages' order: %+v", msgs)
+	}
+
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "hang")
+	e.WaitText(t, gatewaytest.Chat, "thinking…") // the run is going
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "/stop")
+	e.WaitText(t, gatewaytest.Chat, "⏹ Stopped.")
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "/stop")
+	e.WaitText(t, gatewaytest.Chat, "Nothing is running.")
+}
+
+// /new starts a new session; /model changes the chat's model; /cost
+// adds up the conversation; /help lists the commands (GW-2).
+func TestCommands(t *testing.T) {
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{})
+	chat, me := gatewaytest.Chat, gatewaytest.Owner
+	e.P.Send(t, chat, me, "one")
+	e.WaitText(t, chat, "echo: one (0 messages before)")
+	e.P.Send(t, chat, me, "two")
+	e.WaitText(t, chat, "echo: two (2 messages before)")
+	e.P.Send(t, chat, me, "/cost")
+	e.WaitText(t, chat, "This conversation: 2 replies")
+	e.P.Send(t, chat, me, "/new")
+	e.WaitText(t, chat, "New conversation.")
+	e.P.Send(t, chat, me, "three")
+	e.WaitText(t, chat, "echo: three (0 messages before)")
+	e.P.Send(t, chat, me, "/model openai/gpt-5-mini")
+	e.WaitText(t, chat, "Model for this chat: openai/gpt-5-mini")
+	e.P.Send(t, chat, me, "four")
+	e.WaitText(t, chat, "echo: four")
+	if ms := e.Models(); ms[len(ms)-1] != "openai/gpt-5-mini" {
+		t.Errorf("the run after /model resolved %q", ms[len(ms)-1])
+	}
+	e.P.Send(t, chat, me, "/model")
+	e.WaitText(t, chat, "Model: openai/gpt-5-mini.")
+	e.P.Send(t, chat, me, "/model two words")
+	e.WaitText(t, chat, "is not a model")
+	e.P.Send(t, chat, me, "/help")
+	e.WaitText(t, chat, "/new — start a new conversation")
+	e.P.Send(t, chat, me, "/memory")
+	e.WaitText(t, chat, "Memory is off for this gateway.")
+	// A path is a message, not a command.
+	e.P.Send(t, chat, me, "/etc/hosts is broken")
+	e.WaitText(t, chat, "echo: /etc/hosts is broken")
+}
+
+// A reply the platform would not take before a stop is sent after the
+// restart, once; a chat's next message continues its session.
+func TestRestartDeliversPendingReply(t *testing.T) {
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{})
+	e.P.Throttle(1_000_000, 0) // the platform is away
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "are you there")
+	deadline := time.Now().Add(30 * time.Second)
+	for e.Calls() == 0 || e.P.Throttled() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatal("the run did not go")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.Restart(t)
+	e.P.Throttle(0, 0) // back
+	e.WaitText(t, gatewaytest.Chat, "echo: are you there")
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "again")
+	e.WaitText(t, gatewaytest.Chat, "echo: again (2 messages before)")
+	if n := e.Count(gatewaytest.Chat, "echo: are you there"); n != 1 {
+		t.Errorf("the pending reply was sent %d times", n)
+	}
+}
+
+// A long reply is split at the platform's size, on line boundaries.
+func TestLongReplySplit(t *testing.T) {
+	long := strings.Repeat("a line of the reply\n", 30) // 600 runes
+	e := gatewaytest.Start(t, hook(200), gatewaytest.Options{Model: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		return llmtest.NewScripted(llmtest.Reply{Text: long}).Stream(ctx, req)
+	}})
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "tell me a lot")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		var got strings.Builder
+		n := 0
+		for _, m := range e.P.Messages(gatewaytest.Chat) {
+			if len([]rune(m.Text)) > 200 {
+				t.Fatalf("a message of %d runes; the limit is 200", len([]rune(m.Text)))
+			}
+			if strings.HasPrefix(m.Text, "a line") {
+				got.WriteString(m.Text + "\n")
+				n++
+			}
+		}
+		if got.String() == long {
+			if n < 3 {
+				t.Errorf("%d parts", n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the parts do not add up to the reply: %+v", e.P.Messages(gatewaytest.Chat))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A file the user sends is kept under the workspace's inbox/ and named to
+// the model.
+func TestAttachmentKept(t *testing.T) {
+	seen := make(chan string, 1)
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{Model: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		seen <- lastUser(req)
+		return llmtest.NewScripted(llmtest.Reply{Text: "got it"}).Stream(ctx, req)
+	}})
+	p := e.P.(*webhookfake.Platform)
+	p.SendFile(t, gatewaytest.Chat, gatewaytest.Owner, "look at this", webhook.FileJSON{Name: "../../etc/cat pic.png", MIME: "image/png", Data: []byte("\x89PNG")})
+	text := <-seen
+	i := strings.Index(text, "inbox/")
+	if i < 0 {
+		t.Fatalf("the model was not told where the file is: %q", text)
+	}
+	rel := strings.Fields(text[i:])[0]
+	b, err := os.ReadFile(filepath.Join(e.Dir, rel))
+	if err != nil || string(b) != "\x89PNG" {
+		t.Fatalf("the file at %s: %q, %v", rel, b, err)
+	}
+	if !strings.HasSuffix(rel, "cat_pic.png") || strings.Contains(rel, "..") {
+		t.Errorf("the kept name %q is not sanitised", rel)
+	}
+}
+
+// GW-1: while the persona has no name, the first allowed user is asked
+// the bootstrap's questions; the answers become the persona, which the
+// next run's system prompt carries.
+func TestPersonaBootstrap(t *testing.T) {
+	home := t.TempDir()
+	dir := filepath.Join(home, "persona")
+	store := memory.New(memory.Config{UserDir: filepath.Join(home, "memory")})
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{Home: home, Configure: func(c *gateway.Config) {
+		c.PersonaDir, c.Memory = dir, store
+	}})
+	chat, me := gatewaytest.Chat, gatewaytest.Owner
+	e.P.Send(t, chat, me, "hi")
+	e.WaitText(t, chat, "a few questions")
+	for i := 0; i < 10; i++ {
+		p, _ := persona.Load(dir)
+		if p.Bootstrapped() {
+			break
+		}
+		before := len(e.P.Messages(chat))
+		answer := "skip"
+		if i == 0 {
+			answer = "Juniper"
+		} else if i < 3 {
+			answer = "Sam"
+		}
+		e.P.Send(t, chat, me, answer)
+		deadline := time.Now().Add(10 * time.Second)
+		for len(e.P.Messages(chat)) == before && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	e.WaitText(t, chat, "I'm Juniper from now on")
+	if p, err := persona.Load(dir); err != nil || p.Identity.Name != "Juniper" {
+		t.Fatalf("persona: %+v, %v", p, err)
+	}
+	e.P.Send(t, chat, me, "/memory")
+	e.WaitText(t, chat, "About you")
+	if e.Calls() != 0 {
+		t.Errorf("the bootstrap reached the model %d times", e.Calls())
+	}
+}
+
+// Idle chats leave the pool and come back from the stores.
+func TestIdleChatsEvicted(t *testing.T) {
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{})
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "one")
+	e.WaitText(t, gatewaytest.Chat, "echo: one")
+	g := e.Gateway()
+	deadline := time.Now().Add(10 * time.Second)
+	for g.Evict() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the idle chat stays in the pool")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "two")
+	e.WaitText(t, gatewaytest.Chat, "echo: two (2 messages before)")
+}
