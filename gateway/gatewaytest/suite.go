@@ -171,10 +171,17 @@ type Options struct {
 	Home string
 }
 
-// Start boots an Env; t's cleanup stops it.
+// Start boots an Env over setup's platform; t's cleanup stops it.
 func Start(t *testing.T, setup Setup, opts Options) *Env {
 	t.Helper()
 	p, newCh := setup(t)
+	return StartWith(t, p, newCh, opts)
+}
+
+// StartWith boots an Env over a platform and its channel's constructor
+// (benchmarks: a testing.B); tb's cleanup stops it.
+func StartWith(t testing.TB, p Platform, newCh func() gateway.Channel, opts Options) *Env {
+	t.Helper()
 	home := opts.Home
 	if home == "" {
 		home = t.TempDir()
@@ -196,7 +203,7 @@ func Start(t *testing.T, setup Setup, opts Options) *Env {
 }
 
 // boot starts a gateway with a new channel and service.
-func (e *Env) boot(t *testing.T) {
+func (e *Env) boot(t testing.TB) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	bus := eventbus.NewMemory(eventbus.Options{})
@@ -261,7 +268,7 @@ func (e *Env) halt() {
 }
 
 // restart stops the gateway and boots another over the same stores.
-func (e *Env) Restart(t *testing.T) {
+func (e *Env) Restart(t testing.TB) {
 	e.halt()
 	e.boot(t)
 }
@@ -321,7 +328,7 @@ func userText(m llm.Message) string {
 }
 
 // waitText waits for a bot message in chat containing s.
-func (e *Env) WaitText(t *testing.T, chat, s string) Message {
+func (e *Env) WaitText(t testing.TB, chat, s string) Message {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
@@ -353,7 +360,7 @@ var tokenRe = regexp.MustCompile(`/approve ([0-9a-f]+)`)
 
 // answer answers a permission question as user: by its button where it
 // has them, else by the reply command.
-func (e *Env) Answer(t *testing.T, q Message, user, verdict string) {
+func (e *Env) Answer(t testing.TB, q Message, user, verdict string) {
 	t.Helper()
 	for _, b := range q.Buttons {
 		if strings.HasSuffix(b.Data, ":"+verdict) {
