@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/gateway/discord"
 	"github.com/reinhq/rein/gateway/feishu"
 	"github.com/reinhq/rein/gateway/slack"
 	"github.com/reinhq/rein/gateway/telegram"
@@ -47,6 +48,7 @@ var channelTypes = map[string]func(name string, node *yaml.Node, getenv func(str
 	"telegram": build(telegram.New),
 	"slack":    build(slack.New),
 	"feishu":   build(feishu.New),
+	"discord":  build(discord.New),
 }
 
 // build adapts a channel package's New to channelTypes: it decodes the

@@ -186,8 +186,8 @@ func Reset(ctx context.Context, dir string, profile *memory.Store) ([]string, er
 // the name and avatar, and SOUL.md (left out when over its cap; kept,
 // with warnings, when the scanner found something — like AGENTS.md). The
 // profile is not repeated: memory's section holds it. It is "" for a
-// persona without a name or soul. Runs do not call it yet: the gateway
-// will put it into its system prompt.
+// persona without a name or soul. The gateway's runs carry it
+// (runner.ServiceConfig.Persona, read at each run's start).
 func (p Persona) Section() string {
 	soul := p.Soul
 	if p.SoulOverCap {
