@@ -98,7 +98,9 @@ func TestGatewayCommand(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	code := make(chan int, 1)
-	go func() { code <- a.Run(ctx, []string{"gateway", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "error"}) }()
+	go func() {
+		code <- a.Run(ctx, []string{"gateway", "--listen", "127.0.0.1:0", "--data-dir", t.TempDir(), "--log-level", "error"})
+	}()
 	addr := regexp.MustCompile(`receiving on (http://127\.0\.0\.1:\d+)`)
 	deadline := time.Now().Add(30 * time.Second)
 	var m []string
