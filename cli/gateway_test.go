@@ -43,6 +43,8 @@ func TestGatewayFileErrors(t *testing.T) {
 		{"typo at the top", "chanels: {}\n", nil, "field chanels not found"},
 		{"missing secret", "channels:\n  tg:\n    type: telegram\n", nil, "TELEGRAM_BOT_TOKEN"},
 		{"webhook without callback", "channels:\n  h:\n    type: webhook\n", map[string]string{"REIN_WEBHOOK_SECRET": webhookfake.Secret}, "callback_url"},
+		{"bypass", "channels:\n  h:\n    type: webhook\n    callback_url: http://127.0.0.1:1/x\n    permission_mode: bypass\n",
+			map[string]string{"REIN_WEBHOOK_SECRET": webhookfake.Secret}, "permission_mode bypass would run every tool call"},
 		{"workspace missing", "channels:\n  h:\n    type: webhook\n    callback_url: http://127.0.0.1:1/x\n    workspace: /no/such/dir\n",
 			map[string]string{"REIN_WEBHOOK_SECRET": webhookfake.Secret}, "channels.h.workspace"},
 	}

@@ -120,6 +120,9 @@ func (a *App) loadGatewayFile(path string) (*gatewayFile, []gateway.Route, error
 		if err := checkKeys(&node, append(keys, yamlKeys(reflect.TypeOf(common))...)); err != nil {
 			return nil, nil, usageErrorf("%s: channels.%s: %v", path, name, err)
 		}
+		if err := gateway.CheckPermissionMode(common.PermissionMode); err != nil {
+			return nil, nil, usageErrorf("%s: channels.%s: %v", path, name, err)
+		}
 		if len(common.Allow) == 0 {
 			fmt.Fprintf(a.Stderr, "rein: channels.%s has no allow: list, so it refuses everyone and tells each their user id; add yours\n", name)
 		}

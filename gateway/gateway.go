@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/memory"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 )
@@ -128,6 +129,9 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		if !polls && !posts {
 			return nil, fmt.Errorf("gateway: channel %s receives nothing (neither a Poller nor an HTTPReceiver)", name)
 		}
+		if err := CheckPermissionMode(rt.PermissionMode); err != nil {
+			return nil, fmt.Errorf("gateway: channel %s: %w", name, err)
+		}
 		r := &route{Route: rt, name: name, ch: rt.Channel, limits: rt.Channel.Limits(), allow: map[string]bool{}}
 		if r.limits.MaxText <= 0 {
 			r.limits.MaxText = 2000
@@ -145,6 +149,24 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		g.order = append(g.order, r)
 	}
 	return g, nil
+}
+
+// CheckPermissionMode checks a channel's permission_mode: a mode rein
+// knows ("" is the configuration's), and not bypass — a chat message
+// would then run any tool call without a question.
+func CheckPermissionMode(mode string) error {
+	if mode == "" {
+		return nil
+	}
+	m, err := permission.ParseMode(mode)
+	if err != nil {
+		return fmt.Errorf("permission_mode: %w", err)
+	}
+	if m == permission.ModeBypass {
+		return errors.New("permission_mode bypass would run every tool call a chat message asks for " +
+			"without a question; use default (questions come as buttons) or accept-edits")
+	}
+	return nil
 }
 
 // workspace finds or opens the route's workspace: a project workspace
@@ -237,12 +259,19 @@ func (g *Gateway) sweep(ctx context.Context) {
 	defer g.wg.Done()
 	t := time.NewTicker(max(g.cfg.IdleAfter/4, time.Second))
 	defer t.Stop()
+	pruned := time.Now()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-t.C:
+		case now := <-t.C:
 			g.evict(g.cfg.Now())
+			if now.Sub(pruned) > time.Hour {
+				pruned = now
+				if err := g.cfg.State.prune(ctx, g.cfg.Now().Add(-keepAnswered)); err != nil {
+					g.log.Warn("old updates could not be pruned", "err", err)
+				}
+			}
 		}
 	}
 }
