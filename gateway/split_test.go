@@ -109,8 +109,8 @@ func TestCommandParse(t *testing.T) {
 func TestToolHint(t *testing.T) {
 	for in, want := range map[string]string{
 		`{"command":"go   test\n./..."}`: "🔧 bash: go test ./...",
-		`{"path":"a.go"}`:               "🔧 bash: a.go",
-		`not json`:                      "🔧 bash",
+		`{"path":"a.go"}`:                "🔧 bash: a.go",
+		`not json`:                       "🔧 bash",
 	} {
 		if got := toolHint("bash", []byte(in)); got != want {
 			t.Errorf("toolHint(%s) = %q, want %q", in, got, want)
