@@ -156,7 +156,11 @@ func (g *Gateway) keepAttachments(r *route, m Inbound) string {
 			lines = append(lines, fmt.Sprintf("[the user sent %s, which could not be saved]", name))
 			continue
 		}
-		lines = append(lines, fmt.Sprintf("[the user sent a file: %s (%s, %d bytes)]", rel, a.MIME, len(a.Data)))
+		what := "a file"
+		if strings.HasPrefix(a.MIME, "image/") {
+			what = "an image (read_file shows it)"
+		}
+		lines = append(lines, fmt.Sprintf("[the user sent %s: %s (%s, %d bytes)]", what, rel, a.MIME, len(a.Data)))
 	}
 	return strings.Join(lines, "\n")
 }
