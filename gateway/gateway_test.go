@@ -261,3 +261,20 @@ func TestIdleChatsEvicted(t *testing.T) {
 	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "two")
 	e.WaitText(t, gatewaytest.Chat, "echo: two (2 messages before)")
 }
+
+// PERM-3: a question nobody answers is denied at the timeout, and its
+// buttons go.
+func TestApprovalTimeout(t *testing.T) {
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{Env: map[string]string{"REIN_ASK_TIMEOUT": "1s"}})
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "please write a file")
+	e.WaitText(t, gatewaytest.Chat, "🔐 Allow write_file")
+	q := e.WaitText(t, gatewaytest.Chat, "⛔ Denied (timeout)")
+	if len(q.Buttons) != 0 {
+		t.Errorf("the settled question keeps its buttons: %+v", q.Buttons)
+	}
+	if _, err := os.Stat(filepath.Join(e.Dir, "out.txt")); err == nil {
+		t.Error("the file was written without an answer")
+	}
+	e.P.Press(t, gateway.MessageRef{ChatID: gatewaytest.Chat, ID: q.ID}, gatewaytest.Owner, "perm:0000:once")
+	e.WaitText(t, gatewaytest.Chat, "already answered or has expired")
+}

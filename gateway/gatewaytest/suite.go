@@ -166,6 +166,8 @@ type Options struct {
 	// Configure changes the gateway's configuration before it starts
 	// (its route is Routes[0]).
 	Configure func(*gateway.Config)
+	// Env adds variables the runs see (REIN_ASK_TIMEOUT, …).
+	Env map[string]string
 	// Home is the HOME of the runs (the user's configuration and memory);
 	// default a new temporary directory.
 	Home string
@@ -187,6 +189,9 @@ func StartWith(t testing.TB, p Platform, newCh func() gateway.Channel, opts Opti
 		home = t.TempDir()
 	}
 	vars := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
+	for k, v := range opts.Env {
+		vars[k] = v
+	}
 	state, err := gateway.OpenState(filepath.Join(t.TempDir(), "gateway.db"))
 	if err != nil {
 		t.Fatal(err)
