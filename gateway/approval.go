@@ -139,7 +139,7 @@ func (g *Gateway) settle(ctx context.Context, a *approval, outcome string) {
 	if ref.ID == "" || !a.c.r.limits.CanEdit {
 		return
 	}
-	g.goSend(func(ctx context.Context) {
+	g.spawn(func(ctx context.Context) {
 		if err := a.c.r.edit(ctx, ref, Outgoing{ChatID: a.c.chatID, Text: a.question + "\n" + outcome}); err != nil {
 			g.log.Warn("a permission question could not be updated", "chat", a.c.key, "err", err)
 		}

@@ -108,14 +108,6 @@ func (g *Gateway) trackLocked(c *chat, runID string, after int64) {
 	if c.following {
 		return
 	}
-	c.following = true
 	sid := c.sessionID
-	g.mu.Lock()
-	ctx := g.base
-	g.mu.Unlock()
-	g.wg.Add(1)
-	go func() {
-		defer g.wg.Done()
-		g.follow(ctx, c, sid, after)
-	}()
+	c.following = g.spawn(func(ctx context.Context) { g.follow(ctx, c, sid, after) })
 }

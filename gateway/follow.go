@@ -31,12 +31,10 @@ func (g *Gateway) follow(ctx context.Context, c *chat, sid string, after int64) 
 		c.following = again
 		c.last = g.cfg.Now()
 		c.mu.Unlock()
-		if again {
-			g.wg.Add(1)
-			go func() {
-				defer g.wg.Done()
-				g.follow(ctx, c, sid, after)
-			}()
+		if again && !g.spawn(func(ctx context.Context) { g.follow(ctx, c, sid, after) }) {
+			c.mu.Lock()
+			c.following = false
+			c.mu.Unlock()
 		}
 	}()
 	f := &follower{g: g, c: c, r: c.r, progress: map[string]*progress{}}

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein/eventbus"
@@ -75,8 +76,14 @@ type Gateway struct {
 	refused   map[string]time.Time // stranger "<channel>:<user>" → last refusal
 	boot      *bootstrap
 
-	base context.Context // Run's; followers and sends live under it
-	wg   sync.WaitGroup
+	// base is Run's context (New's before): followers and sends live
+	// under it. Atomic, not under mu: it is read with a chat's lock held,
+	// and the lock order is mu, then a chat's.
+	base atomic.Pointer[context.Context]
+	// spawnMu orders spawn's wg.Add before Run's wg.Wait.
+	spawnMu sync.RWMutex
+	stopped bool
+	wg      sync.WaitGroup
 }
 
 // route is a channel as the gateway runs it.
@@ -111,7 +118,8 @@ func New(ctx context.Context, cfg Config) (*Gateway, error) {
 		cfg.Now = time.Now
 	}
 	g := &Gateway{cfg: cfg, log: cfg.Logger, routes: map[string]*route{}, chats: map[string]*chat{},
-		approvals: map[string]*approval{}, refused: map[string]time.Time{}, base: ctx}
+		approvals: map[string]*approval{}, refused: map[string]time.Time{}}
+	g.base.Store(&ctx)
 	existing, err := cfg.Ledger.ListWorkspaces(ctx, gatewayCaller)
 	if err != nil {
 		return nil, fmt.Errorf("gateway: workspaces: %w", err)
@@ -221,9 +229,9 @@ func (g *Gateway) Receives() bool {
 // waits for the replies being sent. It returns the first channel's
 // failure for good (a revoked token).
 func (g *Gateway) Run(ctx context.Context) error {
-	g.mu.Lock()
-	g.base = ctx
-	g.mu.Unlock()
+	ctx, cancel := context.WithCancel(ctx) // a channel failing for good stops the rest
+	defer cancel()
+	g.base.Store(&ctx)
 	if err := g.resume(ctx); err != nil {
 		return err
 	}
@@ -242,21 +250,23 @@ func (g *Gateway) Run(ctx context.Context) error {
 			}
 		}()
 	}
-	g.wg.Add(1)
-	go g.sweep(ctx)
+	g.spawn(g.sweep)
 	var err error
 	select {
 	case <-ctx.Done():
 	case err = <-errc:
 	}
+	cancel()
 	polls.Wait()
+	g.spawnMu.Lock()
+	g.stopped = true // no goroutine starts after this; wg.Wait sees them all
+	g.spawnMu.Unlock()
 	g.wg.Wait()
 	return err
 }
 
 // sweep drops idle chats from the pool and forgets old refusals.
 func (g *Gateway) sweep(ctx context.Context) {
-	defer g.wg.Done()
 	t := time.NewTicker(max(g.cfg.IdleAfter/4, time.Second))
 	defer t.Stop()
 	pruned := time.Now()
@@ -304,24 +314,28 @@ func (g *Gateway) Chats() int {
 // after IdleAfter) and returns how many are left.
 func (g *Gateway) Evict() int { return g.evict(g.cfg.Now().Add(g.cfg.IdleAfter + time.Nanosecond)) }
 
-// goSend runs fn in the background under Run's context (a reply, a
-// command's answer), so a platform waiting for its acknowledgement is not
-// held up by another send.
-func (g *Gateway) goSend(fn func(ctx context.Context)) {
-	g.mu.Lock()
-	ctx := g.base
-	g.mu.Unlock()
+// spawn runs fn in a goroutine under Run's context (a follower, a
+// reply, a command's answer), so a platform waiting for its
+// acknowledgement is not held up by a send; false once Run has ended.
+func (g *Gateway) spawn(fn func(ctx context.Context)) bool {
+	g.spawnMu.RLock()
+	defer g.spawnMu.RUnlock()
+	if g.stopped {
+		return false
+	}
+	ctx := *g.base.Load()
 	g.wg.Add(1)
 	go func() {
 		defer g.wg.Done()
 		fn(ctx)
 	}()
+	return true
 }
 
 // reply sends text to a chat in the background, split at the platform's
 // size.
 func (g *Gateway) reply(r *route, chatID, text string) {
-	g.goSend(func(ctx context.Context) {
+	g.spawn(func(ctx context.Context) {
 		for _, part := range Split(text, r.limits.MaxText) {
 			if _, err := r.send(ctx, Outgoing{ChatID: chatID, Text: part}); err != nil {
 				g.log.Warn("a reply could not be sent", "channel", r.name, "chat", chatID, "err", err)
