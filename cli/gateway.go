@@ -56,7 +56,7 @@ An example gateway.yaml:
       callback_url: https://example.com/rein
       allow: ["*"]
 
-Each type's own keys: rein gateway --help lists them in docs/gateway.md.`
+Each type's own keys, and how to set up each platform: docs/gateway.md.`
 
 type gatewayOptions struct {
 	config, listen, dataDir, logLevel string
