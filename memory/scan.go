@@ -4,6 +4,7 @@ import (
 	"encoding/base64"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -188,6 +189,7 @@ func matchAll(raw, lower string, doc bool) []Finding {
 	if strings.Contains(lower, "\n") {
 		flat = strings.Join(strings.Fields(lower), " ")
 	}
+	index := index()
 	found := make([]bool, len(index.set.words))
 	index.set.find(flat, found)
 	for i := range rules {
@@ -210,8 +212,9 @@ func matchAll(raw, lower string, doc bool) []Finding {
 }
 
 // index holds the words of every rule and of the exfiltration checks in
-// one needleSet.
-var index = newScanIndex()
+// one needleSet, built at the first scan: most rein commands never scan,
+// and building it costs about 7 MB and 10 ms.
+var index = sync.OnceValue(newScanIndex)
 
 // scanIndex is the needleSet of the scanner's words, and which of them
 // each rule and word list has.

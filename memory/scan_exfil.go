@@ -145,6 +145,7 @@ const (
 // scanExfil finds exfiltration in text (raw) and its lower-case form;
 // found are the words of index that occur in it.
 func scanExfil(raw, lower string, doc bool, found []bool) []Finding {
+	index := index()
 	var out exfilFindings
 	add := out.add
 	if index.any(found, index.literal) {
