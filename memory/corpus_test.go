@@ -162,7 +162,7 @@ func TestNeedlesComplete(t *testing.T) {
 		for _, raw := range []string{e.text, fold(e.text)} {
 			lower := lowerText(raw)
 			flat := strings.Join(strings.Fields(lower), " ")
-			for _, r := range rules {
+			for _, r := range rules() {
 				subject := lower
 				if r.raw {
 					subject = raw

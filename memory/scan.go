@@ -192,6 +192,7 @@ func matchAll(raw, lower string, doc bool) []Finding {
 	index := index()
 	found := make([]bool, len(index.set.words))
 	index.set.find(flat, found)
+	rules := rules()
 	for i := range rules {
 		r := &rules[i]
 		if (doc && !r.doc) || !index.any(found, index.rules[i]) {
@@ -241,7 +242,7 @@ func newScanIndex() *scanIndex {
 		return out
 	}
 	x := &scanIndex{}
-	for _, r := range rules {
+	for _, r := range rules() {
 		x.rules = append(x.rules, idsOf(r.needles))
 	}
 	x.literal, x.net = idsOf(literalNeedles), idsOf(netNeedles)
