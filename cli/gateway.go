@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
@@ -61,6 +62,7 @@ Each type's own keys, and how to set up each platform: docs/gateway.md.`
 type gatewayOptions struct {
 	config, listen, dataDir, logLevel string
 	shutdownTimeout                   time.Duration
+	check                             bool
 }
 
 func (a *App) gatewayCommand() *cobra.Command {
@@ -79,6 +81,7 @@ func (a *App) gatewayCommand() *cobra.Command {
 	f.StringVar(&o.listen, "listen", "", "address the HTTP channels are served on (overrides listen: of the file; default 127.0.0.1:8787)")
 	f.StringVar(&o.dataDir, "data-dir", "", "where the gateway keeps its sessions and state (default: rein's data directory/gateway)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error (JSON on stderr)")
+	f.BoolVar(&o.check, "check", false, "check the file (keys, types, secrets in the environment, workspaces) and list its channels, then exit")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running replies may go on after SIGTERM (the rest are answered after the next start)")
 	return cmd
 }
@@ -96,6 +99,21 @@ func (a *App) gateway(ctx context.Context, o *gatewayOptions) error {
 	file, routes, err := a.loadGatewayFile(a.abs(path))
 	if err != nil {
 		return err
+	}
+	if o.check {
+		fmt.Fprintf(a.Stdout, "%s: %d channels\n", a.abs(path), len(routes))
+		for _, r := range routes {
+			allowed := fmt.Sprintf("%d allowed", len(r.Allow))
+			if slices.Contains(r.Allow, "*") {
+				allowed = "anyone allowed"
+			}
+			ws := "no workspace (talk only)"
+			if r.Workspace != "" {
+				ws = "workspace " + r.Workspace
+			}
+			fmt.Fprintf(a.Stdout, "  %s: %s, %s, %s\n", r.Channel.Name(), allowed, ws, firstNonEmpty(r.PermissionMode, "the configuration's permission mode"))
+		}
+		return nil
 	}
 	dataDir := o.dataDir
 	if dataDir == "" {

@@ -129,3 +129,20 @@ func TestGatewayCommand(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", c, stderr.String())
 	}
 }
+
+// rein gateway --check lists the channels of a good file and starts
+// nothing.
+func TestGatewayCheck(t *testing.T) {
+	te := newTestEnv(t)
+	te.env["REIN_WEBHOOK_SECRET"] = webhookfake.Secret
+	te.env["TELEGRAM_BOT_TOKEN"] = "123:abc"
+	te.writeGatewayFile("channels:\n  hook:\n    type: webhook\n    callback_url: http://127.0.0.1:1/x\n    allow: [\"*\"]\n" +
+		"  tg:\n    type: telegram\n    allow: [\"1\", \"2\"]\n    workspace: " + te.ws + "\n    permission_mode: accept-edits\n")
+	out, _ := te.mustRun(ExitOK, "gateway", "--check")
+	for _, s := range []string{"gateway.yaml: 2 channels", "  hook: anyone allowed, no workspace (talk only), the configuration's permission mode",
+		"  tg: 2 allowed, workspace " + te.ws + ", accept-edits"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("--check lacks %q:\n%s", s, out)
+		}
+	}
+}
