@@ -312,10 +312,7 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 	var err error
 	for i, part := range parts {
 		m := Outgoing{ChatID: f.c.chatID, Text: part}
-		if i == len(parts)-1 {
-			m.Files = files
-		}
-		if i == 0 && p != nil && p.sent && !p.failed && f.r.limits.CanEdit && len(m.Files) == 0 {
+		if i == 0 && p != nil && p.sent && !p.failed && f.r.limits.CanEdit {
 			err = f.r.edit(ctx, p.ref, m)
 		} else {
 			_, err = f.r.send(ctx, m)
@@ -323,6 +320,10 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 		if err != nil {
 			break
 		}
+	}
+	if err == nil && len(files) > 0 {
+		// On its own: a retry of a refused upload does not post the text again.
+		_, err = f.r.send(ctx, Outgoing{ChatID: f.c.chatID, Files: files})
 	}
 	if err != nil {
 		if ctx.Err() != nil {

@@ -278,3 +278,31 @@ func TestApprovalTimeout(t *testing.T) {
 	e.P.Press(t, gateway.MessageRef{ChatID: gatewaytest.Chat, ID: q.ID}, gatewaytest.Owner, "perm:0000:once")
 	e.WaitText(t, gatewaytest.Chat, "already answered or has expired")
 }
+
+// A reply of more than three parts goes as its first part and the whole
+// as reply.md.
+func TestVeryLongReplyAsFile(t *testing.T) {
+	long := strings.Repeat("a line of the reply\n", 50) // 1,000 runes: five parts of 200
+	e := gatewaytest.Start(t, hook(200), gatewaytest.Options{Model: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		return llmtest.NewScripted(llmtest.Reply{Text: long}).Stream(ctx, req)
+	}})
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "tell me everything")
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		msgs := e.P.Messages(gatewaytest.Chat)
+		if n := len(msgs); n > 0 && len(msgs[n-1].Files) == 1 {
+			f := msgs[n-1].Files[0]
+			if f.Name != "reply.md" || strings.TrimSpace(string(f.Data)) != strings.TrimSpace(long) {
+				t.Fatalf("the file: %s, %d bytes", f.Name, len(f.Data))
+			}
+			if n != 2 || !strings.HasPrefix(msgs[0].Text, "a line") {
+				t.Errorf("want the first part, then the file: %+v", msgs)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no reply.md: %+v", msgs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
