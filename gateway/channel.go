@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
+	"strings"
 	"time"
 )
 
@@ -178,4 +180,32 @@ func RetryAfter(err error) (time.Duration, bool) {
 		return re.After, true
 	}
 	return 0, false
+}
+
+// APIBase is a channel's api_url setting made usable: raw (else def)
+// without a trailing slash, and parsed; an error, for the channel to
+// prefix with its name, when it is not an http(s) URL with a host.
+func APIBase(raw, def string) (string, *url.URL, error) {
+	base := strings.TrimRight(raw, "/")
+	if base == "" {
+		base = strings.TrimRight(def, "/")
+	}
+	u, err := url.Parse(base)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return "", nil, fmt.Errorf("api_url %q is not an http(s) URL like %s", raw, def)
+	}
+	return base, u, nil
+}
+
+// Sleep waits d or until ctx ends; false when ctx ended. Channels wait
+// out their backoffs with it.
+func Sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

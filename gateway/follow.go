@@ -48,7 +48,7 @@ func (g *Gateway) follow(ctx context.Context, c *chat, sid string, after int64) 
 				return
 			}
 			g.log.Warn("following a chat's session", "chat", c.key, "err", err)
-			if !sleep(ctx, time.Second) {
+			if !Sleep(ctx, time.Second) {
 				return
 			}
 			continue
@@ -92,21 +92,9 @@ func (g *Gateway) follow(ctx context.Context, c *chat, sid string, after int64) 
 		if len(c.pending()) == 0 {
 			return
 		}
-		if !sleep(ctx, 200*time.Millisecond) {
+		if !Sleep(ctx, 200*time.Millisecond) {
 			return
 		}
-	}
-}
-
-// sleep waits d or until ctx ends; false when it ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }
 

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bwmarrin/discordgo"
+	"github.com/reinhq/rein/gateway"
 )
 
 // Defaults of [Config].
@@ -81,13 +82,9 @@ func New(name string, cfg Config, getenv func(string) string) (*Channel, error) 
 	if strings.ContainsAny(token, " \t\r\n") {
 		return nil, fmt.Errorf("discord: %s does not look like a bot token (it has blanks): copy the token from the Bot tab of your application again", env)
 	}
-	api := strings.TrimRight(cfg.APIURL, "/")
-	if api == "" {
-		api = DefaultAPIURL
-	}
-	base, err := url.Parse(api)
-	if err != nil || (base.Scheme != "http" && base.Scheme != "https") || base.Host == "" {
-		return nil, fmt.Errorf("discord: api_url %q is not an http(s) URL", cfg.APIURL)
+	api, base, err := gateway.APIBase(cfg.APIURL, DefaultAPIURL)
+	if err != nil {
+		return nil, fmt.Errorf("discord: %w", err)
 	}
 	client := &http.Client{Timeout: 30 * time.Second}
 	if api != DefaultAPIURL {

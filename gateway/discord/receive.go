@@ -59,7 +59,7 @@ func (c *Channel) Receive(ctx context.Context, h gateway.Handler) error {
 				return fatal
 			}
 			slog.Warn("discord: gateway connect failed", "channel", c.name, "err", err)
-			if !sleep(ctx, wait) {
+			if !gateway.Sleep(ctx, wait) {
 				return nil
 			}
 			wait = min(2*wait, time.Minute)
@@ -84,7 +84,7 @@ func (c *Channel) whoami(ctx context.Context) (string, error) {
 		}
 		after, _ := retryable(err)
 		slog.Warn("discord: cannot reach Discord", "channel", c.name, "err", err)
-		if !sleep(ctx, max(after, wait)) {
+		if !gateway.Sleep(ctx, max(after, wait)) {
 			return "", nil
 		}
 		wait = min(2*wait, time.Minute)
@@ -225,21 +225,9 @@ func (c *Channel) retry(ctx context.Context, what string, f func() error) bool {
 			return false
 		}
 		slog.Warn("discord: the gateway did not take a "+what+"; trying again", "channel", c.name, "err", err, "in", wait)
-		if !sleep(ctx, wait) {
+		if !gateway.Sleep(ctx, wait) {
 			return false
 		}
 		wait = min(2*wait, time.Minute)
-	}
-}
-
-// sleep waits d or until ctx ends; it reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
 	}
 }

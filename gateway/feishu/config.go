@@ -11,13 +11,15 @@
 package feishu
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/reinhq/rein/gateway"
 )
 
 // Defaults of [Config].
@@ -79,23 +81,22 @@ func New(name string, cfg Config, getenv func(string) string) (*Channel, error) 
 		return nil, errors.New("feishu: app_id is not set: copy the App ID (cli_...) from the app's Credentials & Basic Info page " +
 			"in the developer console (open.feishu.cn/app, or open.larksuite.com/app for Lark)")
 	}
-	secretEnv := or(cfg.AppSecretEnv, DefaultAppSecretEnv)
+	secretEnv := cmp.Or(cfg.AppSecretEnv, DefaultAppSecretEnv)
 	secret := strings.TrimSpace(getenv(secretEnv))
 	if secret == "" {
 		return nil, fmt.Errorf("feishu: %s is not set: set it to the App Secret from the app's Credentials & Basic Info page "+
 			"in the developer console", secretEnv)
 	}
-	tokenEnv := or(cfg.VerificationTokenEnv, DefaultVerificationTokenEnv)
+	tokenEnv := cmp.Or(cfg.VerificationTokenEnv, DefaultVerificationTokenEnv)
 	vtoken := strings.TrimSpace(getenv(tokenEnv))
 	if vtoken == "" {
 		return nil, fmt.Errorf("feishu: %s is not set: set it to the Verification Token from the app's "+
 			"Events & Callbacks > Encryption Strategy page in the developer console", tokenEnv)
 	}
-	keyEnv := or(cfg.EncryptKeyEnv, DefaultEncryptKeyEnv)
-	api := strings.TrimRight(or(cfg.APIURL, DefaultAPIURL), "/")
-	u, err := url.Parse(api)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("feishu: api_url %q is not an http(s) URL (https://open.feishu.cn or https://open.larksuite.com)", cfg.APIURL)
+	keyEnv := cmp.Or(cfg.EncryptKeyEnv, DefaultEncryptKeyEnv)
+	api, _, err := gateway.APIBase(cfg.APIURL, DefaultAPIURL)
+	if err != nil {
+		return nil, fmt.Errorf("feishu: %w (https://open.larksuite.com for Lark)", err)
 	}
 	return &Channel{
 		name:              name,
@@ -107,11 +108,4 @@ func New(name string, cfg Config, getenv func(string) string) (*Channel, error) 
 		http:              &http.Client{Timeout: time.Minute},
 		now:               time.Now,
 	}, nil
-}
-
-func or(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }

@@ -9,10 +9,10 @@ package slack
 import (
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/gateway"
 	slackapi "github.com/slack-go/slack"
 )
 
@@ -57,9 +57,6 @@ func New(name string, cfg Config, getenv func(string) string) (*Channel, error) 
 	if cfg.SigningSecretEnv == "" {
 		cfg.SigningSecretEnv = DefaultSigningSecretEnv
 	}
-	if cfg.APIURL == "" {
-		cfg.APIURL = DefaultAPIURL
-	}
 	token := strings.TrimSpace(getenv(cfg.TokenEnv))
 	if token == "" {
 		return nil, fmt.Errorf("slack %s: set %s to the app's Bot User OAuth Token (xoxb-…; "+
@@ -70,15 +67,12 @@ func New(name string, cfg Config, getenv func(string) string) (*Channel, error) 
 		return nil, fmt.Errorf("slack %s: set %s to the app's Signing Secret "+
 			"(https://api.slack.com/apps → your app → Basic Information → App Credentials)", name, cfg.SigningSecretEnv)
 	}
-	u, err := url.Parse(cfg.APIURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("slack %s: api_url %q: want an http(s) URL like %s", name, cfg.APIURL, DefaultAPIURL)
-	}
-	if !strings.HasSuffix(cfg.APIURL, "/") {
-		cfg.APIURL += "/"
+	base, _, err := gateway.APIBase(cfg.APIURL, DefaultAPIURL)
+	if err != nil {
+		return nil, fmt.Errorf("slack %s: %w", name, err)
 	}
 	api := slackapi.New(token,
-		slackapi.OptionAPIURL(cfg.APIURL),
+		slackapi.OptionAPIURL(base+"/"), // slack-go joins method names to it
 		slackapi.OptionHTTPClient(&http.Client{Timeout: 60 * time.Second}))
 	return &Channel{name: name, token: token, secret: secret, api: api}, nil
 }

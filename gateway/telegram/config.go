@@ -10,11 +10,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
 	"time"
 
 	"github.com/go-telegram/bot"
+	"github.com/reinhq/rein/gateway"
 )
 
 // Defaults of [Config].
@@ -74,13 +74,9 @@ func New(name string, cfg Config, getenv func(string) string) (*Channel, error) 
 	if strings.ContainsAny(token, "/?#% \t\n") {
 		return nil, fmt.Errorf("telegram: %s does not look like a bot token (digits, a colon, then letters): check the value @BotFather gave", env)
 	}
-	api := strings.TrimRight(cfg.APIURL, "/")
-	if api == "" {
-		api = DefaultAPIURL
-	}
-	u, err := url.Parse(api)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-		return nil, fmt.Errorf("telegram: api_url %q is not an http(s) URL", cfg.APIURL)
+	api, _, err := gateway.APIBase(cfg.APIURL, DefaultAPIURL)
+	if err != nil {
+		return nil, fmt.Errorf("telegram: %w", err)
 	}
 	pt := cfg.PollTimeout
 	switch {

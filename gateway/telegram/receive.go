@@ -49,7 +49,7 @@ func (c *Channel) Receive(ctx context.Context, h gateway.Handler) error {
 				wait = c.backoffFor(failures)
 			}
 			failures++
-			sleep(ctx, wait)
+			gateway.Sleep(ctx, wait)
 			continue
 		}
 		confirmed = offset
@@ -69,7 +69,7 @@ func (c *Channel) Receive(ctx context.Context, h gateway.Handler) error {
 			}
 			wait := c.backoffFor(failures)
 			failures++
-			sleep(ctx, wait)
+			gateway.Sleep(ctx, wait)
 			continue
 		}
 		failures = 0
@@ -92,15 +92,6 @@ func (c *Channel) backoffFor(failures int) time.Duration {
 		d *= 2
 	}
 	return min(d, maxBackoff)
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }
 
 // dispatch hands one update to h; nil means it may be confirmed.
