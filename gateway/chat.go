@@ -39,6 +39,20 @@ func (c *chat) pending() []string {
 	return slices.Clone(c.runs)
 }
 
+// has reports whether the run is one of the pending ones.
+func (c *chat) has(runID string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Contains(c.runs, runID)
+}
+
+// busy reports whether runs are pending.
+func (c *chat) busy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.runs) > 0
+}
+
 // done removes an answered run; it reports whether it was pending.
 func (c *chat) done(runID string) bool {
 	c.mu.Lock()

@@ -72,7 +72,7 @@ func (g *Gateway) follow(ctx context.Context, c *chat, sid string, after int64) 
 					f.check(ctx)
 				}
 			}
-			if len(c.pending()) == 0 {
+			if !c.busy() {
 				sub.Close()
 				return
 			}
@@ -89,7 +89,7 @@ func (g *Gateway) follow(ctx context.Context, c *chat, sid string, after int64) 
 			}
 		}
 		f.check(ctx)
-		if len(c.pending()) == 0 {
+		if !c.busy() {
 			return
 		}
 		if !Sleep(ctx, 200*time.Millisecond) {
@@ -119,7 +119,7 @@ type progress struct {
 
 // handle renders one event of the session.
 func (f *follower) handle(ctx context.Context, ev *eventbus.Event) {
-	if !f.pendingRun(ev.RunID) {
+	if !f.c.has(ev.RunID) { // per event, deltas too: no copy of the list
 		return
 	}
 	switch agent.EventType(ev.Type) {
@@ -163,16 +163,6 @@ func (f *follower) handle(ctx context.Context, ev *eventbus.Event) {
 		return
 	}
 	f.flush(ctx, f.g.cfg.Now())
-}
-
-// pendingRun reports whether the run is one of the chat's pending ones.
-func (f *follower) pendingRun(runID string) bool {
-	for _, r := range f.c.pending() {
-		if r == runID {
-			return true
-		}
-	}
-	return false
 }
 
 func (f *follower) progressOf(runID string) *progress {
