@@ -306,3 +306,33 @@ func TestVeryLongReplyAsFile(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// PERM-3: a question is answered only in its own chat: an allowed user
+// typing its token in another chat answers nothing.
+func TestApprovalOnlyInItsChat(t *testing.T) {
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{})
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "please write a file")
+	q := e.WaitText(t, gatewaytest.Chat, "🔐 Allow write_file")
+	token := strings.Split(q.Buttons[0].Data, ":")[1]
+	e.P.Send(t, gatewaytest.Chat2, gatewaytest.Owner, "/approve "+token)
+	e.WaitText(t, gatewaytest.Chat2, "already answered or has expired")
+	if _, err := os.Stat(filepath.Join(e.Dir, "out.txt")); err == nil {
+		t.Fatal("a token typed in another chat answered the question")
+	}
+	e.P.Press(t, gateway.MessageRef{ChatID: gatewaytest.Chat, ID: q.ID}, gatewaytest.Owner, q.Buttons[2].Data) // deny
+	e.WaitText(t, gatewaytest.Chat, "⛔ Denied by")
+}
+
+// A message's text is cut at 32 KiB before it reaches the model.
+func TestLongMessageCut(t *testing.T) {
+	seen := make(chan string, 1)
+	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{Model: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		seen <- lastUser(req)
+		return llmtest.NewScripted(llmtest.Reply{Text: "ok"}).Stream(ctx, req)
+	}})
+	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, strings.Repeat("x", 40<<10))
+	got := <-seen
+	if len(got) > 33<<10 || !strings.HasSuffix(got, "[message cut at 32 KiB]") {
+		t.Errorf("the model got %d bytes ending %q", len(got), got[max(0, len(got)-40):])
+	}
+}

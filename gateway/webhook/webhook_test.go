@@ -78,6 +78,7 @@ func TestHandlerVerifies(t *testing.T) {
 		{"not stored", "/messages", ok, []byte(secret), time.Now(), context.DeadlineExceeded, 500},
 		{"action", "/actions", `{"id":"a","chat_id":"c","user_id":"u","message_id":"m","data":"perm:x:once"}`, []byte(secret), time.Now(), nil, 200},
 		{"get", "/nothing", ok, []byte(secret), time.Now(), nil, 404},
+		{"too large", "/messages", `{"text":"` + strings.Repeat("x", maxBody) + `"}`, []byte(secret), time.Now(), nil, 413},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
