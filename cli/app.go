@@ -149,7 +149,6 @@ A workspace's allow rules, sensitive-file exceptions and hooks apply only once
 you trusted it (rein trust); rein asks at start, rein run warns and goes on.
 Keys come from the vendors' variables: ANTHROPIC_API_KEY, OPENAI_API_KEY,
 GEMINI_API_KEY (and their *_BASE_URL). REIN_LOG=debug logs more.`,
-		Version: versionLine(),
 		Args: func(_ *cobra.Command, args []string) error {
 			if len(args) > 0 {
 				return usageErrorf("unknown command %q; to run a prompt once: rein run %q", args[0], strings.Join(args, " "))
@@ -159,10 +158,18 @@ GEMINI_API_KEY (and their *_BASE_URL). REIN_LOG=debug logs more.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if v, _ := cmd.Flags().GetBool("version"); v {
+				fmt.Fprintln(a.Stdout, versionLine())
+				return nil
+			}
 			return a.interactive(cmd, opts)
 		},
 	}
-	root.SetVersionTemplate("{{.Version}}\n")
+	// Our own --version rather than cobra's Version field: cobra prints that
+	// through a text/template once its template is changed, and a reachable
+	// text/template makes the linker keep every method of every type
+	// (internal/arch TestMethodsPruned).
+	root.Flags().Bool("version", false, "print rein's version")
 	root.CompletionOptions.HiddenDefaultCmd = true
 	addRunFlags(root, opts)
 	root.AddCommand(a.runCommand(), a.versionCommand(), a.providerCommand(), a.sessionsCommand(),

@@ -22,7 +22,7 @@ import (
 
 func TestVersion(t *testing.T) {
 	te := newTestEnv(t)
-	for _, args := range [][]string{{"version"}, {"--version"}} {
+	for _, args := range [][]string{{"version"}, {"--version"}, {"--verbose", "--version"}} {
 		out, _ := te.mustRun(ExitOK, args...)
 		if !strings.HasPrefix(out, "rein ") || !strings.Contains(out, "go1.") {
 			t.Errorf("%v: %q", args, out)

@@ -59,9 +59,8 @@ func isStd(p string) bool { return !strings.Contains(strings.SplitN(p, "/", 2)[0
 
 // sdks are the vendor SDKs, each with the adapter that alone may import it.
 var sdks = map[string]string{
-	"github.com/anthropics/":  "llm/anthropic",
-	"github.com/openai/":      "llm/openai",
-	"google.golang.org/genai": "llm/gemini",
+	"github.com/anthropics/": "llm/anthropic",
+	"github.com/openai/":     "llm/openai",
 	// The chat platforms' client libraries: each only by its channel.
 	"github.com/go-telegram/bot":    "gateway/telegram",
 	"github.com/slack-go/slack":     "gateway/slack",

@@ -4,24 +4,23 @@
 //
 // [New] builds a [Provider] from a [Config]; its Stream turns an [llm.Request]
 // into Gemini contents and yields the reply as [llm.Delta] values. Every call
-// is exactly one HTTP request: the SDK's retries and automatic stream
-// continuation are off, and [llm.Retrying] decides what to repeat (SPEC
+// is exactly one HTTP request: [llm.Retrying] decides what to repeat (SPEC
 // PROV-7).
 //
-// The official SDK, google.golang.org/genai, builds each request: it turns
-// the genai contents and config into the REST body, joins the base URL, API
-// version and model into the URL, and sets the API key and the extra headers;
-// it also lists models for ValidateAuth. It does not read the streamed reply.
-// The SDK exposes neither its request body nor its response body, so an
-// [http.RoundTripper] wrapped around the configured client stops the streamed
-// request at the wire, and the adapter sends it with that client and reads
-// the events itself, into small private structs through one reused
-// json.Decoder. The SDK's reader decodes every chunk into a map, converts the
-// map and encodes and decodes it again into its types, some hundred
-// allocations per delta; this reader needs a handful. Building the body
-// ourselves was the other way, but the SDK's field mapping (thinkingConfig,
-// parametersJsonSchema, the base64 of signatures and inline data) follows the
-// API as it changes, and its output is what testdata/request.golden.json pins.
+// The adapter speaks the REST API over net/http itself, with small private
+// structs for the request body (request.go) and a reader of the event stream
+// that decodes each chunk through one reused json.Decoder (stream.go). It
+// does not use Google's SDK, google.golang.org/genai, which DESIGN.md names:
+// that package initialises go-cmp at package init (its replay client lives
+// in the non-test package) and links Google's credentials stack (grpc,
+// whose x/net/trace reaches text/template at init). Either makes the Go
+// linker keep every exported method of every type in the binary, since
+// reflect's Method and MethodByName become reachable: rein was 141 MB and
+// touched 44.8 MiB at `rein --version` with it, 89 MB and 33.5 MiB without
+// it and the OTLP exporter (bench/README.md, "Start-up"). The body follows
+// what the SDK sent field for field (testdata/request.golden.json was
+// written by the SDK; only the tool schemas now go as they are, keys
+// unsorted).
 //
 // How rein's model maps onto Gemini's:
 //   - the system prompt is the systemInstruction; user turns are role "user",
@@ -37,8 +36,8 @@
 //     functionCall.id and functionResponse.id; a function response names its
 //     tool, taken from the matching ToolUse in the history;
 //   - the API sends a call's arguments whole, read into a map and written
-//     back as the SDK did, so Input has sorted keys; they are yielded as one
-//     DeltaToolInput piece;
+//     back, so Input has sorted keys; they are yielded as one DeltaToolInput
+//     piece, and sent back with sorted keys and their numbers unchanged;
 //   - a tool result is the response {"output": text}, or {"error": text} when
 //     IsError; images inside tool results move to a user turn first
 //     ([llm.MoveToolResultImages]);
@@ -52,8 +51,6 @@
 //     BLOCKLIST, SPII and a blocked prompt are refusal.
 //
 // Errors keep the vendor's status, headers and body, so [llm.FromHTTP] sees
-// the Retry-After header and the RetryInfo detail alike: the adapter reads a
-// streamed call's error reply itself, and for ValidateAuth the transport
-// wrapper records the failed reply before the SDK reads it. An error object
+// the Retry-After header and the RetryInfo detail alike. An error object
 // sent inside a 200 stream is classified as if its code were the status.
 package gemini

@@ -2,8 +2,9 @@ package gemini
 
 import (
 	"context"
-
-	"google.golang.org/genai"
+	"encoding/json"
+	"io"
+	"net/http"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -23,8 +24,8 @@ const (
 	taskQuery    = "RETRIEVAL_QUERY"
 )
 
-// Embedder embeds texts through the Gemini API's batchEmbedContents (the
-// SDK's Models.EmbedContent), every text a content of one text part. It
+// Embedder embeds texts through the Gemini API's batchEmbedContents, every
+// text a content of one text part. It
 // implements [llm.QueryEmbedder] and [llm.EmbedLimiter] and is safe for
 // concurrent use.
 //
@@ -87,31 +88,59 @@ func (e *Embedder) check() *llm.Error {
 	return nil
 }
 
+// embedRequest is one request of batchEmbedContents.
+type embedRequest struct {
+	Content              embedContent `json:"content"`
+	Model                string       `json:"model"`
+	OutputDimensionality int32        `json:"outputDimensionality,omitempty"`
+	TaskType             string       `json:"taskType"`
+}
+
+// embedContent is a content of text parts.
+type embedContent struct {
+	Parts []embedPart `json:"parts"`
+}
+
+// embedPart is one text part.
+type embedPart struct {
+	Text string `json:"text"`
+}
+
 // embed sends one request.
 func (e *Embedder) embed(ctx context.Context, texts []string, task string) ([][]float32, error) {
-	cctx, c, lerr := e.p.begin(ctx)
-	if lerr != nil {
-		return nil, lerr
+	path, err := modelPath(e.model)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.KindBadRequest, Provider: e.p.name, Message: err.Error(), Err: err}
 	}
-	contents := make([]*genai.Content, len(texts))
+	reqs := make([]embedRequest, len(texts))
 	for i, t := range texts {
 		if t == "" {
 			t = " "
 		}
-		contents[i] = &genai.Content{Parts: []*genai.Part{{Text: t}}}
+		reqs[i] = embedRequest{Content: embedContent{Parts: []embedPart{{Text: t}}}, Model: path,
+			OutputDimensionality: int32(e.dims), TaskType: task}
 	}
-	cfg := &genai.EmbedContentConfig{TaskType: task}
-	if e.dims > 0 {
-		cfg.OutputDimensionality = genai.Ptr(int32(e.dims))
+	resp, lerr := e.p.do(ctx, http.MethodPost, path+":batchEmbedContents", struct {
+		Requests []embedRequest `json:"requests"`
+	}{reqs})
+	if lerr != nil {
+		return nil, lerr
 	}
-	resp, err := e.p.client.Models.EmbedContent(cctx, e.model, contents, cfg)
-	if err != nil || c.bodyErr != nil {
-		// The transport hides a broken body from the SDK, which then reads
-		// an empty reply: what broke it is in the capture.
-		return nil, e.p.classify(cctx, c, err)
+	defer resp.Body.Close()
+	var out struct {
+		Embeddings []*struct {
+			Values []float32 `json:"values"`
+		} `json:"embeddings"`
 	}
-	vecs := make([][]float32, len(resp.Embeddings))
-	for i, emb := range resp.Embeddings {
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, llm.FromTransport(ctx, e.p.name, err)
+	}
+	if err := json.Unmarshal(b, &out); err != nil {
+		return nil, llm.Malformed(e.p.name, err)
+	}
+	vecs := make([][]float32, len(out.Embeddings))
+	for i, emb := range out.Embeddings {
 		if emb != nil {
 			vecs[i] = emb.Values
 		}

@@ -1,16 +1,17 @@
 package gemini
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"iter"
 	"net/http"
 	"net/url"
 	"strings"
-
-	"google.golang.org/genai"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -29,8 +30,7 @@ type Config struct {
 	// BaseURL is the API root without the version; DefaultBaseURL when empty.
 	// A trailing "/v1beta" is tolerated.
 	BaseURL string
-	// HTTPClient sends the requests; a plain client when nil. Its transport is
-	// wrapped, never modified.
+	// HTTPClient sends the requests; http.DefaultClient when nil.
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies and errors; "google" when
 	// empty.
@@ -46,11 +46,10 @@ type Config struct {
 // Provider streams replies from Gemini. It implements [llm.Provider] and
 // [llm.AuthValidator] and is safe for concurrent use.
 type Provider struct {
-	cfg     Config
-	name    string
-	client  *genai.Client
-	send    *http.Client // sends the streamed requests the SDK built
-	initErr error
+	cfg    Config
+	name   string
+	base   string // the API root with its version, ending in "/"
+	client *http.Client
 }
 
 var (
@@ -60,40 +59,10 @@ var (
 
 // New returns a provider for cfg. It makes no request.
 func New(cfg Config) *Provider {
-	p := &Provider{cfg: cfg, name: cmp.Or(cfg.Name, "google")}
-	hc := &http.Client{}
-	if cfg.HTTPClient != nil {
-		c := *cfg.HTTPClient
-		hc = &c
-	}
-	send := *hc
-	// The SDK's client has put the jar's cookies on the request already.
-	send.Jar = nil
-	p.send = &send
-	hc.Transport = &transport{base: cmp.Or[http.RoundTripper](hc.Transport, http.DefaultTransport)}
-	headers := http.Header{}
-	for k, v := range cfg.Headers {
-		headers.Set(k, v)
-	}
 	base := cmp.Or(cfg.BaseURL, DefaultBaseURL)
-	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1beta") + "/"
-	// The SDK insists on a key for the Gemini API backend. Without one every
-	// call fails before any request (AuthMissing), and with a Token the
-	// transport drops the key header.
-	key := cmp.Or(cfg.APIKey, "unused")
-	p.client, p.initErr = genai.NewClient(context.Background(), &genai.ClientConfig{
-		APIKey:     key,
-		Backend:    genai.BackendGeminiAPI,
-		HTTPClient: hc,
-		HTTPOptions: genai.HTTPOptions{
-			BaseURL:    base,
-			APIVersion: "v1beta",
-			Headers:    headers,
-			// One attempt: llm.Retrying decides what to repeat (SPEC PROV-7).
-			RetryOptions: &genai.HTTPRetryOptions{Attempts: genai.Ptr[int32](1)},
-		},
-	})
-	return p
+	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1beta") + "/v1beta/"
+	return &Provider{cfg: cfg, name: cmp.Or(cfg.Name, "google"), base: base,
+		client: cmp.Or(cfg.HTTPClient, http.DefaultClient)}
 }
 
 // Stream sends req and yields the reply (SPEC PROV-1). The history is first
@@ -102,119 +71,110 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.D
 	return func(yield func(llm.Delta, error) bool) {
 		ctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		hreq, err := p.request(ctx, req)
+		path, err := modelPath(req.Model)
 		if err != nil {
-			yield(llm.Delta{}, err)
+			yield(llm.Delta{}, &llm.Error{Kind: llm.KindBadRequest, Provider: p.name, Message: err.Error(), Err: err})
 			return
 		}
-		resp, rerr := p.send.Do(hreq)
-		if rerr != nil {
-			if ue, ok := errors.AsType[*url.Error](rerr); ok {
-				rerr = ue.Err // what the round trip itself reported
-			}
-			yield(llm.Delta{}, llm.FromTransport(ctx, p.name, rerr))
+		body, err := p.buildRequest(req)
+		if err != nil {
+			yield(llm.Delta{}, &llm.Error{Kind: llm.KindBadRequest, Provider: p.name, Message: err.Error(), Err: err})
+			return
+		}
+		resp, lerr := p.do(ctx, http.MethodPost, path+":streamGenerateContent?alt=sse", body)
+		if lerr != nil {
+			yield(llm.Delta{}, lerr)
 			return
 		}
 		defer resp.Body.Close()
-		if resp.StatusCode < 200 || resp.StatusCode > 299 {
-			body, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-			yield(llm.Delta{}, llm.FromHTTP(p.name, resp.StatusCode, resp.Header, body).WithAuthHint(envVar))
-			return
-		}
 		newStream(p.name, req, resp.Body).run(ctx, yield)
 	}
-}
-
-// request has the SDK build the streamed request for req, stopped by the
-// transport before it is sent, and returns it bound to ctx.
-func (p *Provider) request(ctx context.Context, req *llm.Request) (*http.Request, *llm.Error) {
-	cctx, c, err := p.begin(ctx)
-	if err != nil {
-		return nil, err
-	}
-	contents, config, berr := p.buildRequest(req)
-	if berr != nil {
-		return nil, &llm.Error{Kind: llm.KindBadRequest, Provider: p.name, Message: berr.Error(), Err: berr}
-	}
-	c.intercept = true
-	for _, err := range p.client.Models.GenerateContentStream(cctx, req.Model, contents, config) {
-		if err != nil && !errors.Is(err, errIntercepted) {
-			return nil, p.classify(cctx, c, err)
-		}
-	}
-	if c.req == nil {
-		return nil, &llm.Error{Kind: llm.KindUnknown, Provider: p.name, Message: "the SDK built no request"}
-	}
-	hreq := c.req.Clone(ctx)
-	if c.req.GetBody != nil {
-		body, err := c.req.GetBody()
-		if err != nil {
-			return nil, &llm.Error{Kind: llm.KindUnknown, Provider: p.name, Message: err.Error(), Err: err}
-		}
-		hreq.Body = body
-	}
-	return hreq, nil
 }
 
 // ValidateAuth checks the credentials by listing one page of models (SPEC
 // PROV-4).
 func (p *Provider) ValidateAuth(ctx context.Context) error {
-	ctx, c, err := p.begin(ctx)
+	resp, err := p.do(ctx, http.MethodGet, "models?pageSize=1", nil)
 	if err != nil {
 		return err
 	}
-	if _, err := p.client.Models.List(ctx, &genai.ListModelsConfig{PageSize: 1}); err != nil {
-		return p.classify(ctx, c, err)
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody)); err != nil {
+		return llm.FromTransport(ctx, p.name, err)
 	}
 	return nil
 }
 
-// begin checks that the provider can make a call, fetches the bearer token
-// when there is a token source, and returns ctx carrying the capture that
-// the transport fills in.
-func (p *Provider) begin(ctx context.Context) (context.Context, *capture, *llm.Error) {
-	if p.initErr != nil {
-		return ctx, nil, &llm.Error{Kind: llm.KindBadRequest, Provider: p.name, Message: p.initErr.Error(), Err: p.initErr}
+// modelPath is the resource name of a model: "models/<name>", or the name
+// as it is when it already is one (models/…, tunedModels/…).
+func modelPath(model string) (string, error) {
+	switch {
+	case model == "":
+		return "", errors.New("no model named")
+	case strings.ContainsAny(model, "?&#%") || strings.Contains(model, ".."):
+		return "", fmt.Errorf("model %q: not a model name", model)
+	case strings.HasPrefix(model, "models/"), strings.HasPrefix(model, "tunedModels/"):
+		return model, nil
 	}
+	return "models/" + model, nil
+}
+
+// do sends one request to path under the API root, with body encoded as
+// JSON when it is not nil, and returns the reply when its status is 2xx.
+// Every call is one round trip: [llm.Retrying] decides what to repeat
+// (SPEC PROV-7). An error reply keeps its status, headers and body, so
+// [llm.FromHTTP] sees the Retry-After header and the RetryInfo detail alike.
+func (p *Provider) do(ctx context.Context, method, path string, body any) (*http.Response, *llm.Error) {
 	if p.cfg.APIKey == "" && p.cfg.Token == nil {
-		return ctx, nil, llm.AuthMissing(p.name, envVar)
+		return nil, llm.AuthMissing(p.name, envVar)
 	}
-	c := &capture{}
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, &llm.Error{Kind: llm.KindBadRequest, Provider: p.name, Message: err.Error(), Err: err}
+		}
+		rd = bytes.NewReader(b)
+	}
+	hreq, err := http.NewRequestWithContext(ctx, method, p.base+path, rd)
+	if err != nil {
+		return nil, &llm.Error{Kind: llm.KindBadRequest, Provider: p.name, Message: err.Error(), Err: err}
+	}
+	for k, v := range p.cfg.Headers {
+		hreq.Header.Set(k, v)
+	}
+	if body != nil {
+		hreq.Header.Set("Content-Type", "application/json")
+	}
 	if p.cfg.Token != nil {
 		tok, err := p.cfg.Token(ctx)
 		if err != nil {
 			if e, ok := llm.AsError(err); ok {
-				return ctx, nil, e
+				return nil, e
 			}
 			if ctx.Err() != nil {
-				return ctx, nil, llm.FromTransport(ctx, p.name, err)
+				return nil, llm.FromTransport(ctx, p.name, err)
 			}
-			return ctx, nil, &llm.Error{Kind: llm.KindAuth, Provider: p.name, Message: "token source: " + err.Error(), Err: err}
+			return nil, &llm.Error{Kind: llm.KindAuth, Provider: p.name, Message: "token source: " + err.Error(), Err: err}
 		}
-		c.token = tok
+		hreq.Header.Set("Authorization", "Bearer "+tok)
+	} else {
+		hreq.Header.Set("x-goog-api-key", p.cfg.APIKey)
 	}
-	return context.WithValue(ctx, captureKey{}, c), c, nil
+	resp, err := p.client.Do(hreq)
+	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // what the round trip itself reported
+		}
+		return nil, llm.FromTransport(ctx, p.name, err)
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+		return nil, llm.FromHTTP(p.name, resp.StatusCode, resp.Header, b).WithAuthHint(envVar)
+	}
+	return resp, nil
 }
 
-// classify turns an error of the SDK into an *llm.Error, preferring what the
-// transport saw: a failed round trip, an error reply, a broken body.
-func (p *Provider) classify(ctx context.Context, c *capture, err error) *llm.Error {
-	switch {
-	case c.rtErr != nil:
-		return llm.FromTransport(ctx, p.name, c.rtErr)
-	case c.status != 0:
-		return llm.FromHTTP(p.name, c.status, c.header, c.body).WithAuthHint(envVar)
-	case c.bodyErr != nil, ctx.Err() != nil:
-		return llm.FromTransport(ctx, p.name, cmp.Or(c.bodyErr, ctx.Err()))
-	}
-	var apiErr genai.APIError
-	if errors.As(err, &apiErr) { // an error object inside a 200 stream
-		body := apiErrorBody(apiErr)
-		return llm.FromHTTP(p.name, cmp.Or(apiErr.Code, http.StatusInternalServerError), nil, body).WithAuthHint(envVar)
-	}
-	if !c.sent {
-		return &llm.Error{Kind: llm.KindBadRequest, Provider: p.name, Message: err.Error(), Err: err}
-	}
-	// The reply arrived whole, yet the SDK could not read it.
-	return llm.Malformed(p.name, err)
-}
+// maxErrorBody bounds how much of an error reply is kept.
+const maxErrorBody = 1 << 20

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"google.golang.org/genai"
-
 	"github.com/reinhq/rein/llm"
 )
 
@@ -20,7 +18,7 @@ type accumulator struct {
 	buf         strings.Builder // open's text so far
 	calls       int
 	responseID  string    // the first responseId sent; the chunks' decoder fills it in
-	finish      string    // the finish reason, a genai.FinishReason
+	finish      string    // the finish reason, e.g. "STOP"
 	blocked     bool      // the prompt was blocked: no candidate at all
 	finished    bool      // a finish reason or a blocked prompt arrived
 	usage       wireUsage // the last counts sent: each chunk's are cumulative
@@ -45,7 +43,7 @@ func (a *accumulator) add(ch *wireChunk, yield func(llm.Delta, error) bool) bool
 			return false
 		}
 	}
-	if f := cand.FinishReason; f != "" && f != string(genai.FinishReasonUnspecified) {
+	if f := cand.FinishReason; f != "" && f != "FINISH_REASON_UNSPECIFIED" {
 		a.finish, a.finished = f, true
 	}
 	return true
@@ -180,26 +178,26 @@ func (a *accumulator) response() *llm.Response {
 			Provider: a.name,
 			Model:    a.model, // the requested model, never the echoed version (PROV-5)
 		},
-		StopReason: stopReason(genai.FinishReason(a.finish), a.blocked, a.calls > 0),
+		StopReason: stopReason(a.finish, a.blocked, a.calls > 0),
 		Usage:      a.usage.usage(),
 	}
 }
 
-func stopReason(f genai.FinishReason, blocked, calls bool) llm.StopReason {
+// stopReason maps Gemini's finishReason; a blocked prompt is a refusal.
+func stopReason(f string, blocked, calls bool) llm.StopReason {
 	if blocked {
 		return llm.StopRefusal
 	}
 	switch f {
-	case genai.FinishReasonStop:
+	case "STOP":
 		if calls {
 			return llm.StopToolUse
 		}
 		return llm.StopEndTurn
-	case genai.FinishReasonMaxTokens:
+	case "MAX_TOKENS":
 		return llm.StopMaxTokens
-	case genai.FinishReasonSafety, genai.FinishReasonRecitation, genai.FinishReasonProhibitedContent,
-		genai.FinishReasonBlocklist, genai.FinishReasonSPII, genai.FinishReasonImageSafety,
-		genai.FinishReasonImageProhibitedContent, genai.FinishReasonImageRecitation:
+	case "SAFETY", "RECITATION", "PROHIBITED_CONTENT", "BLOCKLIST", "SPII",
+		"IMAGE_SAFETY", "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION":
 		return llm.StopRefusal
 	}
 	return llm.StopUnknownOther

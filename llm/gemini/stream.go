@@ -8,8 +8,6 @@ import (
 	"io"
 	"net/http"
 
-	"google.golang.org/genai"
-
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
 )
@@ -174,9 +172,13 @@ func (s *stream) chunkError() *llm.Error {
 	if !present(s.chunk.Error) {
 		return nil
 	}
-	var e *genai.APIError
-	if json.Unmarshal(s.chunk.Error, &e) != nil || e == nil {
-		return nil // not an error object: the SDK read such a chunk as a reply
+	var e *struct {
+		Code int `json:"code"`
 	}
-	return llm.FromHTTP(s.name, cmp.Or(e.Code, http.StatusInternalServerError), nil, apiErrorBody(*e)).WithAuthHint(envVar)
+	if json.Unmarshal(s.chunk.Error, &e) != nil || e == nil {
+		return nil // not an error object: read as a reply, as the SDK did
+	}
+	body := make([]byte, 0, len(s.chunk.Error)+10)
+	body = append(append(append(body, `{"error":`...), s.chunk.Error...), '}')
+	return llm.FromHTTP(s.name, cmp.Or(e.Code, http.StatusInternalServerError), nil, body).WithAuthHint(envVar)
 }
