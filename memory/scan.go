@@ -347,7 +347,7 @@ func (r *rule) matches(s string) bool {
 }
 
 // negation ends the text before a match that it negates.
-var negation = regexp.MustCompile(`(?i)(\bnever|\bnot|\bdon'?t|\bdo not|\bno|\bwithout|\bavoid|\bnor|\bmust not|\bshould not|\bshouldn'?t|不要|别|禁止|不得|切勿|不能|不可|严禁|从不|绝不|勿)\s*(\bever\s+)?$`)
+var negation = lazyRE(`(?i)(\bnever|\bnot|\bdon'?t|\bdo not|\bno|\bwithout|\bavoid|\bnor|\bmust not|\bshould not|\bshouldn'?t|不要|别|禁止|不得|切勿|不能|不可|严禁|从不|绝不|勿)\s*(\bever\s+)?$`)
 
 // negated reports whether the match at start follows a negation in the
 // same sentence.

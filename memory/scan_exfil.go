@@ -3,7 +3,6 @@ package memory
 import (
 	"net"
 	"net/url"
-	"regexp"
 	"strings"
 )
 
@@ -12,55 +11,55 @@ import (
 // environment) on the same line.
 var (
 	// netCommand matches network tools and calls, lower case.
-	netCommand = regexp.MustCompile("(?:^|[\\s|;&(`$\"'])(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|sftp|scp|rsync|" +
+	netCommand = lazyRE("(?:^|[\\s|;&(`$\"'])(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|sftp|scp|rsync|" +
 		"invoke-webrequest|invoke-restmethod|iwr|irm|httpie|xh|aria2c|dig|nslookup|sendmail|mutt|ssh)(?:\\s|$)" +
 		`|\bfetch\s*\(|\baxios\.(?:get|post|put|request)\b|\brequests\.(?:get|post|put|request)\b|\burllib\.request\b|\burlopen\s*\(` +
 		`|\bhttp\.(?:get|post|newrequest)\b|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|/dev/(?:tcp|udp)/`)
 	// urlPattern finds URLs, lower case.
-	urlPattern = regexp.MustCompile("\\b(?:https?|wss?|ftp)://[^\\s\"'<>()`\\\\]+")
+	urlPattern = lazyRE("\\b(?:https?|wss?|ftp)://[^\\s\"'<>()`\\\\]+")
 	// secretVar matches references to secret variables, as written.
-	secretVar = regexp.MustCompile(`\$\{?(?:[A-Z0-9_]*_)?(?:API_?KEY|APIKEY|KEYS?|TOKEN|SECRET|SECRETS|PASSWORD|PASSWD|PASS|CREDENTIALS?|CREDS|AUTH|COOKIE|SESSION|PRIVATE_KEY|ACCESS_KEY)(?:_[A-Z0-9_]*)?(?:\}|\b)` +
+	secretVar = lazyRE(`\$\{?(?:[A-Z0-9_]*_)?(?:API_?KEY|APIKEY|KEYS?|TOKEN|SECRET|SECRETS|PASSWORD|PASSWD|PASS|CREDENTIALS?|CREDS|AUTH|COOKIE|SESSION|PRIVATE_KEY|ACCESS_KEY)(?:_[A-Z0-9_]*)?(?:\}|\b)` +
 		`|(?i:\$env:[a-z0-9_]*(?:key|token|secret|password))` +
 		`|%[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD)[A-Z0-9_]*%` +
 		`|process\.env\.[A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD)` +
 		`|(?:os\.environ(?:\.get)?\s*[\[(]|getenv\s*\(|ENV\[|env::var\s*\()\s*["'][A-Z0-9_]*(?:KEY|TOKEN|SECRET|PASSWORD)`)
 	// sensitivePath matches files that hold keys and credentials, lower
 	// case.
-	sensitivePath = regexp.MustCompile(`~/\.ssh\b|\.ssh/|~/\.aws\b|/\.aws/|~/\.kube\b|~/\.docker\b|~/\.config/gh\b|~/\.gnupg\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.aws/config\b|\.netrc\b|\.npmrc\b|\.pypirc\b` +
+	sensitivePath = lazyRE(`~/\.ssh\b|\.ssh/|~/\.aws\b|/\.aws/|~/\.kube\b|~/\.docker\b|~/\.config/gh\b|~/\.gnupg\b|\bid_(?:rsa|dsa|ecdsa|ed25519)\b|\.aws/credentials|\.aws/config\b|\.netrc\b|\.npmrc\b|\.pypirc\b` +
 		`|\.git-credentials\b|\.docker/config\.json|\.kube/config\b|/etc/shadow\b|/etc/passwd\b|\.gnupg\b|(?:^|[\s/"'=<(:])\.env\b` +
 		`|/proc/(?:self|\d+)/environ|\.config/gcloud|application_default_credentials|\.bash_history|\.zsh_history|\.config/rein\b` +
 		`|\bcredentials\.json\b|\bwallet\.dat\b`)
 	// keyUse ends the text before a key file that is used, not read: ssh
 	// -i, IdentityFile, ssh-add, chmod.
-	keyUse = regexp.MustCompile(`(?:-i\s*=?\s*|identityfile\s*=?\s*|ssh-add\s+(?:-\S+\s+)*|--key(?:-file)?[=\s]+|keyfile\s*[=:]\s*|chmod\s+\S+\s+|key_path\s*[=:]\s*["']?|ls\s+(?:-\S+\s+)*)$`)
+	keyUse = lazyRE(`(?:-i\s*=?\s*|identityfile\s*=?\s*|ssh-add\s+(?:-\S+\s+)*|--key(?:-file)?[=\s]+|keyfile\s*[=:]\s*|chmod\s+\S+\s+|key_path\s*[=:]\s*["']?|ls\s+(?:-\S+\s+)*)$`)
 	// envDump matches the whole environment being read, lower case.
-	envDump = regexp.MustCompile("(?:^|[\\s|;&(`$])(?:env|printenv|export\\s+-p|declare\\s+-x|compgen\\s+-v)\\s*(?:$|[|>)`;&])|\\bset\\s*\\|" +
+	envDump = lazyRE("(?:^|[\\s|;&(`$])(?:env|printenv|export\\s+-p|declare\\s+-x|compgen\\s+-v)\\s*(?:$|[|>)`;&])|\\bset\\s*\\|" +
 		`|--export-secret|find-(?:generic|internet)-password|\baws\s+configure\s+(?:get|export-credentials)|\bop\s+(?:read|item\s+get)|\bvault\s+(?:kv\s+)?(?:get|read)` +
 		`|\bkubectl\s+get\s+secrets?|\bkubectl\s+config\s+view\s+[^\n|]*--raw|\bgh\s+auth\s+token|\bgit\s+credential\s+fill|\bsecurity\s+dump-keychain` +
 		`|get-childitem\s+env:|\bgci\s+env:|\bdir\s+env:|\bls\s+env:|getenvironmentvariables|os\.environ\s*(?:$|[)\]},;]|\.items|\.copy)` +
 		`|json\.dumps\(\s*(?:dict\()?os\.environ|process\.env\s*(?:$|[)\]},;])|json\.stringify\(\s*process\.env`)
 	// secretRead matches a key file or the environment read into a
 	// variable, lower case: the way out may be on a later line.
-	secretRead = regexp.MustCompile("(?:=|\\$\\(|`)\\s*(?:cat|base64|type|get-content|gc|head|tail|xxd|od|gpg|tar|printenv|env)\\b[^\\n]*")
+	secretRead = lazyRE("(?:=|\\$\\(|`)\\s*(?:cat|base64|type|get-content|gc|head|tail|xxd|od|gpg|tar|printenv|env)\\b[^\\n]*")
 	// secretParams are query parameters that carry keys.
 	secretParams = map[string]bool{"key": true, "api_key": true, "apikey": true, "api-key": true, "token": true,
 		"access_token": true, "auth": true, "auth_token": true, "secret": true, "client_secret": true, "password": true,
 		"pass": true, "pwd": true, "passwd": true, "session": true, "sid": true, "cookie": true, "creds": true, "credentials": true}
 	// literalSecret matches keys and tokens of well-known formats, as
 	// written.
-	literalSecret = regexp.MustCompile(`\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{20,}|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}` +
+	literalSecret = lazyRE(`\bsk-(?:ant-|proj-|live-)?[A-Za-z0-9_-]{20,}|\bgh[pousr]_[A-Za-z0-9]{30,}|\bgithub_pat_[A-Za-z0-9_]{30,}` +
 		`|\bAKIA[0-9A-Z]{16}\b|\bxox[abposr]-[A-Za-z0-9-]{10,}|\bAIza[0-9A-Za-z_-]{35}|-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----` +
 		`|\bglpat-[A-Za-z0-9_-]{20,}|\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{30,}`)
 	// imageBeacon matches a Markdown image whose URL carries a template
 	// to fill with data, lower case.
-	imageBeacon = regexp.MustCompile(`!\[[^\]\n]*\]\(\s*https?://[^)\s]*[?&#/][^)\s]*(?:\{|\$|<|%7b|\[)`)
+	imageBeacon = lazyRE(`!\[[^\]\n]*\]\(\s*https?://[^)\s]*[?&#/][^)\s]*(?:\{|\$|<|%7b|\[)`)
 	// proseExfil matches sending secrets somewhere in words, lower case.
-	proseExfil = regexp.MustCompile(`\b(?:whenever|every\s+time|each\s+time|always)\b` + exfilSpan + `*?\b(?:post|send|upload|forward|copy|mirror|sync)\s+(?:it|them|that|this|the\s+\w+|a\s+copy)\s+(?:\w+\s+)?to\s+https?://` +
+	proseExfil = lazyRE(`\b(?:whenever|every\s+time|each\s+time|always)\b` + exfilSpan + `*?\b(?:post|send|upload|forward|copy|mirror|sync)\s+(?:it|them|that|this|the\s+\w+|a\s+copy)\s+(?:\w+\s+)?to\s+https?://` +
 		`|\b(?:include|put|show|print|add|append|echo)\s+(?:their|the\s+user's|my|your|all|the)?\s*(?:(?:\w+_)?api\s+keys?|secrets?|passwords?|tokens?|credentials)\s+in\s+(?:every|each|all|your)\s+(?:reply|replies|answer|answers|response|responses|message|messages|output)` +
 		`|\b` + exfilVerbs + `\b` + exfilSpan + `*?\b` + exfilNouns + `\b` + exfilSpan + `*?\b` + exfilTarget +
 		`|\b` + exfilNouns + `\b` + exfilSpan + `*?\b` + exfilVerbs + `\b` + exfilSpan + `*?\b` + exfilTarget)
 	// proseExfilZH is proseExfil in Chinese.
-	proseExfilZH = regexp.MustCompile(`(?:把|将)[^。\n]*?(?:密钥|api ?key|令牌|token|密码|凭证|凭据|私钥|环境变量|\.env|~/\.ssh|\.aws|credentials|id_rsa|cookie|聊天记录|对话记录|系统提示|邮箱地址|手机号|身份证号?|个人信息|银行卡号?|验证码)[^。\n]*?(?:发送|上传|发到|传到|转发|贴到|post|回传|外发|提交给|发给)` +
+	proseExfilZH = lazyRE(`(?:把|将)[^。\n]*?(?:密钥|api ?key|令牌|token|密码|凭证|凭据|私钥|环境变量|\.env|~/\.ssh|\.aws|credentials|id_rsa|cookie|聊天记录|对话记录|系统提示|邮箱地址|手机号|身份证号?|个人信息|银行卡号?|验证码)[^。\n]*?(?:发送|上传|发到|传到|转发|贴到|post|回传|外发|提交给|发给)` +
 		`|(?:发送|上传|发到|传到|转发|回传)[^。\n]{0,10}(?:密钥|令牌|token|密码|凭证|凭据|私钥|环境变量|聊天记录|对话记录)[^。\n]*?(?:到|至|给)[^。\n]*?(?:https?://|服务器|网址|地址|邮箱|@)`)
 )
 
@@ -116,17 +115,17 @@ func containsAny(s string, subs []string) bool {
 
 // reverseShell matches commands that hand a shell to a remote host,
 // lower case.
-var reverseShell = regexp.MustCompile(`\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*-[a-z]*[ec]\s*/bin/(?:ba|z|da)?sh\b|/dev/(?:tcp|udp)/\S+\s*0?[<>]&\s*[12]` +
+var reverseShell = lazyRE(`\b(?:nc|ncat|netcat)\s+(?:-\S+\s+)*-[a-z]*[ec]\s*/bin/(?:ba|z|da)?sh\b|/dev/(?:tcp|udp)/\S+\s*0?[<>]&\s*[12]` +
 	`|\bbash\s+-i\s*[>&]+\s*/dev/(?:tcp|udp)/|\bmkfifo\b[^\n]*\b(?:nc|ncat|netcat)\b|\bsocat\b[^\n]*\bexec:|\bsocket\b[^\n]*\bsubprocess\b[^\n]*\bsh\b`)
 
 // routeLinks matches sending every link or request through a host, lower
 // case.
-var routeLinks = regexp.MustCompile(`\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:links?|urls?|requests?|traffic|clicks?)\b[^\n]*?\b(?:routed|sent|go(?:es)?|redirected|proxied|passed|rewritten)\s+(?:through|via|to)\s+https?://` +
+var routeLinks = lazyRE(`\b(?:all|every|each|any)\s+(?:\w+\s+)?(?:links?|urls?|requests?|traffic|clicks?)\b[^\n]*?\b(?:routed|sent|go(?:es)?|redirected|proxied|passed|rewritten)\s+(?:through|via|to)\s+https?://` +
 	`|\b(?:route|send|redirect|proxy|rewrite|pass)\s+(?:all|every|each|any)\s+(?:\w+\s+)?(?:links?|urls?|requests?|traffic|clicks?)\b[^\n]*?\b(?:through|via|to)\s+https?://`)
 
 // templateWords in a URL's query mean it is a template to fill with the
 // conversation or secrets.
-var templateWords = regexp.MustCompile(`conversation|chat|history|summary|message|secret|password|passwd|token|apikey|api_key|对话|聊天|密钥|密码|记录`)
+var templateWords = lazyRE(`conversation|chat|history|summary|message|secret|password|passwd|token|apikey|api_key|对话|聊天|密钥|密码|记录`)
 
 // The reasons of the exfiltration findings.
 const (
@@ -301,7 +300,7 @@ func hasHan(s string) bool {
 
 // findUnnegated returns the first match of re in s that no negation
 // precedes.
-func findUnnegated(re *regexp.Regexp, s string) []int {
+func findUnnegated(re *lazyRegexp, s string) []int {
 	for _, loc := range re.FindAllStringIndex(s, 8) {
 		if !negated(s, loc[0]) {
 			return loc

@@ -79,7 +79,7 @@ var (
 	qualifierSet      = wordSet(qualifiers)
 	strongSet         = wordSet(strongQualifiers)
 	pointerSet        = wordSet(pointers)
-	instructionNounRe = regexp.MustCompile(`^(?:` + instructionNouns + `)$`)
+	instructionNounRe = lazyRE(`^(?:` + instructionNouns + `)$`)
 )
 
 // wordSet makes a set of "|"-separated words.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -259,12 +260,12 @@ func foldRune(r rune) rune {
 	case r >= 0x1F170 && r <= 0x1F189:
 		return 'A' + r - 0x1F170
 	}
-	return confusables[r]
+	return confusables()[r]
 }
 
 // confusables maps letters that look like Latin ones — Cyrillic, Greek,
 // small capitals, Latin with accents — to the plain letter.
-var confusables = func() map[rune]rune {
+var confusables = sync.OnceValue(func() map[rune]rune {
 	m := map[rune]rune{}
 	add := func(from, to string) {
 		f, t := []rune(from), []rune(to)
@@ -291,7 +292,7 @@ var confusables = func() map[rune]rune {
 	add("ÀÁÂÃÄÅĀĂĄÇĆĈĊČĎĐÈÉÊËĒĔĖĘĚĜĞĠĢĤĦÌÍÎÏĨĪĬĮĴĶĹĻĽŁÑŃŅŇÒÓÔÕÖØŌŎŐŔŖŘŚŜŞŠŢŤŦÙÚÛÜŨŪŬŮŰŲŴÝŸŶŹŻŽ",
 		"AAAAAAAAACCCCCDDEEEEEEEEEGGGGHHIIIIIIIIJKLLLLNNNNOOOOOOOOORRRSSSSTTTUUUUUUUUUUWYYYZZZ")
 	return m
-}()
+})
 
 // leet maps the digits that stand for letters in words like 1gn0r3.
 var leet = [10]byte{'o', 'i', 0, 'e', 'a', 's', 0, 't', 0, 0}
