@@ -2,6 +2,8 @@ package telemetry
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net/url"
@@ -11,7 +13,6 @@ import (
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/trace"
@@ -31,11 +32,14 @@ var ErrTracingConfig = errors.New("telemetry: tracing configuration")
 // getenv (nil means os.Getenv), not the process environment, since rein
 // scrubs that at start-up: the endpoints, OTEL_EXPORTER_OTLP_[TRACES_]HEADERS
 // ("k=v,k2=v2", values URL-encoded), _TIMEOUT (milliseconds), _COMPRESSION
-// ("gzip" or "none") and _PROTOCOL ("http/protobuf", the default, or
-// "http/json"; "grpc" is refused), OTEL_SERVICE_NAME (overrides service)
-// and OTEL_RESOURCE_ATTRIBUTES. Certificates and the sampler are left to
-// the exporter and SDK, which read their OTEL_* variables from the
-// process environment.
+// ("gzip" or "none"), _PROTOCOL ("http/protobuf", the default, or
+// "http/json"; "grpc" is refused), _CERTIFICATE (a PEM file of the CAs
+// an https endpoint is checked against), _CLIENT_CERTIFICATE and
+// _CLIENT_KEY (PEM files, for mutual TLS), OTEL_SERVICE_NAME (overrides
+// service) and OTEL_RESOURCE_ATTRIBUTES. Spans are sent with User-Agent
+// rein/<version> by rein's own exporter (no gRPC code linked). The sampler
+// is left to the SDK, which reads its OTEL_* variables from the process
+// environment.
 //
 // Otherwise — no endpoint, OTEL_SDK_DISABLED=true or
 // OTEL_TRACES_EXPORTER=none — the provider is a no-op one: spans cost
@@ -57,19 +61,19 @@ func SetupTracing(ctx context.Context, getenv func(string) string, service, vers
 	if err != nil || endpoint == "" {
 		return noop.NewTracerProvider(), noopShutdown, err
 	}
-	opts, err := exporterOptions(getenv, endpoint)
+	cfg, err := exporterOptions(getenv, endpoint)
 	if err != nil {
 		return noop.NewTracerProvider(), noopShutdown, err
 	}
-	exp, err := otlptracehttp.New(ctx, opts...)
-	if err != nil {
-		return noop.NewTracerProvider(), noopShutdown, fmt.Errorf("telemetry: OTLP trace exporter: %w", err)
+	cfg.UserAgent = "rein"
+	if version != "" {
+		cfg.UserAgent += "/" + version
 	}
 	res, err := tracingResource(ctx, getenv, service, version)
 	if err != nil {
-		_ = exp.Shutdown(ctx)
 		return noop.NewTracerProvider(), noopShutdown, err
 	}
+	exp := newOTLPExporter(cfg)
 	tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
 	return tp, tp.Shutdown, nil
 }
@@ -103,43 +107,101 @@ func tracesEndpoint(getenv func(string) string) (string, error) {
 	return u.String(), nil
 }
 
-// exporterOptions turns the OTLP variables into exporter options, which
-// take precedence over what the exporter reads from the process
-// environment itself.
-func exporterOptions(getenv func(string) string, endpoint string) ([]otlptracehttp.Option, error) {
-	opts := []otlptracehttp.Option{otlptracehttp.WithEndpointURL(endpoint)}
+// exporterOptions turns the OTLP variables into the exporter's
+// configuration.
+func exporterOptions(getenv func(string) string, endpoint string) (otlpConfig, error) {
+	cfg := otlpConfig{URL: endpoint}
 	switch p, variable := otlpEnv(getenv, "PROTOCOL"); p {
 	case "", "http/protobuf":
 	case "http/json":
-		opts = append(opts, otlptracehttp.WithEncoding(otlptracehttp.EncodingJSON))
+		cfg.JSON = true
 	default:
-		return nil, fmt.Errorf("%w: %s=%q: rein exports over OTLP/HTTP; set http/protobuf (port 4318) or unset it",
+		return cfg, fmt.Errorf("%w: %s=%q: rein exports over OTLP/HTTP; set http/protobuf (port 4318) or unset it",
 			ErrTracingConfig, variable, p)
 	}
 	if h, variable := otlpEnv(getenv, "HEADERS"); h != "" {
 		headers, err := parseKeyValues(h)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %s: %w", ErrTracingConfig, variable, err)
+		if err == nil {
+			err = checkHeaders(headers)
 		}
-		opts = append(opts, otlptracehttp.WithHeaders(headers))
+		if err != nil {
+			return cfg, fmt.Errorf("%w: %s: %w", ErrTracingConfig, variable, err)
+		}
+		cfg.Headers = headers
 	}
 	if t, variable := otlpEnv(getenv, "TIMEOUT"); t != "" {
 		ms, err := strconv.Atoi(t)
 		if err != nil || ms <= 0 {
-			return nil, fmt.Errorf("%w: %s=%q: want a positive number of milliseconds", ErrTracingConfig, variable, t)
+			return cfg, fmt.Errorf("%w: %s=%q: want a positive number of milliseconds", ErrTracingConfig, variable, t)
 		}
-		opts = append(opts, otlptracehttp.WithTimeout(time.Duration(ms)*time.Millisecond))
+		cfg.Timeout = time.Duration(ms) * time.Millisecond
 	}
 	switch c, variable := otlpEnv(getenv, "COMPRESSION"); c {
-	case "":
+	case "", "none":
 	case "gzip":
-		opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.GzipCompression))
-	case "none":
-		opts = append(opts, otlptracehttp.WithCompression(otlptracehttp.NoCompression))
+		cfg.Gzip = true
 	default:
-		return nil, fmt.Errorf("%w: %s=%q: want gzip or none", ErrTracingConfig, variable, c)
+		return cfg, fmt.Errorf("%w: %s=%q: want gzip or none", ErrTracingConfig, variable, c)
 	}
-	return opts, nil
+	tlsCfg, err := exporterTLS(getenv)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.TLS = tlsCfg
+	return cfg, nil
+}
+
+// checkHeaders refuses header names and values net/http would refuse at
+// send time, naming the key only: values hold credentials.
+func checkHeaders(headers map[string]string) error {
+	for k, v := range headers {
+		if strings.ContainsFunc(k, func(r rune) bool {
+			return r <= ' ' || r >= 0x7f || strings.ContainsRune(`"(),/:;<=>?@[\]{}`, r)
+		}) {
+			return fmt.Errorf("entry %q: not a valid header name", k+"=…")
+		}
+		if strings.ContainsFunc(v, func(r rune) bool { return (r < ' ' && r != '\t') || r == 0x7f }) {
+			return fmt.Errorf("entry %q: the value holds a control character", k+"=…")
+		}
+	}
+	return nil
+}
+
+// exporterTLS reads OTEL_EXPORTER_OTLP_[TRACES_]CERTIFICATE (CA pool) and
+// _CLIENT_CERTIFICATE with _CLIENT_KEY (client certificate) through
+// getenv; nil when none is set.
+func exporterTLS(getenv func(string) string) (*tls.Config, error) {
+	caFile, caVar := otlpEnv(getenv, "CERTIFICATE")
+	certFile, certVar := otlpEnv(getenv, "CLIENT_CERTIFICATE")
+	keyFile, keyVar := otlpEnv(getenv, "CLIENT_KEY")
+	if caFile == "" && certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	cfg := &tls.Config{MinVersion: tls.VersionTLS12}
+	if caFile != "" {
+		pem, err := os.ReadFile(caFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s: %w", ErrTracingConfig, caVar, err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("%w: %s=%q: no PEM certificate in it", ErrTracingConfig, caVar, caFile)
+		}
+		cfg.RootCAs = pool
+	}
+	switch {
+	case certFile != "" && keyFile != "":
+		cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %s, %s: %w", ErrTracingConfig, certVar, keyVar, err)
+		}
+		cfg.Certificates = []tls.Certificate{cert}
+	case certFile != "":
+		return nil, fmt.Errorf("%w: %s is set without OTEL_EXPORTER_OTLP_[TRACES_]CLIENT_KEY", ErrTracingConfig, certVar)
+	case keyFile != "":
+		return nil, fmt.Errorf("%w: %s is set without OTEL_EXPORTER_OTLP_[TRACES_]CLIENT_CERTIFICATE", ErrTracingConfig, keyVar)
+	}
+	return cfg, nil
 }
 
 // tracingResource describes the process: service name and version,

@@ -29,6 +29,7 @@ type spanView struct {
 	Attrs       map[string]string
 }
 
+// view reduces recorded spans to what the tests compare.
 func view(spans []sdktrace.ReadOnlySpan) []spanView {
 	names := map[trace.SpanID]string{}
 	for _, s := range spans {
@@ -52,6 +53,7 @@ func view(spans []sdktrace.ReadOnlySpan) []spanView {
 	return out
 }
 
+// TestRunTracer checks the spans a run produces.
 func TestRunTracer(t *testing.T) {
 	sr := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(sr))
@@ -112,6 +114,7 @@ func TestRunTracer(t *testing.T) {
 	}
 }
 
+// TestRunTracerNil checks that a nil tracer and a nil provider are no-ops.
 func TestRunTracerNil(t *testing.T) {
 	var rt *RunTracer
 	rt.ModelCall(ModelCall{})
@@ -127,8 +130,10 @@ func TestRunTracerNil(t *testing.T) {
 	rt.End("completed", "", time.Now())
 }
 
+// env is a getenv reading m.
 func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
 
+// TestSetupTracingNoop covers the settings that leave tracing off.
 func TestSetupTracingNoop(t *testing.T) {
 	for _, e := range []map[string]string{
 		{},
@@ -148,6 +153,7 @@ func TestSetupTracingNoop(t *testing.T) {
 	}
 }
 
+// TestSetupTracingBadConfig covers settings SetupTracing refuses.
 func TestSetupTracingBadConfig(t *testing.T) {
 	for _, e := range []map[string]string{
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "localhost:4318"},
@@ -158,10 +164,13 @@ func TestSetupTracingBadConfig(t *testing.T) {
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_TIMEOUT": "10s"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_COMPRESSION": "zstd"},
 		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_RESOURCE_ATTRIBUTES": "novalue"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_HEADERS": "bad key=secret"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_CERTIFICATE": "/nonexistent/ca.pem"},
+		{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318", "OTEL_EXPORTER_OTLP_CLIENT_KEY": "/nonexistent/key.pem"},
 	} {
 		tp, _, err := SetupTracing(context.Background(), env(e), "rein", "test")
-		if !errors.Is(err, ErrTracingConfig) {
-			t.Errorf("%v: error %v, want ErrTracingConfig", e, err)
+		if !errors.Is(err, ErrTracingConfig) || strings.Contains(err.Error(), "secret") {
+			t.Errorf("%v: error %v, want ErrTracingConfig that hides header values", e, err)
 		}
 		if _, ok := tp.(noop.TracerProvider); !ok {
 			t.Errorf("%v: provider %T on error, want a no-op one", e, tp)
@@ -175,44 +184,61 @@ type collector struct {
 	reqs []received
 }
 
+// received is what the collector saw of one request.
 type received struct {
-	Method, Path, ContentType, Header string
-	BodyLen                           int
+	Method, Path, ContentType, Header, UserAgent string
+	BodyLen                                      int
 }
 
+// ServeHTTP records the request and accepts it.
 func (c *collector) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	c.mu.Lock()
-	c.reqs = append(c.reqs, received{r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("X-Test"), len(body)})
+	c.reqs = append(c.reqs, received{r.Method, r.URL.Path, r.Header.Get("Content-Type"), r.Header.Get("X-Test"),
+		r.Header.Get("User-Agent"), len(body)})
 	c.mu.Unlock()
 	w.Header().Set("Content-Type", "application/x-protobuf")
 	w.WriteHeader(http.StatusOK)
 }
 
+// received returns the requests so far.
 func (c *collector) received() []received {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]received(nil), c.reqs...)
 }
 
+// TestSetupTracingOTLP exports through SetupTracing's provider to a
+// collector configured by the OTEL_* variables.
 func TestSetupTracingOTLP(t *testing.T) {
 	tests := []struct {
-		name string
-		env  func(url string) map[string]string
-		path string
+		name        string
+		env         func(url string) map[string]string
+		path        string
+		contentType string
 	}{{
 		name: "base endpoint",
 		env: func(u string) map[string]string {
 			return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": u, "OTEL_EXPORTER_OTLP_HEADERS": "x-test=a%20b, other=1"}
 		},
-		path: "/v1/traces",
+		path:        "/v1/traces",
+		contentType: "application/x-protobuf",
 	}, {
 		name: "traces endpoint as is",
 		env: func(u string) map[string]string {
 			return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:1", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": u + "/custom/spans",
 				"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-test=a%20b", "OTEL_EXPORTER_OTLP_TIMEOUT": "5000"}
 		},
-		path: "/custom/spans",
+		path:        "/custom/spans",
+		contentType: "application/x-protobuf",
+	}, {
+		name: "json gzip",
+		env: func(u string) map[string]string {
+			return map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": u, "OTEL_EXPORTER_OTLP_HEADERS": "x-test=a%20b",
+				"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "http/json", "OTEL_EXPORTER_OTLP_COMPRESSION": "gzip"}
+		},
+		path:        "/v1/traces",
+		contentType: "application/json",
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -235,9 +261,10 @@ func TestSetupTracingOTLP(t *testing.T) {
 				t.Fatal("the collector received nothing")
 			}
 			for _, r := range got {
-				if r.Method != http.MethodPost || r.Path != tt.path || r.ContentType != "application/x-protobuf" ||
-					r.Header != "a b" || r.BodyLen == 0 {
-					t.Errorf("received %+v, want a POST to %s of a non-empty application/x-protobuf body with X-Test: a b", r, tt.path)
+				if r.Method != http.MethodPost || r.Path != tt.path || r.ContentType != tt.contentType ||
+					r.Header != "a b" || r.UserAgent != "rein/test" || r.BodyLen == 0 {
+					t.Errorf("received %+v, want a POST to %s of a non-empty %s body with X-Test: a b and User-Agent: rein/test",
+						r, tt.path, tt.contentType)
 				}
 			}
 		})
