@@ -121,8 +121,8 @@ func TestAuthFailuresBeforeRequest(t *testing.T) {
 	}
 }
 
-// TestEnvironmentIgnored checks that the SDK's environment defaults are off:
-// keys and base URLs come from Config only.
+// TestEnvironmentIgnored checks that no ANTHROPIC_* variable is read: keys
+// and base URLs come from Config only.
 func TestEnvironmentIgnored(t *testing.T) {
 	t.Setenv("ANTHROPIC_API_KEY", "env-key")
 	t.Setenv("ANTHROPIC_AUTH_TOKEN", "env-token")

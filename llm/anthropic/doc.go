@@ -1,18 +1,20 @@
-// Package anthropic is rein's adapter for the Anthropic Messages API, built on
-// the official SDK (github.com/anthropics/anthropic-sdk-go/v2), whose types
-// never leave this package.
+// Package anthropic is rein's adapter for the Anthropic Messages API, spoken
+// over net/http with small private structs of its own.
 //
 // [New] returns a [Provider] that implements llm.Provider and
-// llm.AuthValidator. Every call streams (POST /v1/messages with stream:true);
-// the SDK's retries are off, so a failure is exactly one request and rein's
-// llm.Retrying decides what to try again. Failures are classified with
-// llm.FromHTTP and llm.FromTransport; a stream without its message_stop event
-// is llm.KindStreamCut, an event that does not parse is llm.KindMalformed, and
-// an "error" event inside a 200 stream is classified by its error type
-// (overloaded_error as 529, rate_limit_error as 429, …). Content that comes
-// whole in message_start (programmatic tool calling) or a tool input given
-// whole in content_block_start is streamed and kept like any other; a reply
-// whose counts never came has its usage estimated and marked so.
+// llm.AuthValidator. Every call streams (POST /v1/messages with stream:true,
+// anthropic-version 2026-10-21; ValidateAuth is GET /v1/models?limit=1) and
+// is exactly one request: rein's llm.Retrying decides what to try again.
+// The credential is x-api-key, or "Authorization: Bearer" from Config.Token,
+// never both. Failures are classified with llm.FromHTTP (an error reply's
+// status, headers and body) and llm.FromTransport; a stream without its
+// message_stop event is llm.KindStreamCut, an event that does not parse is
+// llm.KindMalformed, and an "error" event inside a 200 stream is classified
+// by its error type (overloaded_error as 529, rate_limit_error as 429, …).
+// Content that comes whole in message_start (programmatic tool calling) or a
+// tool input given whole in content_block_start is streamed and kept like
+// any other; a reply whose counts never came has its usage estimated and
+// marked so.
 //
 // Requests are serialised deterministically (SPEC PROV-6): the same
 // llm.Request gives byte-identical bodies, and appending a message only
@@ -32,5 +34,14 @@
 // Request.Thinking turns on extended thinking with a budget of at least 1024
 // tokens; max_tokens defaults to 8192 and, when it does not exceed the budget,
 // the budget is added to it. Request.Temperature is not sent: API version
-// 2026-10-21, which the SDK speaks, rejects sampling parameters.
+// 2026-10-21 rejects sampling parameters.
+//
+// The adapter does not use the official SDK
+// (github.com/anthropics/anthropic-sdk-go), which DESIGN.md names: rein used
+// it only to build and send the request body, the event stream being read
+// by our own code already (stream.go, over internal/jsonevents), yet linking
+// it cost about 10 MB of binary and several MiB of start-up memory for every
+// rein command. The body is still the SDK's byte for byte, field order
+// included, as golden_body_test.go pins: a change to it would invalidate
+// every user's prompt cache.
 package anthropic

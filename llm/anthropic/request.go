@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"net/http"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
-
 	"github.com/reinhq/rein/llm"
 )
 
@@ -27,12 +24,154 @@ var effortBudget = map[string]int{"low": MinThinkingBudget, "medium": 4096, "hig
 // defaultThinkingBudget is the budget when neither BudgetTokens nor Effort is set.
 const defaultThinkingBudget = 4096
 
-// buildParams turns req into the SDK's request. msgs is req.Messages after
+// The body of POST /v1/messages, as far as rein fills it. The fields are
+// declared in the order the official SDK wrote them, which is not
+// alphabetical (a tool_use block is id, input, name, cache_control, type),
+// and "omitzero" is used where the SDK used it, so an empty list that is not
+// nil still goes out as []: the bytes are those the SDK sent, which
+// golden_body_test.go pins (SPEC PROV-6). encoding/json escapes <, > and &
+// and compacts raw JSON, as the SDK's encoder did.
+
+// messagesRequest is the request body, without "stream":true, which
+// encodeBody appends last.
+type messagesRequest struct {
+	MaxTokens     int64           `json:"max_tokens"`
+	Messages      []messageParam  `json:"messages,omitzero"`
+	Model         string          `json:"model,omitzero"`
+	StopSequences []string        `json:"stop_sequences,omitzero"`
+	System        []*textBlock    `json:"system,omitzero"`
+	Thinking      *thinkingConfig `json:"thinking,omitzero"`
+	Tools         []*toolParam    `json:"tools,omitzero"`
+}
+
+// messageParam is one message of the conversation.
+type messageParam struct {
+	Content []contentBlock `json:"content,omitzero"`
+	Role    string         `json:"role"`
+}
+
+// contentBlock is one block of a message's content or of a tool result's:
+// a *textBlock, *imageBlock, *thinkingBlock, *redactedThinkingBlock,
+// *toolUseBlock or *toolResultBlock.
+type contentBlock interface {
+	// markCache puts a cache breakpoint on the block and reports whether
+	// the block can carry one.
+	markCache() bool
+}
+
+// cacheControl is a prompt-cache breakpoint.
+type cacheControl struct {
+	Type string `json:"type"`
+}
+
+// ephemeral returns the only breakpoint rein sets.
+func ephemeral() *cacheControl { return &cacheControl{Type: "ephemeral"} }
+
+// textBlock is a text block; the system prompt is a list of them.
+type textBlock struct {
+	Text         string        `json:"text"`
+	CacheControl *cacheControl `json:"cache_control,omitzero"`
+	Type         string        `json:"type"` // "text"
+}
+
+// imageBlock is an image, inline or by URL.
+type imageBlock struct {
+	Source       imageSource   `json:"source"`
+	CacheControl *cacheControl `json:"cache_control,omitzero"`
+	Type         string        `json:"type"` // "image"
+}
+
+// imageSource is where an image's bytes are: Data and MediaType with type
+// "base64", or URL with type "url".
+type imageSource struct {
+	Data      string `json:"data,omitempty"`
+	MediaType string `json:"media_type,omitempty"`
+	URL       string `json:"url,omitempty"`
+	Type      string `json:"type"`
+}
+
+// thinkingBlock is signed thinking replayed to the model that wrote it.
+type thinkingBlock struct {
+	Signature string `json:"signature"`
+	Thinking  string `json:"thinking"`
+	Type      string `json:"type"` // "thinking"
+}
+
+// redactedThinkingBlock is redacted thinking, its opaque data replayed as it
+// came.
+type redactedThinkingBlock struct {
+	Data string `json:"data"`
+	Type string `json:"type"` // "redacted_thinking"
+}
+
+// toolUseBlock is a tool call the model made.
+type toolUseBlock struct {
+	ID           string          `json:"id"`
+	Input        json.RawMessage `json:"input"`
+	Name         string          `json:"name"`
+	CacheControl *cacheControl   `json:"cache_control,omitzero"`
+	Type         string          `json:"type"` // "tool_use"
+}
+
+// toolResultBlock answers a tool call; its content holds text and image
+// blocks.
+type toolResultBlock struct {
+	ToolUseID    string         `json:"tool_use_id"`
+	IsError      bool           `json:"is_error,omitzero"`
+	CacheControl *cacheControl  `json:"cache_control,omitzero"`
+	Content      []contentBlock `json:"content,omitzero"`
+	Type         string         `json:"type"` // "tool_result"
+}
+
+// toolParam declares a client tool.
+type toolParam struct {
+	InputSchema  json.RawMessage `json:"input_schema"`
+	Name         string          `json:"name"`
+	Description  string          `json:"description,omitzero"`
+	CacheControl *cacheControl   `json:"cache_control,omitzero"`
+}
+
+// thinkingConfig turns on extended thinking.
+type thinkingConfig struct {
+	BudgetTokens int64  `json:"budget_tokens"`
+	Type         string `json:"type"` // "enabled"
+}
+
+// markCache puts a breakpoint on the text.
+func (b *textBlock) markCache() bool { b.CacheControl = ephemeral(); return true }
+
+// markCache puts a breakpoint on the image.
+func (b *imageBlock) markCache() bool { b.CacheControl = ephemeral(); return true }
+
+// markCache puts a breakpoint on the tool call.
+func (b *toolUseBlock) markCache() bool { b.CacheControl = ephemeral(); return true }
+
+// markCache puts a breakpoint on the tool result.
+func (b *toolResultBlock) markCache() bool { b.CacheControl = ephemeral(); return true }
+
+// markCache reports false: thinking cannot carry a breakpoint.
+func (*thinkingBlock) markCache() bool { return false }
+
+// markCache reports false: redacted thinking cannot carry a breakpoint.
+func (*redactedThinkingBlock) markCache() bool { return false }
+
+// encodeBody serialises r as the body of a streamed request: "stream":true
+// goes last, where the SDK put it.
+func encodeBody(r *messagesRequest) ([]byte, error) {
+	b, err := json.Marshal(r)
+	if err != nil {
+		return nil, err
+	}
+	// b is an object that is never empty: max_tokens is always there.
+	return append(b[:len(b)-1], `,"stream":true}`...), nil
+}
+
+// buildRequest turns req into the request body. msgs is req.Messages after
 // llm.PrepareHistory. Nothing in it depends on map order or the clock: the
 // same request always serialises to the same bytes.
-func buildParams(req *llm.Request, msgs []llm.Message) (sdk.MessageNewParams, error) {
-	p := sdk.MessageNewParams{
-		Model:         sdk.Model(req.Model),
+func buildRequest(req *llm.Request, msgs []llm.Message) (*messagesRequest, error) {
+	p := &messagesRequest{
+		Model:         req.Model,
 		MaxTokens:     int64(req.MaxTokens),
 		StopSequences: req.StopSequences,
 	}
@@ -44,42 +183,42 @@ func buildParams(req *llm.Request, msgs []llm.Message) (sdk.MessageNewParams, er
 		if p.MaxTokens <= int64(budget) {
 			p.MaxTokens += int64(budget)
 		}
-		p.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: int64(budget)}}
+		p.Thinking = &thinkingConfig{BudgetTokens: int64(budget), Type: "enabled"}
 	}
 	if req.System != "" {
-		p.System = []sdk.TextBlockParam{{Text: req.System, CacheControl: ephemeral()}}
+		p.System = []*textBlock{{Text: req.System, CacheControl: ephemeral(), Type: "text"}}
 	}
 	for i, t := range req.Tools {
-		tool, err := toolParam(t)
+		tool, err := toTool(t)
 		if err != nil {
-			return p, err
+			return nil, err
 		}
 		if i == len(req.Tools)-1 {
 			tool.CacheControl = ephemeral()
 		}
-		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tool})
+		p.Tools = append(p.Tools, tool)
 	}
-	p.Messages = make([]sdk.MessageParam, 0, len(msgs))
+	p.Messages = make([]messageParam, 0, len(msgs))
 	for i, m := range msgs {
-		blocks, err := contentParams(m)
+		blocks, err := toContent(m)
 		if err != nil {
-			return p, fmt.Errorf("message %d: %w", i, err)
+			return nil, fmt.Errorf("message %d: %w", i, err)
 		}
 		if i >= len(msgs)-cacheTail {
 			markLastCacheable(blocks)
 		}
 		switch m.Role {
-		case llm.RoleUser:
-			p.Messages = append(p.Messages, sdk.NewUserMessage(blocks...))
-		case llm.RoleAssistant:
-			p.Messages = append(p.Messages, sdk.NewAssistantMessage(blocks...))
+		case llm.RoleUser, llm.RoleAssistant:
+			p.Messages = append(p.Messages, messageParam{Content: blocks, Role: string(m.Role)})
 		default:
-			return p, fmt.Errorf("message %d: unknown role %q", i, m.Role)
+			return nil, fmt.Errorf("message %d: unknown role %q", i, m.Role)
 		}
 	}
 	return p, nil
 }
 
+// thinkingBudget is the budget_tokens for t: BudgetTokens, else the
+// Effort's budget, at least MinThinkingBudget.
 func thinkingBudget(t *llm.ThinkingConfig) int {
 	budget := t.BudgetTokens
 	if budget == 0 {
@@ -91,54 +230,44 @@ func thinkingBudget(t *llm.ThinkingConfig) int {
 	return max(budget, MinThinkingBudget)
 }
 
-func ephemeral() sdk.CacheControlEphemeralParam {
-	return sdk.CacheControlEphemeralParam{Type: "ephemeral"}
-}
-
-func toolParam(t llm.ToolSpec) (sdk.ToolParam, error) {
+// toTool converts a tool declaration. The schema goes out as the caller
+// wrote it, compacted; an empty one is {"type":"object"}.
+func toTool(t llm.ToolSpec) (*toolParam, error) {
 	schema := t.InputSchema
 	if len(schema) == 0 {
 		schema = json.RawMessage(`{"type":"object"}`)
 	}
 	if !json.Valid(schema) {
-		return sdk.ToolParam{}, fmt.Errorf("tool %q: input schema is not valid JSON", t.Name)
+		return nil, fmt.Errorf("tool %q: input schema is not valid JSON", t.Name)
 	}
-	tool := sdk.ToolParam{
-		Name: t.Name,
-		// The schema goes out as the caller wrote it (compacted), not rebuilt
-		// through the SDK's struct, whose extra fields are a map.
-		InputSchema: param.Override[sdk.ToolInputSchemaParam](schema),
-	}
-	if t.Description != "" {
-		tool.Description = param.NewOpt(t.Description)
-	}
-	return tool, nil
+	return &toolParam{InputSchema: schema, Name: t.Name, Description: t.Description}, nil
 }
 
-// contentParams converts a message's blocks. Empty text blocks, which the API
-// rejects, are left out, and so are thinking blocks without a signature, which
-// it cannot verify.
-func contentParams(m llm.Message) ([]sdk.ContentBlockParamUnion, error) {
-	out := make([]sdk.ContentBlockParamUnion, 0, len(m.Content))
+// toContent converts a message's blocks. Empty text blocks, which the API
+// rejects, are left out, and so are thinking blocks without a signature,
+// which it cannot verify. The list is never nil: a message left without
+// blocks goes out with "content":[].
+func toContent(m llm.Message) ([]contentBlock, error) {
+	out := make([]contentBlock, 0, len(m.Content))
 	for _, b := range m.Content {
 		switch b := b.(type) {
 		case *llm.Text:
 			if b.Text != "" {
-				out = append(out, sdk.ContentBlockParamUnion{OfText: &sdk.TextBlockParam{Text: b.Text}})
+				out = append(out, &textBlock{Text: b.Text, Type: "text"})
 			}
 		case *llm.Image:
-			img, err := imageParam(b)
+			img, err := toImage(b)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, sdk.ContentBlockParamUnion{OfImage: img})
+			out = append(out, img)
 		case *llm.Thinking:
 			switch {
 			case m.Role != llm.RoleAssistant || b.Signature == "":
 			case b.Redacted:
-				out = append(out, sdk.ContentBlockParamUnion{OfRedactedThinking: &sdk.RedactedThinkingBlockParam{Data: b.Signature}})
+				out = append(out, &redactedThinkingBlock{Data: b.Signature, Type: "redacted_thinking"})
 			default:
-				out = append(out, sdk.ContentBlockParamUnion{OfThinking: &sdk.ThinkingBlockParam{Thinking: b.Text, Signature: b.Signature}})
+				out = append(out, &thinkingBlock{Signature: b.Signature, Thinking: b.Text, Type: "thinking"})
 			}
 		case *llm.ToolUse:
 			input := b.Input
@@ -148,13 +277,13 @@ func contentParams(m llm.Message) ([]sdk.ContentBlockParamUnion, error) {
 			if !json.Valid(input) {
 				return nil, fmt.Errorf("tool_use %s: input is not valid JSON", b.ID)
 			}
-			out = append(out, sdk.ContentBlockParamUnion{OfToolUse: &sdk.ToolUseBlockParam{ID: b.ID, Name: b.Name, Input: input}})
+			out = append(out, &toolUseBlock{ID: b.ID, Input: input, Name: b.Name, Type: "tool_use"})
 		case *llm.ToolResult:
-			r, err := resultParam(b)
+			r, err := toResult(b)
 			if err != nil {
 				return nil, err
 			}
-			out = append(out, sdk.ContentBlockParamUnion{OfToolResult: r})
+			out = append(out, r)
 		default:
 			return nil, fmt.Errorf("unsupported block %T", b)
 		}
@@ -162,40 +291,42 @@ func contentParams(m llm.Message) ([]sdk.ContentBlockParamUnion, error) {
 	return out, nil
 }
 
-func imageParam(img *llm.Image) (*sdk.ImageBlockParam, error) {
+// toImage converts an image: its bytes in base64, with the media type they
+// show when none is given, else its URL.
+func toImage(img *llm.Image) (*imageBlock, error) {
 	if len(img.Data) > 0 {
 		mediaType := img.MediaType
 		if mediaType == "" {
 			mediaType = http.DetectContentType(img.Data)
 		}
-		return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfBase64: &sdk.Base64ImageSourceParam{
+		return &imageBlock{Type: "image", Source: imageSource{
 			Data:      base64.StdEncoding.EncodeToString(img.Data),
-			MediaType: sdk.Base64ImageSourceMediaType(mediaType),
-		}}}, nil
+			MediaType: mediaType,
+			Type:      "base64",
+		}}, nil
 	}
 	if img.URL != "" {
-		return &sdk.ImageBlockParam{Source: sdk.ImageBlockParamSourceUnion{OfURL: &sdk.URLImageSourceParam{URL: img.URL}}}, nil
+		return &imageBlock{Type: "image", Source: imageSource{URL: img.URL, Type: "url"}}, nil
 	}
 	return nil, fmt.Errorf("image has neither data nor URL")
 }
 
-func resultParam(r *llm.ToolResult) (*sdk.ToolResultBlockParam, error) {
-	out := &sdk.ToolResultBlockParam{ToolUseID: r.ToolUseID}
-	if r.IsError {
-		out.IsError = param.NewOpt(true)
-	}
+// toResult converts a tool result; empty text blocks are left out, and the
+// content with them when nothing is left.
+func toResult(r *llm.ToolResult) (*toolResultBlock, error) {
+	out := &toolResultBlock{ToolUseID: r.ToolUseID, IsError: r.IsError, Type: "tool_result"}
 	for _, b := range r.Content {
 		switch b := b.(type) {
 		case *llm.Text:
 			if b.Text != "" {
-				out.Content = append(out.Content, sdk.ToolResultBlockParamContentUnion{OfText: &sdk.TextBlockParam{Text: b.Text}})
+				out.Content = append(out.Content, &textBlock{Text: b.Text, Type: "text"})
 			}
 		case *llm.Image:
-			img, err := imageParam(b)
+			img, err := toImage(b)
 			if err != nil {
 				return nil, fmt.Errorf("tool_result %s: %w", r.ToolUseID, err)
 			}
-			out.Content = append(out.Content, sdk.ToolResultBlockParamContentUnion{OfImage: img})
+			out.Content = append(out.Content, img)
 		default:
 			return nil, fmt.Errorf("tool_result %s: unsupported block %T", r.ToolUseID, b)
 		}
@@ -205,21 +336,10 @@ func resultParam(r *llm.ToolResult) (*sdk.ToolResultBlockParam, error) {
 
 // markLastCacheable puts a cache breakpoint on the last block that can carry
 // one (thinking blocks cannot).
-func markLastCacheable(blocks []sdk.ContentBlockParamUnion) {
+func markLastCacheable(blocks []contentBlock) {
 	for i := len(blocks) - 1; i >= 0; i-- {
-		b := &blocks[i]
-		switch {
-		case b.OfText != nil:
-			b.OfText.CacheControl = ephemeral()
-		case b.OfImage != nil:
-			b.OfImage.CacheControl = ephemeral()
-		case b.OfToolUse != nil:
-			b.OfToolUse.CacheControl = ephemeral()
-		case b.OfToolResult != nil:
-			b.OfToolResult.CacheControl = ephemeral()
-		default:
-			continue
+		if blocks[i].markCache() {
+			return
 		}
-		return
 	}
 }

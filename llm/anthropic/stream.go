@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"strings"
 
-	sdk "github.com/anthropics/anthropic-sdk-go/v2"
-
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
 )
@@ -33,9 +31,9 @@ type stream struct {
 	events jsonevents.Decoder
 }
 
-// wireEvent is one stream event. Events are decoded into these small structs
-// rather than the SDK's union types, whose reflective decoder costs some 25
-// allocations per event; see BenchmarkStream.
+// wireEvent is one stream event. Events are decoded into these small structs,
+// not into union types with a reflective decoder such as the official SDK's,
+// which cost some 25 allocations per event; see BenchmarkStream.
 type wireEvent struct {
 	Type         string      `json:"type"`
 	Index        int64       `json:"index"`
@@ -170,7 +168,7 @@ func (s *stream) handle(data []byte, yield func(llm.Delta, error) bool) (done bo
 	case "message_start":
 		s.id = ev.Message.ID
 		ev.Message.Usage.apply(&s.usage)
-		if r := stopReason(sdk.StopReason(ev.Message.StopReason)); r != "" {
+		if r := stopReason(ev.Message.StopReason); r != "" {
 			s.stop = r
 		}
 		// Content may come whole in message_start, with no content block
@@ -196,7 +194,7 @@ func (s *stream) handle(data []byte, yield func(llm.Delta, error) bool) (done bo
 	case "content_block_stop":
 		ok = s.stopBlock(ev.Index, yield)
 	case "message_delta":
-		if r := stopReason(sdk.StopReason(ev.Delta.StopReason)); r != "" {
+		if r := stopReason(ev.Delta.StopReason); r != "" {
 			s.stop = r
 		}
 		ev.Usage.apply(&s.usage)
@@ -332,19 +330,19 @@ func (s *stream) response() (*llm.Response, error) {
 }
 
 // stopReason maps the API's stop_reason onto rein's.
-func stopReason(r sdk.StopReason) llm.StopReason {
+func stopReason(r string) llm.StopReason {
 	switch r {
-	case sdk.StopReasonEndTurn:
+	case "end_turn":
 		return llm.StopEndTurn
-	case sdk.StopReasonToolUse:
+	case "tool_use":
 		return llm.StopToolUse
-	case sdk.StopReasonMaxTokens, sdk.StopReasonModelContextWindowExceeded:
+	case "max_tokens", "model_context_window_exceeded":
 		return llm.StopMaxTokens
-	case sdk.StopReasonStopSequence:
+	case "stop_sequence":
 		return llm.StopSequence
-	case sdk.StopReasonRefusal:
+	case "refusal":
 		return llm.StopRefusal
-	case sdk.StopReasonPauseTurn:
+	case "pause_turn":
 		return llm.StopPauseTurn
 	case "":
 		return ""
@@ -397,7 +395,7 @@ func (s *stream) runJSON(ctx context.Context, yield func(llm.Delta, error) bool)
 		yield(llm.Delta{}, llm.Malformed(s.name, err))
 		return
 	}
-	s.id, s.stop = m.ID, stopReason(sdk.StopReason(m.StopReason))
+	s.id, s.stop = m.ID, stopReason(m.StopReason)
 	m.Usage.apply(&s.usage)
 	for i := range m.Content {
 		// A tool call's whole input is yielded as one delta when its block
