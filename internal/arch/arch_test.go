@@ -57,10 +57,10 @@ func own(m map[string]pkg, d string) bool { _, ok := m[d]; return ok }
 
 func isStd(p string) bool { return !strings.Contains(strings.SplitN(p, "/", 2)[0], ".") }
 
-// sdks are the vendor SDKs, each with the adapter that alone may import it.
+// sdks are the client libraries of outside services, each with the package
+// that alone may import it. The model vendors' SDKs are not used at all: the
+// adapters speak the vendors' HTTP APIs themselves (see llm/gemini's doc).
 var sdks = map[string]string{
-	"github.com/anthropics/": "llm/anthropic",
-	"github.com/openai/":     "llm/openai",
 	// The chat platforms' client libraries: each only by its channel.
 	"github.com/go-telegram/bot":    "gateway/telegram",
 	"github.com/slack-go/slack":     "gateway/slack",

@@ -6,11 +6,6 @@ import (
 	"iter"
 	"strings"
 
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/shared"
-
 	"github.com/reinhq/rein/llm"
 )
 
@@ -18,14 +13,12 @@ import (
 // OpenAI-compatible server. It implements [llm.Provider] and
 // [llm.AuthValidator].
 type Chat struct {
-	c   *client
-	svc openai.ChatCompletionService
+	c *client
 }
 
 // NewChat returns a Chat Completions provider.
 func NewChat(cfg Config) *Chat {
-	c := newClient(cfg)
-	return &Chat{c: c, svc: openai.NewChatCompletionService(c.opts...)}
+	return &Chat{c: newClient(cfg)}
 }
 
 // ValidateAuth checks the credentials by listing the models (SPEC PROV-4).
@@ -34,11 +27,7 @@ func (p *Chat) ValidateAuth(ctx context.Context) error { return p.c.validateAuth
 // Stream sends req and yields the reply as it arrives (SPEC PROV-1).
 func (p *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
 	return func(yield func(llm.Delta, error) bool) {
-		params := p.params(req)
-		res, err := p.c.open(ctx, func(opts ...option.RequestOption) error {
-			_, err := p.svc.New(ctx, params, opts...)
-			return err
-		})
+		res, err := p.c.open(ctx, "chat/completions", p.params(req))
 		if err != nil {
 			yield(llm.Delta{}, err)
 			return
@@ -81,13 +70,10 @@ func (p *Chat) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta
 
 // params serialises req deterministically (SPEC PROV-6): the same request
 // gives the same bytes, and a new message only extends "messages".
-func (p *Chat) params(req *llm.Request) openai.ChatCompletionNewParams {
-	out := openai.ChatCompletionNewParams{
-		Model:         shared.ChatModel(req.Model),
-		StreamOptions: openai.ChatCompletionStreamOptionsParam{IncludeUsage: openai.Bool(true)},
-	}
+func (p *Chat) params(req *llm.Request) *chatRequest {
+	out := &chatRequest{Model: req.Model, StreamOptions: chatStreamOptions{IncludeUsage: true}, Stream: true}
 	if req.System != "" {
-		out.Messages = append(out.Messages, openai.SystemMessage(req.System))
+		out.Messages = append(out.Messages, chatMessage{Content: req.System, Role: "system"})
 	}
 	for _, m := range p.c.prepare(req) {
 		if m.Role == llm.RoleAssistant {
@@ -97,60 +83,53 @@ func (p *Chat) params(req *llm.Request) openai.ChatCompletionNewParams {
 		}
 	}
 	for _, t := range req.Tools {
-		out.Tools = append(out.Tools, openai.ChatCompletionFunctionTool(param.Override[shared.FunctionDefinitionParam](
-			chatFunction{Name: t.Name, Description: t.Description, Parameters: toolSchema(t.InputSchema)})))
+		out.Tools = append(out.Tools, chatTool{Type: "function",
+			Function: chatFunction{Name: t.Name, Description: t.Description, Parameters: toolSchema(t.InputSchema)}})
 	}
 	if req.MaxTokens > 0 {
 		if p.c.openAI {
-			out.MaxCompletionTokens = openai.Int(int64(req.MaxTokens))
+			out.MaxCompletionTokens = int64(req.MaxTokens)
 		} else {
-			out.MaxTokens = openai.Int(int64(req.MaxTokens))
+			out.MaxTokens = int64(req.MaxTokens)
 		}
 	}
-	if req.Temperature != nil {
-		out.Temperature = openai.Float(*req.Temperature)
-	}
+	out.Temperature = req.Temperature
 	if req.Thinking != nil {
-		out.ReasoningEffort = shared.ReasoningEffort(effort(req.Thinking))
+		out.ReasoningEffort = effort(req.Thinking)
 	}
 	if req.CacheKey != "" && p.c.openAI {
-		out.PromptCacheKey = openai.String(hashCacheKey(req.CacheKey))
+		out.PromptCacheKey = hashCacheKey(req.CacheKey)
 	}
 	if len(req.StopSequences) > 0 {
-		out.Stop = openai.ChatCompletionNewParamsStopUnion{OfStringArray: req.StopSequences}
+		out.Stop = req.StopSequences
 	}
 	return out
-}
-
-// chatFunction is a function definition whose parameters are the tool's
-// schema as given, key order kept.
-type chatFunction struct {
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
 }
 
 // appendChatUser appends a user message: each tool result becomes a tool
 // message (they must follow the assistant's tool calls), the rest one user
 // message after them.
-func appendChatUser(out []openai.ChatCompletionMessageParamUnion, m llm.Message) []openai.ChatCompletionMessageParamUnion {
-	var parts []openai.ChatCompletionContentPartUnionParam
+func appendChatUser(out []chatMessage, m llm.Message) []chatMessage {
+	var parts []chatPart
 	for _, b := range m.Content {
 		switch b := b.(type) {
 		case *llm.ToolResult:
-			out = append(out, openai.ToolMessage(toolResultText(b), b.ToolUseID))
+			id := b.ToolUseID
+			out = append(out, chatMessage{Content: toolResultText(b), ToolCallID: &id, Role: "tool"})
 		case *llm.Text:
-			parts = append(parts, openai.TextContentPart(b.Text))
+			parts = append(parts, chatTextPart{Text: b.Text, Type: "text"})
 		case *llm.Image:
-			parts = append(parts, openai.ImageContentPart(openai.ChatCompletionContentPartImageImageURLParam{URL: imageURL(b)}))
+			parts = append(parts, chatImagePart{ImageURL: chatImageURL{URL: imageURL(b)}, Type: "image_url"})
 		}
 	}
-	switch {
-	case len(parts) == 1 && parts[0].OfText != nil:
-		// A plain string is what every compatible server understands.
-		out = append(out, openai.UserMessage(parts[0].OfText.Text))
-	case len(parts) > 0:
-		out = append(out, openai.UserMessage(parts))
+	if len(parts) == 1 {
+		if t, ok := parts[0].(chatTextPart); ok {
+			// A plain string is what every compatible server understands.
+			return append(out, chatMessage{Content: t.Text, Role: "user"})
+		}
+	}
+	if len(parts) > 0 {
+		out = append(out, chatMessage{Content: parts, Role: "user"})
 	}
 	return out
 }
@@ -159,10 +138,9 @@ func appendChatUser(out []openai.ChatCompletionMessageParamUnion, m llm.Message)
 // reasoning_content, as DeepSeek and other reasoning servers take it, and
 // OpenRouter's reasoning_details (kept as the thinking's signature) go back
 // verbatim; OpenAI never produces either, so it never receives them.
-func chatAssistant(m llm.Message) openai.ChatCompletionMessageParamUnion {
+func chatAssistant(m llm.Message) chatMessage {
 	var text, reasoning strings.Builder
-	var details json.RawMessage
-	a := openai.ChatCompletionAssistantMessageParam{}
+	a := chatMessage{Role: "assistant"}
 	for _, b := range m.Content {
 		switch b := b.(type) {
 		case *llm.Text:
@@ -172,30 +150,20 @@ func chatAssistant(m llm.Message) openai.ChatCompletionMessageParamUnion {
 				reasoning.WriteString(b.Text)
 			}
 			if strings.HasPrefix(b.Signature, "[") && json.Valid([]byte(b.Signature)) {
-				details = json.RawMessage(b.Signature)
+				a.ReasoningDetails = extraRaw(b.Signature)
 			}
 		case *llm.ToolUse:
 			args := string(b.Input)
 			if strings.TrimSpace(args) == "" {
 				args = "{}"
 			}
-			a.ToolCalls = append(a.ToolCalls, openai.ChatCompletionMessageToolCallUnionParam{
-				OfFunction: &openai.ChatCompletionMessageFunctionToolCallParam{ID: b.ID,
-					Function: openai.ChatCompletionMessageFunctionToolCallFunctionParam{Name: b.Name, Arguments: args}}})
+			a.ToolCalls = append(a.ToolCalls, chatCallParam{ID: b.ID, Type: "function",
+				Function: chatCallFunction{Name: b.Name, Arguments: args}})
 		}
 	}
 	if text.Len() > 0 || len(a.ToolCalls) == 0 {
-		a.Content.OfString = openai.String(text.String())
+		a.Content = text.String()
 	}
-	extra := map[string]any{}
-	if reasoning.Len() > 0 {
-		extra["reasoning_content"] = reasoning.String()
-	}
-	if details != nil {
-		extra["reasoning_details"] = details
-	}
-	if len(extra) > 0 {
-		a.SetExtraFields(extra)
-	}
-	return openai.ChatCompletionMessageParamUnion{OfAssistant: &a}
+	a.ReasoningContent = extraString(reasoning.String())
+	return a
 }

@@ -1,5 +1,5 @@
-// Package openai is rein's adapter for OpenAI's two APIs, over the official
-// SDK (github.com/openai/openai-go/v3), and for any OpenAI-compatible server.
+// Package openai is rein's adapter for OpenAI's two APIs, and for any
+// OpenAI-compatible server, spoken over net/http.
 //
 // [NewChat] speaks Chat Completions: POST {BaseURL}/chat/completions, streamed
 // as `data:` chunks ending with `data: [DONE]`. It is also the way to every
@@ -31,10 +31,17 @@
 // llm.Usage.InputTokens as the uncached part. Neither API has an is_error flag
 // on tool results, so a failed result's text is prefixed with "[error] ".
 //
-// The SDK builds and sends the requests; the replies' server-sent events are
-// read by internal/jsonevents, shared by every adapter (a byte-order mark and
-// keep-alive events with empty data are skipped there). The SDK's retries are
-// off: every call is exactly one HTTP request, and rein's llm.Retrying goes
-// on top. Failures are *llm.Error values (SPEC PROV-7). No
-// SDK type appears in this package's API.
+// The requests are small private structs of this package, encoded with
+// encoding/json and sent with Config.HTTPClient; the replies' server-sent
+// events are read by internal/jsonevents, shared by every adapter (a
+// byte-order mark and keep-alive events with empty data are skipped there).
+// Every call is exactly one HTTP request, and rein's llm.Retrying goes on
+// top. Failures are *llm.Error values (SPEC PROV-7).
+//
+// The package does not use OpenAI's SDK (github.com/openai/openai-go), which
+// it once did only to build and send three request bodies: linked in, the
+// SDK added some 30 MB to the binary and several MiB to the start-up memory
+// of every rein command, while the streams were already read by rein's own
+// code. The bodies are byte-identical to the ones the SDK sent, which
+// golden_body_test.go pins, so no prompt cache was lost in the change.
 package openai

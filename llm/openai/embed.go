@@ -7,12 +7,10 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"strconv"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
@@ -32,11 +30,10 @@ const (
 // [llm.Embedder] and [llm.EmbedLimiter] and is safe for concurrent use.
 //
 // Vectors are asked for as floats. OpenAI refuses an empty string, so an
-// empty text is sent as a single space. The SDK's retries are off; wrap
-// the embedder with [llm.RetryingEmbedder].
+// empty text is sent as a single space. Every request is sent once; wrap
+// the embedder with [llm.RetryingEmbedder] to retry.
 type Embedder struct {
 	c     *client
-	svc   openai.EmbeddingService
 	model string
 	dims  int
 }
@@ -52,7 +49,7 @@ var (
 // base URL, HTTP client, name and headers.
 func NewEmbedder(cfg Config, model string, dimensions int) *Embedder {
 	c := newClient(cfg)
-	return &Embedder{c: c, svc: openai.NewEmbeddingService(c.opts...), model: model, dims: max(dimensions, 0)}
+	return &Embedder{c: c, model: model, dims: max(dimensions, 0)}
 }
 
 // EmbedLimits returns OpenAI's limits on one request.
@@ -72,10 +69,6 @@ func (e *Embedder) Embed(ctx context.Context, texts []string) ([][]float32, erro
 
 // embed sends one request.
 func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
-	opts, err := e.c.auth(ctx)
-	if err != nil {
-		return nil, err
-	}
 	inputs := make([]string, len(texts))
 	for i, t := range texts {
 		inputs[i] = t
@@ -83,17 +76,14 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 			inputs[i] = " "
 		}
 	}
-	params := openai.EmbeddingNewParams{
-		Model:          e.model,
-		Input:          openai.EmbeddingNewParamsInputUnion{OfArrayOfStrings: inputs},
-		EncodingFormat: openai.EmbeddingNewParamsEncodingFormatFloat,
+	res, err := e.c.do(ctx, http.MethodPost, "embeddings",
+		&embedRequest{Input: inputs, Model: e.model, Dimensions: e.dims, EncodingFormat: "float"})
+	if err != nil {
+		return nil, err
 	}
-	if e.dims > 0 {
-		params.Dimensions = param.NewOpt(int64(e.dims))
-	}
-	var body []byte
-	opts = append(opts, option.WithResponseBodyInto(&body))
-	if _, err := e.svc.New(ctx, params, opts...); err != nil {
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil {
 		return nil, e.c.transportError(ctx, err)
 	}
 	vecs, err := decodeEmbeddings(body, len(texts))

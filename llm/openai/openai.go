@@ -2,20 +2,21 @@ package openai
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
@@ -44,8 +45,8 @@ type Config struct {
 	// BaseURL is the API root, "https://api.openai.com/v1" by default; point it
 	// at any OpenAI-compatible server ("http://localhost:11434/v1" for Ollama).
 	BaseURL string
-	// HTTPClient sends the requests; nil uses a client without timeouts (the
-	// caller's context bounds a call).
+	// HTTPClient sends the requests; nil uses http.DefaultClient, which has
+	// no timeouts (the caller's context bounds a call).
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies and errors, "openai" by
 	// default; an OpenAI-compatible endpoint sets its own ("ollama"). OpenAI-only
@@ -55,20 +56,35 @@ type Config struct {
 	// Token, when set, is called before every request for a bearer token and
 	// takes precedence over APIKey; it refreshes expired tokens itself.
 	Token func(ctx context.Context) (string, error)
-	// Headers are extra HTTP headers sent with every request.
+	// Headers are extra HTTP headers sent with every request, set in the
+	// order of their names after Content-Type, Accept and User-Agent, which
+	// they may replace. An Authorization header among them is sent instead
+	// of the APIKey's (an APIKey must still be set); Token's wins over it.
 	Headers map[string]string
 	// KeyEnv names the variable that holds the key, for the error a missing
 	// or rejected key gets; "OPENAI_API_KEY" by default.
 	KeyEnv string
 }
 
-// client is what both APIs share: the SDK options, auth and error mapping.
+// userAgent is sent with every request; Config.Headers may replace it.
+const userAgent = "rein (openai adapter)"
+
+// client is what both APIs share: the endpoint, the HTTP client, auth and
+// error mapping.
 type client struct {
 	cfg  Config
 	name string
 	// openAI reports whether the endpoint is OpenAI itself (Name "openai").
 	openAI bool
-	opts   []option.RequestOption
+	// base is the API root, its path ending in "/"; the paths of the
+	// endpoints resolve against it. baseErr is why BaseURL did not parse.
+	base    *url.URL
+	baseErr error
+	hc      *http.Client
+	// headers are Config.Headers' names, sorted, so they are set in a fixed
+	// order; explicitAuth reports whether one of them is Authorization.
+	headers      []string
+	explicitAuth bool
 }
 
 // keyEnv names the variable the key comes from, for error hints.
@@ -79,104 +95,141 @@ func (c *client) keyEnv() string {
 	return envKey
 }
 
+// newClient returns the client for cfg. Nothing of the environment is read:
+// no OPENAI_* variable leaks into a configured provider.
 func newClient(cfg Config) *client {
-	c := &client{cfg: cfg, name: cfg.Name}
-	if c.name == "" {
-		c.name = "openai"
-	}
+	c := &client{cfg: cfg, name: cmp.Or(cfg.Name, "openai"), hc: cmp.Or(cfg.HTTPClient, http.DefaultClient)}
 	c.openAI = c.name == "openai"
-	base := strings.TrimRight(cfg.BaseURL, "/")
-	if base == "" {
-		base = DefaultBaseURL
+	base := cmp.Or(strings.TrimRight(cfg.BaseURL, "/"), DefaultBaseURL)
+	if c.base, c.baseErr = url.Parse(base + "/"); c.baseErr != nil {
+		c.baseErr = fmt.Errorf("base URL: %w", c.baseErr)
+	} else if c.base.Path != "" && !strings.HasSuffix(c.base.Path, "/") {
+		c.base.Path += "/" // the "/" went into a query or fragment
 	}
-	hc := cfg.HTTPClient
-	if hc == nil {
-		hc = &http.Client{}
-	}
-	// The services are built from these options alone, so no OPENAI_*
-	// variable of the environment leaks into a configured provider.
-	c.opts = []option.RequestOption{
-		option.WithBaseURL(base + "/"),
-		option.WithHTTPClient(hc),
-		option.WithMaxRetries(0),
-		option.WithMiddleware(c.classify),
-	}
-	if cfg.APIKey != "" {
-		c.opts = append(c.opts, option.WithAPIKey(cfg.APIKey))
-	}
-	for _, k := range slices.Sorted(mapKeys(cfg.Headers)) {
-		c.opts = append(c.opts, option.WithHeader(k, cfg.Headers[k]))
+	c.headers = slices.Sorted(maps.Keys(cfg.Headers))
+	for _, k := range c.headers {
+		if strings.EqualFold(k, "Authorization") {
+			c.explicitAuth = true
+		}
 	}
 	return c
 }
 
-func mapKeys(m map[string]string) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
-}
-
-// auth returns the per-request options carrying the credentials, or the error
-// to report before any request is made.
-func (c *client) auth(ctx context.Context) ([]option.RequestOption, error) {
+// bearer returns the token to send as "Authorization: Bearer …" (none when
+// empty), or the error to report before any request is made: the Token
+// source's token, else the API key. Without either the call fails as
+// unauthenticated.
+func (c *client) bearer(ctx context.Context) (string, error) {
 	if c.cfg.Token != nil {
 		tok, err := c.cfg.Token(ctx)
 		if err != nil {
 			if e, ok := llm.AsError(err); ok {
-				return nil, e
+				return "", e
 			}
 			if ctx.Err() != nil {
-				return nil, llm.FromTransport(ctx, c.name, err)
+				return "", llm.FromTransport(ctx, c.name, err)
 			}
-			return nil, &llm.Error{Kind: llm.KindAuth, Provider: c.name, Message: "cannot get a token: " + err.Error(),
+			return "", &llm.Error{Kind: llm.KindAuth, Provider: c.name, Message: "cannot get a token: " + err.Error(),
 				Err: err, Hint: "sign in again or set " + c.keyEnv()}
 		}
-		return []option.RequestOption{option.WithAPIKey(tok)}, nil
+		return tok, nil
 	}
 	if c.cfg.APIKey == "" {
-		return nil, llm.AuthMissing(c.name, c.keyEnv())
+		return "", llm.AuthMissing(c.name, c.keyEnv())
 	}
-	return nil, nil
+	if c.explicitAuth {
+		// An Authorization header of Config.Headers stands instead of the key.
+		return "", nil
+	}
+	return c.cfg.APIKey, nil
 }
 
-// classify is an SDK middleware that turns an HTTP error reply into an
-// *llm.Error, with the vendor's status, headers and body, before the SDK sees
-// it: the SDK's own error type drops non-JSON bodies.
-func (c *client) classify(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	if err != nil || res.StatusCode < 400 {
-		return res, err
-	}
-	body, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-	_ = res.Body.Close()
-	return nil, llm.FromHTTP(c.name, res.StatusCode, res.Header, body).WithAuthHint(c.keyEnv())
-}
-
-// open sends a streamed request through call (which runs one SDK method with
-// the options it is given) and returns the raw response, its body unread.
-func (c *client) open(ctx context.Context, call func(opts ...option.RequestOption) error) (*http.Response, error) {
-	opts, err := c.auth(ctx)
+// do sends one request to path under the API root — body, when not nil,
+// encoded as JSON — and returns the reply, its body unread, when its status
+// is below 400. Every call is one round trip: [llm.Retrying] decides what to
+// repeat (SPEC PROV-7). An error reply becomes an *llm.Error with the
+// vendor's status, headers and body (up to maxErrorBody), so llm.FromHTTP
+// sees Retry-After and non-JSON bodies alike.
+func (c *client) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	tok, err := c.bearer(ctx)
 	if err != nil {
 		return nil, err
 	}
-	var res *http.Response
-	opts = append(opts, option.WithJSONSet("stream", true), option.WithResponseBodyInto(&res))
-	if err := call(opts...); err != nil {
-		if res != nil && res.Body != nil {
-			_ = res.Body.Close()
+	if c.baseErr != nil {
+		return nil, c.transportError(ctx, c.baseErr)
+	}
+	u, err := c.base.Parse(path)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	var rd io.Reader
+	if body != nil {
+		b, err := encodeJSON(body)
+		if err != nil {
+			return nil, c.transportError(ctx, err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, u.String(), rd)
+	if err != nil {
+		return nil, c.transportError(ctx, err)
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("User-Agent", userAgent)
+	for _, k := range c.headers {
+		req.Header.Set(k, c.cfg.Headers[k])
+	}
+	if tok != "" {
+		req.Header.Set("Authorization", "Bearer "+tok)
+	}
+	res, err := c.hc.Do(req)
+	if err != nil {
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err // what the round trip itself reported
 		}
 		return nil, c.transportError(ctx, err)
 	}
-	if res == nil || res.Body == nil {
+	if ctx.Err() != nil {
+		_ = res.Body.Close()
+		return nil, llm.FromTransport(ctx, c.name, ctx.Err())
+	}
+	if res.StatusCode >= 400 {
+		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
+		_ = res.Body.Close()
+		return nil, llm.FromHTTP(c.name, res.StatusCode, res.Header, b).WithAuthHint(c.keyEnv())
+	}
+	return res, nil
+}
+
+// encodeJSON encodes v as the request bodies were always encoded: compact,
+// fields in declaration order, '<', '>' and '&' left as they are.
+func encodeJSON(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
+}
+
+// open sends a streamed request (body has "stream": true) to path and
+// returns the raw response, its body unread.
+func (c *client) open(ctx context.Context, path string, body any) (*http.Response, error) {
+	res, err := c.do(ctx, http.MethodPost, path, body)
+	if err != nil {
+		return nil, err
+	}
+	if res.Body == nil {
 		return nil, &llm.Error{Kind: llm.KindUnknown, Provider: c.name, Message: "no response"}
 	}
 	return res, nil
 }
 
+// transportError classifies an error met before or while reading a reply.
 func (c *client) transportError(ctx context.Context, err error) error {
 	if e, ok := llm.AsError(err); ok {
 		return e
@@ -188,16 +241,15 @@ func (c *client) transportError(ctx context.Context, err error) error {
 	return e
 }
 
-// validateAuth lists the models: a cheap call that needs a valid key.
+// validateAuth lists the models (GET {BaseURL}/models): a cheap call that
+// needs a valid key. Any reply below 400 will do, whatever its body.
 func (c *client) validateAuth(ctx context.Context) error {
-	opts, err := c.auth(ctx)
+	res, err := c.do(ctx, http.MethodGet, "models", nil)
 	if err != nil {
 		return err
 	}
-	models := openai.NewModelService(c.opts...)
-	var body []byte
-	opts = append(opts, option.WithResponseBodyInto(&body))
-	if _, err := models.List(ctx, opts...); err != nil {
+	defer res.Body.Close()
+	if _, err := io.Copy(io.Discard, res.Body); err != nil {
 		return c.transportError(ctx, err)
 	}
 	return nil

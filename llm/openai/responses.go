@@ -2,14 +2,7 @@ package openai
 
 import (
 	"context"
-	"encoding/json"
 	"iter"
-
-	"github.com/openai/openai-go/v3"
-	"github.com/openai/openai-go/v3/option"
-	"github.com/openai/openai-go/v3/packages/param"
-	"github.com/openai/openai-go/v3/responses"
-	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -19,14 +12,12 @@ import (
 // API has no stop sequences, so Request.StopSequences is ignored. It
 // implements [llm.Provider] and [llm.AuthValidator].
 type Responses struct {
-	c   *client
-	svc responses.ResponseService
+	c *client
 }
 
 // NewResponses returns a Responses API provider.
 func NewResponses(cfg Config) *Responses {
-	c := newClient(cfg)
-	return &Responses{c: c, svc: responses.NewResponseService(c.opts...)}
+	return &Responses{c: newClient(cfg)}
 }
 
 // ValidateAuth checks the credentials by listing the models (SPEC PROV-4).
@@ -35,11 +26,7 @@ func (p *Responses) ValidateAuth(ctx context.Context) error { return p.c.validat
 // Stream sends req and yields the reply as it arrives (SPEC PROV-1).
 func (p *Responses) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
 	return func(yield func(llm.Delta, error) bool) {
-		params := p.params(req)
-		res, err := p.c.open(ctx, func(opts ...option.RequestOption) error {
-			_, err := p.svc.New(ctx, params, opts...)
-			return err
-		})
+		res, err := p.c.open(ctx, "responses", p.params(req))
 		if err != nil {
 			yield(llm.Delta{}, err)
 			return
@@ -72,82 +59,50 @@ func (p *Responses) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.
 
 // params serialises req deterministically (SPEC PROV-6): the same request
 // gives the same bytes, and a new message only extends "input".
-func (p *Responses) params(req *llm.Request) responses.ResponseNewParams {
-	out := responses.ResponseNewParams{
-		Model:   shared.ResponsesModel(req.Model),
-		Store:   openai.Bool(false),
-		Include: []responses.ResponseIncludable{responses.ResponseIncludableReasoningEncryptedContent},
-	}
-	if req.System != "" {
-		out.Instructions = openai.String(req.System)
-	}
-	var items responses.ResponseInputParam
+func (p *Responses) params(req *llm.Request) *respRequest {
+	out := &respRequest{Model: req.Model, Store: false, Include: []string{"reasoning.encrypted_content"},
+		Instructions: req.System, Stream: true}
 	for _, m := range p.c.prepare(req) {
 		if m.Role == llm.RoleAssistant {
-			items = appendRespAssistant(items, m)
+			out.Input = appendRespAssistant(out.Input, m)
 		} else {
-			items = appendRespUser(items, m)
+			out.Input = appendRespUser(out.Input, m)
 		}
 	}
-	out.Input = responses.ResponseNewParamsInputUnion{OfInputItemList: items}
 	for _, t := range req.Tools {
-		fn := param.Override[responses.FunctionToolParam](respFunction{Type: "function", Name: t.Name,
+		out.Tools = append(out.Tools, respFunction{Type: "function", Name: t.Name,
 			Description: t.Description, Parameters: toolSchema(t.InputSchema)})
-		out.Tools = append(out.Tools, responses.ToolUnionParam{OfFunction: &fn})
 	}
 	if req.MaxTokens > 0 {
-		out.MaxOutputTokens = openai.Int(int64(req.MaxTokens))
+		out.MaxOutputTokens = int64(req.MaxTokens)
 	}
-	if req.Temperature != nil {
-		out.Temperature = openai.Float(*req.Temperature)
-	}
+	out.Temperature = req.Temperature
 	if req.Thinking != nil {
-		out.Reasoning = shared.ReasoningParam{Effort: shared.ReasoningEffort(effort(req.Thinking)),
-			Summary: shared.ReasoningSummaryAuto}
+		out.Reasoning = &respReasoning{Effort: effort(req.Thinking), Summary: "auto"}
 	}
 	if req.CacheKey != "" && p.c.openAI {
-		out.PromptCacheKey = openai.String(hashCacheKey(req.CacheKey))
+		out.PromptCacheKey = hashCacheKey(req.CacheKey)
 	}
 	return out
 }
 
-// respFunction is a function tool whose parameters are the tool's schema as
-// given, key order kept. Strict is sent false: the Responses API defaults it
-// to true, which most tool schemas do not satisfy.
-type respFunction struct {
-	Type        string          `json:"type"`
-	Name        string          `json:"name"`
-	Description string          `json:"description,omitempty"`
-	Parameters  json.RawMessage `json:"parameters"`
-	Strict      bool            `json:"strict"`
-}
-
 // appendRespUser appends a user message: each tool result becomes a
 // function_call_output item, the rest one user message after them.
-func appendRespUser(items responses.ResponseInputParam, m llm.Message) responses.ResponseInputParam {
-	var parts responses.ResponseInputMessageContentListParam
+func appendRespUser(items []any, m llm.Message) []any {
+	var parts []any
 	for _, b := range m.Content {
 		switch b := b.(type) {
 		case *llm.ToolResult:
-			items = append(items, responses.ResponseInputItemUnionParam{
-				OfFunctionCallOutput: &responses.ResponseInputItemFunctionCallOutputParam{
-					CallID: openai.String(b.ToolUseID),
-					Output: responses.ResponseInputItemFunctionCallOutputOutputUnionParam{
-						OfString: openai.String(toolResultText(b))},
-				}})
+			items = append(items, respFunctionCallOutput{Output: toolResultText(b), CallID: b.ToolUseID,
+				Type: "function_call_output"})
 		case *llm.Text:
-			parts = append(parts, responses.ResponseInputContentUnionParam{
-				OfInputText: &responses.ResponseInputTextParam{Text: b.Text}})
+			parts = append(parts, respInputText{Text: b.Text, Type: "input_text"})
 		case *llm.Image:
-			parts = append(parts, responses.ResponseInputContentUnionParam{
-				OfInputImage: &responses.ResponseInputImageParam{ImageURL: openai.String(imageURL(b)),
-					Detail: responses.ResponseInputImageDetailAuto}})
+			parts = append(parts, respInputImage{Detail: "auto", ImageURL: imageURL(b), Type: "input_image"})
 		}
 	}
 	if len(parts) > 0 {
-		items = append(items, responses.ResponseInputItemUnionParam{OfMessage: &responses.EasyInputMessageParam{
-			Role: responses.EasyInputMessageRoleUser, Type: responses.EasyInputMessageTypeMessage,
-			Content: responses.EasyInputMessageContentUnionParam{OfInputItemContentList: parts}}})
+		items = append(items, respMessage{Content: parts, Role: "user", Type: "message"})
 	}
 	return items
 }
@@ -156,31 +111,27 @@ func appendRespUser(items responses.ResponseInputParam, m llm.Message) responses
 // reasoning item per thinking block that can be replayed (it needs its id and
 // encrypted content, as nothing is stored), an output message per text, a
 // function_call per tool use.
-func appendRespAssistant(items responses.ResponseInputParam, m llm.Message) responses.ResponseInputParam {
+func appendRespAssistant(items []any, m llm.Message) []any {
 	for _, b := range m.Content {
 		switch b := b.(type) {
 		case *llm.Thinking:
 			if b.ID == "" || b.Signature == "" {
 				continue
 			}
-			r := &responses.ResponseReasoningItemParam{ID: b.ID, EncryptedContent: openai.String(b.Signature),
-				Summary: []responses.ResponseReasoningItemSummaryParam{}}
+			r := respReasoningItem{ID: b.ID, EncryptedContent: b.Signature, Summary: []respSummary{}, Type: "reasoning"}
 			if b.Text != "" {
-				r.Summary = append(r.Summary, responses.ResponseReasoningItemSummaryParam{Text: b.Text})
+				r.Summary = append(r.Summary, respSummary{Text: b.Text, Type: "summary_text"})
 			}
-			items = append(items, responses.ResponseInputItemUnionParam{OfReasoning: r})
+			items = append(items, r)
 		case *llm.Text:
-			items = append(items, responses.ResponseInputItemUnionParam{OfOutputMessage: &responses.ResponseOutputMessageParam{
-				Content: []responses.ResponseOutputMessageContentUnionParam{{OfOutputText: &responses.ResponseOutputTextParam{
-					Text: b.Text, Annotations: []responses.ResponseOutputTextAnnotationUnionParam{}}}},
-			}})
+			items = append(items, respMessage{Role: "assistant", Type: "message",
+				Content: []any{respOutputText{Annotations: []struct{}{}, Text: b.Text, Type: "output_text"}}})
 		case *llm.ToolUse:
 			args := string(b.Input)
 			if len(args) == 0 {
 				args = "{}"
 			}
-			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &responses.ResponseFunctionToolCallParam{
-				CallID: b.ID, Name: b.Name, Arguments: args}})
+			items = append(items, respFunctionCall{Arguments: args, CallID: b.ID, Name: b.Name, Type: "function_call"})
 		}
 	}
 	return items
