@@ -102,11 +102,21 @@ func RunChannel(t *testing.T, setup Setup) {
 	t.Run("restart", func(t *testing.T) {
 		e := Start(t, setup, Options{})
 		e.P.Send(t, Chat, Owner, "remember the word mango")
-		e.WaitText(t, Chat, "echo: remember the word mango")
+		// The whole reply, not the progress message that shows its start:
+		// a restart while the reply is being sent sends it again.
+		e.WaitText(t, Chat, "echo: remember the word mango (0 messages before)")
 		e.Restart(t)
 		e.P.Redeliver(t) // the platform did not see the acknowledgement
 		e.P.Send(t, Chat, Owner, "what was the word")
+		// The progress message shows the reply while it streams: read the
+		// count only once the reply is whole.
 		m := e.WaitText(t, Chat, "echo: what was the word")
+		for deadline := time.Now().Add(30 * time.Second); !strings.HasSuffix(m.Text, "before)"); m = e.WaitText(t, Chat, "echo: what was the word") {
+			if time.Now().After(deadline) {
+				t.Fatalf("the reply never ended: %q", m.Text)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
 		if !strings.Contains(m.Text, "(2 messages before)") {
 			t.Errorf("after the restart the chat is not in its session: %q", m.Text)
 		}
