@@ -7,11 +7,36 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
 	"time"
 )
+
+// MaxErrorBody bounds how much of an error reply [FromResponse] reads.
+const MaxErrorBody = 1 << 20
+
+// FromResponse classifies the error reply resp: it reads at most
+// MaxErrorBody of the body, closes it, and returns [FromHTTP] of the
+// status, headers and body.
+func FromResponse(provider string, resp *http.Response) *Error {
+	b, _ := io.ReadAll(io.LimitReader(resp.Body, MaxErrorBody))
+	_ = resp.Body.Close()
+	return FromHTTP(provider, resp.StatusCode, resp.Header, b)
+}
+
+// FromRoundTrip classifies a failed request of an http.Client, before any
+// response. net/http wraps every failure in a *url.Error, which passes for
+// a net.Error whatever happened; what the round trip itself reported is
+// classified instead ([FromTransport]), so a bad URL scheme or a TLS failure
+// is not taken for a network error and retried.
+func FromRoundTrip(ctx context.Context, provider string, err error) *Error {
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		err = ue.Err
+	}
+	return FromTransport(ctx, provider, err)
+}
 
 // FromHTTP classifies a vendor's error reply: its status, headers and body.
 // Every adapter calls it, so one status means one thing whatever the vendor.

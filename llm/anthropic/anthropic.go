@@ -35,7 +35,7 @@ const userAgent = "rein (anthropic adapter)"
 // envVar names the variable that usually holds the key, for hints.
 const envVar = "ANTHROPIC_API_KEY"
 
-// maxBody bounds how much of an error reply, or of the model list, is read.
+// maxBody bounds how much of the model list is read.
 const maxBody = 1 << 20
 
 // Config configures a [Provider]. The zero value talks to api.anthropic.com
@@ -212,23 +212,17 @@ func (p *Provider) do(ctx context.Context, method, path string, body []byte, cre
 	if resp.StatusCode >= 200 && resp.StatusCode <= 299 {
 		return resp, nil
 	}
-	defer resp.Body.Close()
 	if ctx.Err() != nil {
+		resp.Body.Close()
 		return nil, p.requestError(ctx, ctx.Err())
 	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, maxBody))
-	return nil, llm.FromHTTP(p.name, resp.StatusCode, resp.Header, b).WithAuthHint(envVar)
+	return nil, llm.FromResponse(p.name, resp).WithAuthHint(envVar)
 }
 
 // requestError classifies a failure of the request itself, before any
-// response. A *url.Error, which net/http wraps around every failure and
-// which always passes for a net.Error, is unwrapped: what the round trip
-// itself reported is classified.
+// response ([llm.FromRoundTrip]).
 func (p *Provider) requestError(ctx context.Context, err error) *llm.Error {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		err = ue.Err
-	}
-	e := llm.FromTransport(ctx, p.name, err)
+	e := llm.FromRoundTrip(ctx, p.name, err)
 	if e.Kind == llm.KindStreamCut {
 		// The connection closed before any response: nothing was streamed.
 		e.Kind = llm.KindNetwork

@@ -10,7 +10,6 @@ import (
 	"io"
 	"iter"
 	"net/http"
-	"net/url"
 	"strings"
 
 	"github.com/reinhq/rein/llm"
@@ -99,7 +98,7 @@ func (p *Provider) ValidateAuth(ctx context.Context) error {
 		return err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody)); err != nil {
+	if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, llm.MaxErrorBody)); err != nil {
 		return llm.FromTransport(ctx, p.name, err)
 	}
 	return nil
@@ -163,18 +162,10 @@ func (p *Provider) do(ctx context.Context, method, path string, body any) (*http
 	}
 	resp, err := p.client.Do(hreq)
 	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err // what the round trip itself reported
-		}
-		return nil, llm.FromTransport(ctx, p.name, err)
+		return nil, llm.FromRoundTrip(ctx, p.name, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		defer resp.Body.Close()
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-		return nil, llm.FromHTTP(p.name, resp.StatusCode, resp.Header, b).WithAuthHint(envVar)
+		return nil, llm.FromResponse(p.name, resp).WithAuthHint(envVar)
 	}
 	return resp, nil
 }
-
-// maxErrorBody bounds how much of an error reply is kept.
-const maxErrorBody = 1 << 20

@@ -32,8 +32,6 @@ const (
 )
 
 const (
-	// maxErrorBody bounds how much of an error reply is read.
-	maxErrorBody = 1 << 20
 	// maxReplyBody bounds a reply: 256 texts of 8,192 dimensions as JSON
 	// numbers fit with room to spare.
 	maxReplyBody = 256 << 20
@@ -181,8 +179,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		le := llm.FromHTTP(e.name, res.StatusCode, res.Header, b)
+		le := llm.FromResponse(e.name, res)
 		if le.Kind == llm.KindNotFound {
 			le.Hint = fmt.Sprintf("pull the model first: ollama pull %s", e.model)
 		}
@@ -227,10 +224,7 @@ func decodeResponse(body []byte) ([][]float32, error) {
 // transportError classifies a failed round trip, with a hint when nothing
 // listens at the address.
 func (e *Embedder) transportError(ctx context.Context, err error) *llm.Error {
-	if ue, ok := errors.AsType[*url.Error](err); ok {
-		err = ue.Err
-	}
-	le := llm.FromTransport(ctx, e.name, err)
+	le := llm.FromRoundTrip(ctx, e.name, err)
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		le.Hint = fmt.Sprintf("is Ollama running at %s? start it with `ollama serve` (or set OLLAMA_HOST)", e.base)
 	}

@@ -30,8 +30,6 @@ const (
 	envKey = "OPENAI_API_KEY"
 	// maxCacheKey is the longest prompt_cache_key OpenAI accepts.
 	maxCacheKey = 64
-	// maxErrorBody bounds how much of an error reply is read.
-	maxErrorBody = 1 << 20
 	// toolErrorPrefix marks a failed tool result: neither API has an is_error
 	// field, so the model learns it from the text.
 	toolErrorPrefix = "[error] "
@@ -148,7 +146,7 @@ func (c *client) bearer(ctx context.Context) (string, error) {
 // encoded as JSON — and returns the reply, its body unread, when its status
 // is below 400. Every call is one round trip: [llm.Retrying] decides what to
 // repeat (SPEC PROV-7). An error reply becomes an *llm.Error with the
-// vendor's status, headers and body (up to maxErrorBody), so llm.FromHTTP
+// vendor's status, headers and body (up to llm.MaxErrorBody), so llm.FromHTTP
 // sees Retry-After and non-JSON bodies alike.
 func (c *client) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	tok, err := c.bearer(ctx)
@@ -187,19 +185,14 @@ func (c *client) do(ctx context.Context, method, path string, body any) (*http.R
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err // what the round trip itself reported
-		}
-		return nil, c.transportError(ctx, err)
+		return nil, llm.FromRoundTrip(ctx, c.name, err)
 	}
 	if ctx.Err() != nil {
 		_ = res.Body.Close()
 		return nil, llm.FromTransport(ctx, c.name, ctx.Err())
 	}
 	if res.StatusCode >= 400 {
-		b, _ := io.ReadAll(io.LimitReader(res.Body, maxErrorBody))
-		_ = res.Body.Close()
-		return nil, llm.FromHTTP(c.name, res.StatusCode, res.Header, b).WithAuthHint(c.keyEnv())
+		return nil, llm.FromResponse(c.name, res).WithAuthHint(c.keyEnv())
 	}
 	return res, nil
 }
