@@ -41,6 +41,8 @@ const (
 
 // Platform is the fake Discord. It implements [gatewaytest.Platform].
 type Platform struct {
+	gatewaytest.Throttler // Throttle, Throttled
+
 	srv *httptest.Server
 
 	mu     sync.Mutex
@@ -58,13 +60,10 @@ type Platform struct {
 	dropOffline  bool
 	last         *event
 
-	throttleN     int
-	throttleAfter time.Duration
-	throttled     int
-	failN         int
-	failStatus    int
-	identifies    int
-	callbacks     int
+	failN      int
+	failStatus int
+	identifies int
+	callbacks  int
 }
 
 // pendingInteraction is a press waiting for the bot's callback.
@@ -311,21 +310,6 @@ func (p *Platform) Components(chatID, id string) []Component {
 		return append([]Component(nil), m.Components...)
 	}
 	return nil
-}
-
-// Throttle makes the next n message creates or edits fail with 429 and a
-// retry_after of after.
-func (p *Platform) Throttle(n int, after time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.throttleN, p.throttleAfter = n, after
-}
-
-// Throttled counts the 429s served.
-func (p *Platform) Throttled() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.throttled
 }
 
 // Fail makes the next n message creates or edits fail with status (a

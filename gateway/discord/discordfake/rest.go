@@ -77,15 +77,13 @@ func (p *Platform) getMe(w http.ResponseWriter, _ *http.Request) {
 // refuse answers a throttled or failing call (Throttle, Fail); p.mu is
 // held. It reports whether it answered.
 func (p *Platform) refuse(w http.ResponseWriter) bool {
-	if p.throttleN > 0 {
-		p.throttleN--
-		p.throttled++
-		secs := p.throttleAfter.Seconds()
+	if after, ok := p.Take(); ok {
+		secs := after.Seconds()
 		h := w.Header()
 		h.Set("Retry-After", strconv.Itoa(int(math.Ceil(secs))))
 		h.Set("X-RateLimit-Limit", "5")
 		h.Set("X-RateLimit-Remaining", "0")
-		h.Set("X-RateLimit-Reset", strconv.FormatFloat(float64(time.Now().Add(p.throttleAfter).UnixMilli())/1000, 'f', 3, 64))
+		h.Set("X-RateLimit-Reset", strconv.FormatFloat(float64(time.Now().Add(after).UnixMilli())/1000, 'f', 3, 64))
 		h.Set("X-RateLimit-Reset-After", strconv.FormatFloat(secs, 'f', 3, 64))
 		h.Set("X-RateLimit-Bucket", "fakebucket")
 		h.Set("X-RateLimit-Scope", "user")

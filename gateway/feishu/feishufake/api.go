@@ -153,15 +153,12 @@ func (p *Platform) authorize(r *http.Request) *apiError {
 
 // throttle spends one of the calls Throttle asked to refuse.
 func (p *Platform) throttle() *apiError {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.throttleN <= 0 {
+	after, ok := p.Take()
+	if !ok {
 		return nil
 	}
-	p.throttleN--
-	p.throttled++
 	return &apiError{status: http.StatusTooManyRequests, code: 99991400, msg: "request trigger frequency limit",
-		reset: int(math.Ceil(p.throttleAfter.Seconds()))}
+		reset: int(math.Ceil(after.Seconds()))}
 }
 
 // readBody reads a JSON request of at most limit bytes.

@@ -44,28 +44,27 @@ func WithEncryptKey(key string) Option { return func(p *Platform) { p.encryptKey
 
 // Platform is the fake. It implements gatewaytest.Platform.
 type Platform struct {
+	gatewaytest.Throttler // Throttle, Throttled
+
 	srv        *httptest.Server
 	encryptKey string
 	post       *http.Client
 
-	mu            sync.Mutex
-	tokens        map[string]time.Time // issued tenant tokens and their expiry
-	tokenTTL      time.Duration
-	issued        int
-	msgs          map[string]*message
-	chats         map[string][]*message
-	seq           int
-	resources     map[string]resource
-	throttleN     int
-	throttleAfter time.Duration
-	throttled     int
-	target        string
-	pending       []*delivery
-	last          *delivery
-	statuses      []int
-	uuids         map[string]*message // the idempotency keys of sends
-	uploads       map[string]resource // uploaded images and files, by key
-	lose          int                 // sends to carry out but answer 502
+	mu        sync.Mutex
+	tokens    map[string]time.Time // issued tenant tokens and their expiry
+	tokenTTL  time.Duration
+	issued    int
+	msgs      map[string]*message
+	chats     map[string][]*message
+	seq       int
+	resources map[string]resource
+	target    string
+	pending   []*delivery
+	last      *delivery
+	statuses  []int
+	uuids     map[string]*message // the idempotency keys of sends
+	uploads   map[string]resource // uploaded images and files, by key
+	lose      int                 // sends to carry out but answer 502
 
 	// deliver serialises posting, so events arrive in order.
 	deliver sync.Mutex
@@ -392,22 +391,6 @@ func (p *Platform) Messages(chatID string) []gatewaytest.Message {
 		out = append(out, p.render(m))
 	}
 	return out
-}
-
-// Throttle implements gatewaytest.Platform: the next n sends or edits are
-// answered HTTP 429, code 99991400, x-ogw-ratelimit-reset: after's
-// seconds.
-func (p *Platform) Throttle(n int, after time.Duration) {
-	p.mu.Lock()
-	p.throttleN, p.throttleAfter = n, after
-	p.mu.Unlock()
-}
-
-// Throttled implements gatewaytest.Platform.
-func (p *Platform) Throttled() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.throttled
 }
 
 // LoseAnswers makes the next n message sends happen but be answered

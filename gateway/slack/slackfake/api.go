@@ -73,13 +73,8 @@ func (p *Platform) api(throttled bool, f apiFunc) http.HandlerFunc {
 			call.Params[k] = params.Get(k)
 		}
 		p.calls = append(p.calls, call)
-		if throttled && p.throttleN > 0 {
-			p.throttleN--
-			p.throttled++
-			secs := int(math.Ceil(p.throttleD.Seconds()))
-			if secs < 1 {
-				secs = 1
-			}
+		if after, ok := p.throttle(throttled); ok {
+			secs := max(1, int(math.Ceil(after.Seconds())))
 			p.mu.Unlock()
 			w.Header().Set("Retry-After", strconv.Itoa(secs))
 			w.Header().Set("Content-Type", "application/json; charset=utf-8")
@@ -90,6 +85,15 @@ func (p *Platform) api(throttled bool, f apiFunc) http.HandlerFunc {
 		p.mu.Unlock()
 		writeJSON(w, f(params))
 	}
+}
+
+// throttle spends one of Throttle's refusals when the method can be
+// throttled (sends and edits).
+func (p *Platform) throttle(throttled bool) (time.Duration, bool) {
+	if !throttled {
+		return 0, false
+	}
+	return p.Take()
 }
 
 func readParams(w http.ResponseWriter, r *http.Request) (url.Values, error) {

@@ -36,18 +36,17 @@ const (
 
 // Platform is the fake Slack.
 type Platform struct {
+	gatewaytest.Throttler // Throttle, Throttled
+
 	srv    *httptest.Server
 	client *http.Client
 
-	mu        sync.Mutex
-	target    string
-	seq       int
-	chats     map[string][]*message
-	files     map[string]*file // by id: shared by users or uploaded by the bot
-	throttleN int
-	throttleD time.Duration
-	throttled int
-	calls     []Call
+	mu     sync.Mutex
+	target string
+	seq    int
+	chats  map[string][]*message
+	files  map[string]*file // by id: shared by users or uploaded by the bot
+	calls  []Call
 
 	// deliver serializes posts to the gateway.
 	deliver sync.Mutex
@@ -149,22 +148,6 @@ func (p *Platform) Calls() []Call {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return append([]Call(nil), p.calls...)
-}
-
-// Throttle implements gatewaytest.Platform: the next n calls of
-// chat.postMessage, chat.update or files.completeUploadExternal get HTTP
-// 429 with Retry-After in whole seconds (at least 1).
-func (p *Platform) Throttle(n int, after time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.throttleN, p.throttleD = n, after
-}
-
-// Throttled implements gatewaytest.Platform.
-func (p *Platform) Throttled() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.throttled
 }
 
 // nextTS returns a new message timestamp ("1700000000.000100"), which is

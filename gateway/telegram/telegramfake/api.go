@@ -2,6 +2,7 @@ package telegramfake
 
 import (
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -168,15 +169,15 @@ func (p *Platform) getUpdates(r *http.Request, prm params) (any, *apiError) {
 
 // throttle answers a send or edit 429 while Throttle asks; p.mu is held.
 func (p *Platform) throttle() *apiError {
-	if p.throttleN <= 0 {
+	after, ok := p.Take()
+	if !ok {
 		return nil
 	}
-	p.throttleN--
-	p.throttled++
+	secs := max(1, int(math.Ceil(after.Seconds())))
 	return &apiError{
 		code:       429,
-		desc:       "Too Many Requests: retry after " + strconv.Itoa(p.throttleS),
-		retryAfter: p.throttleS,
+		desc:       "Too Many Requests: retry after " + strconv.Itoa(secs),
+		retryAfter: secs,
 	}
 }
 

@@ -11,7 +11,6 @@ package telegramfake
 import (
 	"encoding/json"
 	"fmt"
-	"math"
 	"net/http"
 	"net/http/httptest"
 	"path"
@@ -34,6 +33,8 @@ var botUser = tgUser{ID: 123456789, IsBot: true, FirstName: "rein test bot", Use
 
 // Platform is the fake Telegram. It implements [gatewaytest.Platform].
 type Platform struct {
+	gatewaytest.Throttler // Throttle, Throttled
+
 	srv *httptest.Server
 
 	mu sync.Mutex
@@ -54,9 +55,6 @@ type Platform struct {
 	callbacks  map[string]bool // callback query id → answered
 	nextQuery  int64
 	answered   []string
-	throttleN  int
-	throttleS  int
-	throttled  int
 }
 
 var _ gatewaytest.Platform = (*Platform)(nil)
@@ -235,23 +233,6 @@ func (p *Platform) Messages(chatID string) []gatewaytest.Message {
 		out = append(out, m)
 	}
 	return out
-}
-
-// Throttle makes the next n sendMessage, editMessageText, sendDocument
-// and sendPhoto calls fail with 429 and a retry_after of after in whole
-// seconds (rounded up, at least 1, as Telegram never says 0).
-func (p *Platform) Throttle(n int, after time.Duration) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.throttleN = n
-	p.throttleS = max(1, int(math.Ceil(after.Seconds())))
-}
-
-// Throttled counts the calls answered 429 so far.
-func (p *Platform) Throttled() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.throttled
 }
 
 // Pending counts the updates the bot has not confirmed yet (a getUpdates

@@ -26,22 +26,21 @@ const Secret = "webhookfake-shared-secret-0123456789"
 
 // Platform is the fake system.
 type Platform struct {
+	gatewaytest.Throttler // Throttle, Throttled
+
 	srv    *httptest.Server
 	client *http.Client
 
-	mu        sync.Mutex
-	target    string
-	msgs      map[string][]*gatewaytest.Message // by chat
-	byID      map[string]*gatewaytest.Message
-	next      int
-	throttle  int
-	after     time.Duration
-	throttled int
-	updates   int
-	last      []byte // the newest update's body and path
-	lastPath  string
-	queue     [][2]string // posts that failed: path, body
-	badSigs   int
+	mu       sync.Mutex
+	target   string
+	msgs     map[string][]*gatewaytest.Message // by chat
+	byID     map[string]*gatewaytest.Message
+	next     int
+	updates  int
+	last     []byte // the newest update's body and path
+	lastPath string
+	queue    [][2]string // posts that failed: path, body
+	badSigs  int
 }
 
 // New starts the fake's callback server on 127.0.0.1.
@@ -74,10 +73,8 @@ func (p *Platform) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.throttle > 0 {
-		p.throttle--
-		p.throttled++
-		w.Header().Set("Retry-After", strconv.Itoa(int(p.after.Seconds())))
+	if after, ok := p.Take(); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(after.Seconds())))
 		http.Error(w, `{"error":"slow down"}`, http.StatusTooManyRequests)
 		return
 	}
@@ -194,20 +191,6 @@ func (p *Platform) Messages(chatID string) []gatewaytest.Message {
 		out[i] = *m
 	}
 	return out
-}
-
-// Throttle implements gatewaytest.Platform.
-func (p *Platform) Throttle(n int, after time.Duration) {
-	p.mu.Lock()
-	p.throttle, p.after = n, after
-	p.mu.Unlock()
-}
-
-// Throttled implements gatewaytest.Platform.
-func (p *Platform) Throttled() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.throttled
 }
 
 // SendFile makes user send text with a file.
