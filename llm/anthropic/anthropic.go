@@ -46,7 +46,9 @@ type Config struct {
 	// BaseURL replaces DefaultBaseURL (a proxy, a gateway, a mock server).
 	// A trailing slash is tolerated.
 	BaseURL string
-	// HTTPClient sends the requests; nil means http.DefaultClient.
+	// HTTPClient sends the requests; nil means http.DefaultClient. It is
+	// copied, never modified: the copy refuses redirects to another host
+	// ([llm.GuardRedirects]).
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies; default "anthropic".
 	Name string
@@ -87,7 +89,7 @@ func New(cfg Config) *Provider {
 		cfg:        cfg,
 		name:       cmp.Or(cfg.Name, DefaultName),
 		base:       strings.TrimSuffix(cmp.Or(cfg.BaseURL, DefaultBaseURL), "/"),
-		client:     cmp.Or(cfg.HTTPClient, http.DefaultClient),
+		client:     llm.GuardRedirects(cfg.HTTPClient),
 		headerKeys: keys,
 	}
 }

@@ -29,7 +29,9 @@ type Config struct {
 	// BaseURL is the API root without the version; DefaultBaseURL when empty.
 	// A trailing "/v1beta" is tolerated.
 	BaseURL string
-	// HTTPClient sends the requests; http.DefaultClient when nil.
+	// HTTPClient sends the requests; http.DefaultClient when nil. It is
+	// copied, never modified: the copy refuses redirects to another host
+	// ([llm.GuardRedirects]).
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies and errors; "google" when
 	// empty.
@@ -61,7 +63,7 @@ func New(cfg Config) *Provider {
 	base := cmp.Or(cfg.BaseURL, DefaultBaseURL)
 	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1beta") + "/v1beta/"
 	return &Provider{cfg: cfg, name: cmp.Or(cfg.Name, "google"), base: base,
-		client: cmp.Or(cfg.HTTPClient, http.DefaultClient)}
+		client: llm.GuardRedirects(cfg.HTTPClient)}
 }
 
 // Stream sends req and yields the reply (SPEC PROV-1). The history is first

@@ -44,7 +44,9 @@ type Config struct {
 	// at any OpenAI-compatible server ("http://localhost:11434/v1" for Ollama).
 	BaseURL string
 	// HTTPClient sends the requests; nil uses http.DefaultClient, which has
-	// no timeouts (the caller's context bounds a call).
+	// no timeouts (the caller's context bounds a call). It is copied, never
+	// modified: the copy refuses redirects to another host
+	// ([llm.GuardRedirects]).
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies and errors, "openai" by
 	// default; an OpenAI-compatible endpoint sets its own ("ollama"). OpenAI-only
@@ -96,7 +98,7 @@ func (c *client) keyEnv() string {
 // newClient returns the client for cfg. Nothing of the environment is read:
 // no OPENAI_* variable leaks into a configured provider.
 func newClient(cfg Config) *client {
-	c := &client{cfg: cfg, name: cmp.Or(cfg.Name, "openai"), hc: cmp.Or(cfg.HTTPClient, http.DefaultClient)}
+	c := &client{cfg: cfg, name: cmp.Or(cfg.Name, "openai"), hc: llm.GuardRedirects(cfg.HTTPClient)}
 	c.openAI = c.name == "openai"
 	base := cmp.Or(strings.TrimRight(cfg.BaseURL, "/"), DefaultBaseURL)
 	if c.base, c.baseErr = url.Parse(base + "/"); c.baseErr != nil {
