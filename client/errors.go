@@ -7,9 +7,10 @@ import (
 	"io"
 	"mime"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/reinhq/rein/llm"
 )
 
 // Sentinels an *Error matches with errors.Is, by status.
@@ -142,20 +143,8 @@ func cut(s string, n int) string {
 }
 
 // parseRetryAfter reads a Retry-After header: seconds, or an HTTP date
-// (relative to now). Zero when absent, malformed or past.
+// (relative to now), at most a day. Zero when absent, malformed or past.
 func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(min(secs, int64(24*time.Hour/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
+	d, _ := llm.ParseRetryAfter(v, now)
+	return d
 }

@@ -159,22 +159,8 @@ func retryAfter(h http.Header) time.Duration {
 			return time.Duration(ms * float64(time.Millisecond))
 		}
 	}
-	v := strings.TrimSpace(headerValue(h, "Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s < 0 {
-			return 0
-		}
-		return time.Duration(s * float64(time.Second))
-	}
-	if t, err := http.ParseTime(v); err == nil {
-		if d := time.Until(t); d > 0 {
-			return d
-		}
-	}
-	return 0
+	d, _ := ParseRetryAfter(headerValue(h, "Retry-After"), time.Now())
+	return d
 }
 
 // parseErrorBody reads the error shapes of Anthropic, OpenAI and Gemini:

@@ -11,11 +11,11 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"time"
 
+	"github.com/reinhq/rein/llm"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -226,18 +226,8 @@ func statusError(code int, body []byte) error {
 // retryAfter reads a Retry-After header, delay seconds or an HTTP date,
 // as a wait from now; -1 when absent or unreadable.
 func retryAfter(h string, now time.Time) time.Duration {
-	h = strings.TrimSpace(h)
-	if h == "" {
-		return -1
-	}
-	if s, err := strconv.Atoi(h); err == nil {
-		if s < 0 {
-			return -1
-		}
-		return time.Duration(s) * time.Second
-	}
-	if t, err := http.ParseTime(h); err == nil {
-		return max(0, t.Sub(now))
+	if d, ok := llm.ParseRetryAfter(h, now); ok {
+		return d
 	}
 	return -1
 }
