@@ -231,11 +231,11 @@ func TestMarkdownStreaming(t *testing.T) {
 // highlighter, HTML sanitizer and goldmark's extensions and HTML renderer.
 func TestMarkdownLinksNoHeavyPackages(t *testing.T) {
 	if testing.Short() {
-		t.Skip("runs go list")
+		t.Skip("-short: this test runs go list over the package (run without -short; CI does)")
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command")
+		t.Skip("the go command is not on PATH: cannot list the package's dependencies")
 	}
 	out, err := exec.Command(goBin, "list", "-deps", ".").CombinedOutput()
 	if err != nil {
