@@ -177,7 +177,7 @@ func newAuthenticator(a Auth, now func() time.Time) (*authenticator, error) {
 		}
 	}
 	opts := []jwt.ParserOption{jwt.WithValidMethods(au.methods), jwt.WithExpirationRequired(),
-		jwt.WithTimeFunc(now), jwt.WithLeeway(30 * time.Second)}
+		jwt.WithTimeFunc(now), jwt.WithLeeway(tokenLeeway)}
 	if a.Issuer != "" {
 		opts = append(opts, jwt.WithIssuer(a.Issuer))
 	}
@@ -197,28 +197,41 @@ type authError struct {
 
 func (e *authError) Error() string { return e.Detail }
 
-// authenticate returns the caller of r.
-func (a *authenticator) authenticate(r *http.Request) (string, *authError) {
+// tokenLeeway is the clock skew allowed when checking a token's exp (and
+// nbf, iat): a token is accepted until exp+tokenLeeway, and an event
+// stream opened with it ends then.
+const tokenLeeway = 30 * time.Second
+
+// credential is who a request's caller is and until when the proof holds:
+// Until is the zero time for credentials that do not expire (a trusted
+// proxy's header, the local caller); for a token, exp plus tokenLeeway.
+type credential struct {
+	Caller string
+	Until  time.Time
+}
+
+// authenticate returns the caller of r and until when its credential holds.
+func (a *authenticator) authenticate(r *http.Request) (credential, *authError) {
 	if h := a.auth.TrustedHeader; h != "" && a.fromTrustedProxy(r) {
 		if v := r.Header.Get(h); v != "" {
 			if err := checkCaller(v); err != nil {
-				return "", &authError{Detail: fmt.Sprintf("the %s header set by the proxy is not a valid caller id: %v", h, err), Challenge: `Bearer realm="rein"`}
+				return credential{}, &authError{Detail: fmt.Sprintf("the %s header set by the proxy is not a valid caller id: %v", h, err), Challenge: `Bearer realm="rein"`}
 			}
-			return v, nil
+			return credential{Caller: v}, nil
 		}
 	}
 	raw, hasToken, err := bearer(r)
 	if err != nil {
-		return "", err
+		return credential{}, err
 	}
 	if hasToken && len(a.methods) > 0 {
 		return a.verify(raw)
 	}
 	if !a.auth.Configured() {
 		if loopback(r) {
-			return a.auth.Local, nil
+			return credential{Caller: a.auth.Local}, nil
 		}
-		return "", &authError{Detail: "this server has no authentication configured and serves only loopback clients: run it with token keys or a trusted proxy header to accept others",
+		return credential{}, &authError{Detail: "this server has no authentication configured and serves only loopback clients: run it with token keys or a trusted proxy header to accept others",
 			Challenge: `Bearer realm="rein"`}
 	}
 	detail := "no credentials: send Authorization: Bearer <JWT>"
@@ -227,7 +240,7 @@ func (a *authenticator) authenticate(r *http.Request) (string, *authError) {
 	} else {
 		detail = "no credentials: this server accepts callers only through its trusted proxy"
 	}
-	return "", &authError{Detail: detail, Challenge: `Bearer realm="rein"`}
+	return credential{}, &authError{Detail: detail, Challenge: `Bearer realm="rein"`}
 }
 
 // bearer returns the token of an Authorization: Bearer header.
@@ -244,8 +257,8 @@ func bearer(r *http.Request) (string, bool, *authError) {
 	return strings.TrimSpace(tok), true, nil
 }
 
-// verify checks a token and returns its subject.
-func (a *authenticator) verify(raw string) (string, *authError) {
+// verify checks a token and returns its subject and expiry.
+func (a *authenticator) verify(raw string) (credential, *authError) {
 	var claims jwt.RegisteredClaims
 	_, err := a.parser.ParseWithClaims(raw, &claims, func(t *jwt.Token) (any, error) {
 		keys := a.keys[t.Method.Alg()]
@@ -261,12 +274,13 @@ func (a *authenticator) verify(raw string) (string, *authError) {
 		}
 	}
 	if err != nil {
-		return "", &authError{
+		return credential{}, &authError{
 			Detail:    fmt.Sprintf("invalid token: %v; get a new token signed with %s, with sub and exp", err, strings.Join(a.methods, ", ")),
 			Challenge: `Bearer realm="rein", error="invalid_token"`,
 		}
 	}
-	return claims.Subject, nil
+	// exp is required, so ExpiresAt is set.
+	return credential{Caller: claims.Subject, Until: claims.ExpiresAt.Add(tokenLeeway)}, nil
 }
 
 // fromTrustedProxy reports whether r comes from one of the trusted proxies.

@@ -60,19 +60,44 @@ func (s *Server) sessionEvents(ctx context.Context, in *eventsInput) (*huma.Stre
 	if in.LastEventID > 0 {
 		after = in.LastEventID
 	}
+	release, err := s.streams.acquire(c)
+	if err != nil {
+		return nil, err
+	}
 	// The subscription outlives the request's context: an idle stream may
 	// be handed to a goroutine of its own (see detach).
 	sub, err := s.cfg.Bus.Subscribe(context.WithoutCancel(ctx), in.ID, after)
 	if err != nil {
+		release()
 		return nil, s.fail(ctx, "subscribing to the session's events", err)
 	}
+	st := &eventStream{sessionID: in.ID, after: after, sub: sub, until: credentialOf(ctx).Until, release: release}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
-		if s.detach(hctx, in.ID, after, sub) {
+		if s.detach(hctx, st) {
 			return
 		}
-		defer sub.Close()
-		s.stream(hctx, in.ID, after, sub)
+		defer st.end()
+		s.stream(hctx, st)
 	}}, nil
+}
+
+// eventStream is one client's stream of a session's events.
+type eventStream struct {
+	sessionID string
+	after     int64 // the last event id the client has
+	sub       eventbus.Subscription
+	// until is when the credential that opened the stream stops holding
+	// (SPEC API-9): the stream ends then, and the client reconnects with a
+	// fresh one. Zero: never.
+	until time.Time
+	// release gives the stream's slot back to the caps.
+	release func()
+}
+
+// end closes the subscription and frees the stream's slot.
+func (st *eventStream) end() {
+	st.sub.Close()
+	st.release()
 }
 
 // detach serves the stream from a goroutine of its own over the hijacked
@@ -83,7 +108,7 @@ func (s *Server) sessionEvents(ctx context.Context, in *eventsInput) (*huma.Stre
 // connection. It reports false, having written nothing, when the
 // connection cannot be hijacked (HTTP/2); the caller then streams in the
 // handler.
-func (s *Server) detach(hctx huma.Context, sessionID string, after int64, sub eventbus.Subscription) bool {
+func (s *Server) detach(hctx huma.Context, st *eventStream) bool {
 	r, w := humago.Unwrap(hctx)
 	if r.ProtoMajor != 1 {
 		return false
@@ -102,10 +127,10 @@ func (s *Server) detach(hctx huma.Context, sessionID string, after int64, sub ev
 	_ = h.Write(&head)
 	head.WriteString("\r\n")
 	sw := &sseWriter{out: conn, setDeadline: conn.SetWriteDeadline}
-	log := s.log.With("session_id", sessionID, "caller", callerOf(hctx.Context()))
+	log := s.log.With("session_id", st.sessionID, "caller", callerOf(hctx.Context()))
 	go func() {
 		defer conn.Close()
-		defer sub.Close()
+		defer st.end()
 		if s.cfg.OnSSE != nil {
 			s.cfg.OnSSE(1)
 			defer s.cfg.OnSSE(-1)
@@ -117,14 +142,14 @@ func (s *Server) detach(hctx huma.Context, sessionID string, after int64, sub ev
 		// No request context now: the stream ends when a write fails (a
 		// client that left is found by the next heartbeat at the latest),
 		// when the bus drops the subscription, or on CloseStreams.
-		s.pump(context.Background(), log, sw, sessionID, after, sub)
+		s.pump(context.Background(), log, sw, st)
 	}()
 	return true
 }
 
 // stream writes the session's events in the request's handler (a
 // connection that cannot be hijacked): see pump.
-func (s *Server) stream(hctx huma.Context, sessionID string, after int64, sub eventbus.Subscription) {
+func (s *Server) stream(hctx huma.Context, st *eventStream) {
 	ctx := hctx.Context()
 	_, w := humago.Unwrap(hctx)
 	if s.cfg.OnSSE != nil {
@@ -141,14 +166,25 @@ func (s *Server) stream(hctx huma.Context, sessionID string, after int64, sub ev
 	if sw.write() != nil {
 		return
 	}
-	s.pump(ctx, s.log, sw, sessionID, after, sub)
+	s.pump(ctx, s.log, sw, st)
 }
+
+// expiredComment is the last line of a stream whose credential expired.
+const expiredComment = "credential expired: reconnect with a fresh token and Last-Event-ID"
 
 // pump writes the session's events after the id after: the stored ones
 // the bus no longer holds, then what the bus delivers, with heartbeats,
-// until ctx ends, a write fails, the bus drops the subscription, or the
-// server closes its streams.
-func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, sessionID string, after int64, sub eventbus.Subscription) {
+// until ctx ends, a write fails, the bus drops the subscription, the
+// server closes its streams, or the stream's credential expires (a last
+// comment says so).
+func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, st *eventStream) {
+	sessionID, after, sub := st.sessionID, st.after, st.sub
+	var expired <-chan time.Time
+	if !st.until.IsZero() {
+		t := time.NewTimer(st.until.Sub(s.now()))
+		defer t.Stop()
+		expired = t.C
+	}
 	last := after
 	if gap := sub.Gap(); gap > after {
 		var err error
@@ -167,6 +203,9 @@ func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, sess
 			return
 		case <-s.closing:
 			return
+		case <-expired:
+			_ = sw.comment(expiredComment)
+			return
 		case <-tick.C:
 			if sw.comment("ping") != nil {
 				return
@@ -177,6 +216,10 @@ func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, sess
 					log.WarnContext(ctx, "sse: subscription ended", "session_id", sessionID, "err", err)
 				}
 				return // a slow client reconnects with Last-Event-ID
+			}
+			if !st.until.IsZero() && !s.now().Before(st.until) {
+				_ = sw.comment(expiredComment) // the timer and the event were ready at once
+				return
 			}
 			if ev.ID <= last {
 				continue // already sent from the store

@@ -316,7 +316,7 @@ func TestEventsSlowClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	fmt.Fprintf(conn, "GET /sessions/%s/events HTTP/1.1\r\nHost: rein\r\nAuthorization: Bearer %s\r\n\r\n", f.session, f.tok)
+	fmt.Fprintf(conn, "GET /sessions/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", f.session, f.tok)
 	// Read the response's head, then stop reading.
 	br := bufio.NewReader(conn)
 	for {

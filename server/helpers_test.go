@@ -213,8 +213,10 @@ func newEnvBus(t testing.TB, busOpts eventbus.Options, opts ...func(*server.Conf
 		Auth:      server.Auth{PublicKeys: []crypto.PublicKey{keys().edPub, &keys().rsa.PublicKey}},
 		Roots:     []string{e.root},
 		RateLimit: -1,
-		Version:   "test",
-		Logger:    slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		// e.serve addresses the handler as http://rein.test (SPEC API-8).
+		AllowedHosts: []string{"rein.test"},
+		Version:      "test",
+		Logger:       slog.New(slog.NewJSONHandler(e.logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
 	}
 	for _, o := range opts {
 		o(&cfg)

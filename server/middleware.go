@@ -36,11 +36,16 @@ func infoFrom(ctx context.Context) *requestInfo {
 	return &requestInfo{}
 }
 
-type callerKey struct{}
+type credentialKey struct{}
 
 // callerOf returns the caller the gate authenticated.
 func callerOf(ctx context.Context) string {
-	c, _ := ctx.Value(callerKey{}).(string)
+	return credentialOf(ctx).Caller
+}
+
+// credentialOf returns the credential the gate authenticated.
+func credentialOf(ctx context.Context) credential {
+	c, _ := ctx.Value(credentialKey{}).(credential)
 	return c
 }
 
@@ -77,8 +82,8 @@ func (r *recorder) Flush() { _ = r.FlushError() }
 func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // serveLogged is the outermost handler: it names the request (X-Request-Id),
-// turns a panic into a 500 problem, and logs one line per request (SPEC
-// OBS-1) — method, route, path, status, duration and caller, never a header
+// turns a panic into a 500 problem, screens it (Host, Origin, Content-Type:
+// see screen) before routing, and logs one line per request (SPEC OBS-1) — method, route, path, status, duration and caller, never a header
 // or the query, so never a token.
 func (s *Server) serveLogged(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
@@ -99,6 +104,9 @@ func (s *Server) serveLogged(w http.ResponseWriter, r *http.Request) {
 			panic(http.ErrAbortHandler) // the response was under way: cut the connection
 		}
 	}()
+	if !s.screen(rec, r) {
+		return
+	}
 	s.mux.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), infoKey{}, info)))
 }
 
@@ -154,7 +162,7 @@ func (s *Server) gate(ctx huma.Context, next func(huma.Context)) {
 	r, _ := humago.Unwrap(ctx)
 	key := "addr:" + addrKey(r)
 	if len(op.Security) > 0 {
-		caller, aerr := s.auth.authenticate(r)
+		cred, aerr := s.auth.authenticate(r)
 		if aerr != nil {
 			if !s.admit(ctx, key) {
 				return
@@ -163,9 +171,9 @@ func (s *Server) gate(ctx huma.Context, next func(huma.Context)) {
 			_ = huma.WriteErr(s.api, ctx, http.StatusUnauthorized, aerr.Detail)
 			return
 		}
-		info.caller = caller
-		key = "caller:" + caller
-		ctx = huma.WithValue(ctx, callerKey{}, caller)
+		info.caller = cred.Caller
+		key = "caller:" + cred.Caller
+		ctx = huma.WithValue(ctx, credentialKey{}, cred)
 	}
 	if !s.admit(ctx, key) {
 		return

@@ -100,6 +100,26 @@ type Config struct {
 	Now func() time.Time
 	// MaxBodyBytes bounds request bodies (default 1 MiB).
 	MaxBodyBytes int64
+	// AllowedHosts are the names (and addresses), besides localhost, the
+	// loopback addresses and the address a connection arrived at, that a
+	// request's Host may name (SPEC API-8): "rein.example.com" (any port)
+	// or "rein.example.com:8443". Any other Host is answered 421 before
+	// anything else runs: that is what DNS rebinding sends. See
+	// [ParseAllowedHost].
+	AllowedHosts []string
+	// AllowedOrigins are the web origins (https://app.example.com), besides
+	// the server's own, whose pages may change state and read event streams
+	// and that get CORS answers; never "*" or "null". See
+	// [ParseAllowedOrigin].
+	AllowedOrigins []string
+	// CORSCredentials sends Access-Control-Allow-Credentials: true to the
+	// allowed origins (their pages may then send cookies and HTTP
+	// authentication).
+	CORSCredentials bool
+	// MaxStreamsPerCaller and MaxStreams cap the open event streams of a
+	// caller and of the server (defaults 32 and 1024; negative: no cap);
+	// beyond them a stream is refused with 429 (SPEC API-9).
+	MaxStreamsPerCaller, MaxStreams int
 	// Checks are the dependencies /ready checks, by name ("store", "bus"):
 	// each returns nil when its dependency answers. None: /ready answers
 	// ready whenever the process serves.
@@ -125,14 +145,17 @@ const (
 
 // Server is rein's HTTP API. Build it with [New]; serve [Server.Handler].
 type Server struct {
-	cfg    Config
-	log    *slog.Logger
-	now    func() time.Time
-	roots  []string // resolved: absolute, symbolic links followed
-	auth   *authenticator
-	limits *limiter
-	mux    *http.ServeMux
-	api    huma.API
+	cfg     Config
+	log     *slog.Logger
+	now     func() time.Time
+	roots   []string // resolved: absolute, symbolic links followed
+	auth    *authenticator
+	limits  *limiter
+	hosts   *hostPolicy
+	origins *originPolicy
+	streams *streamCaps
+	mux     *http.ServeMux
+	api     huma.API
 
 	specOnce sync.Once
 	spec     []byte
@@ -173,8 +196,17 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	hosts, err := newHostPolicy(cfg.AllowedHosts)
+	if err != nil {
+		return nil, err
+	}
+	origins, err := newOriginPolicy(cfg.AllowedOrigins, cfg.CORSCredentials)
+	if err != nil {
+		return nil, err
+	}
 	s := &Server{cfg: cfg, log: cfg.Logger, now: cfg.Now, roots: roots, auth: auth,
-		limits: newLimiter(cfg.RateLimit, cfg.Burst, maxLimited), mux: http.NewServeMux(),
+		limits: newLimiter(cfg.RateLimit, cfg.Burst, maxLimited), hosts: hosts, origins: origins,
+		streams: newStreamCaps(cfg.MaxStreamsPerCaller, cfg.MaxStreams), mux: http.NewServeMux(),
 		closing: make(chan struct{})}
 	s.api = humago.New(s.mux, s.humaConfig())
 	s.api.UseMiddleware(s.gate)
@@ -217,6 +249,12 @@ func withDefaults(cfg Config) Config {
 	if cfg.MaxBodyBytes <= 0 {
 		cfg.MaxBodyBytes = DefaultMaxBodyBytes
 	}
+	if cfg.MaxStreamsPerCaller == 0 {
+		cfg.MaxStreamsPerCaller = DefaultMaxStreamsPerCaller
+	}
+	if cfg.MaxStreams == 0 {
+		cfg.MaxStreams = DefaultMaxStreams
+	}
 	return cfg
 }
 
@@ -256,8 +294,17 @@ func (s *Server) humaConfig() huma.Config {
 }
 
 // operation returns an operation that needs a caller, documented with the
-// errors every such operation may answer besides errs.
+// errors every such operation may answer besides errs: 401 and 429, 421 (a
+// Host the server does not answer to), and for state-changing operations
+// and event streams 403 (a foreign Origin) and, with a body, 415.
 func (s *Server) operation(method, path, id, summary string, status int, errs ...int) huma.Operation {
+	errs = append(errs, http.StatusUnauthorized, http.StatusMisdirectedRequest, http.StatusTooManyRequests)
+	if method != http.MethodGet || isEventStream(path) {
+		errs = append(errs, http.StatusForbidden)
+	}
+	if method == http.MethodPost || method == http.MethodPut || method == http.MethodPatch {
+		errs = append(errs, http.StatusUnsupportedMediaType)
+	}
 	return huma.Operation{
 		OperationID:   id,
 		Method:        method,
@@ -266,7 +313,7 @@ func (s *Server) operation(method, path, id, summary string, status int, errs ..
 		DefaultStatus: status,
 		MaxBodyBytes:  s.cfg.MaxBodyBytes,
 		Security:      []map[string][]string{{securityScheme: {}}},
-		Errors:        append(errs, http.StatusUnauthorized, http.StatusTooManyRequests),
+		Errors:        errs,
 	}
 }
 
@@ -274,7 +321,7 @@ func (s *Server) operation(method, path, id, summary string, status int, errs ..
 // document says so rather than leaving it out).
 func public(op huma.Operation) huma.Operation {
 	op.Security = []map[string][]string{}
-	op.Errors = []int{http.StatusTooManyRequests}
+	op.Errors = []int{http.StatusMisdirectedRequest, http.StatusTooManyRequests}
 	return op
 }
 

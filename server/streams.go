@@ -1,0 +1,72 @@
+package server
+
+import (
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// The defaults of the stream caps (SPEC API-9).
+const (
+	DefaultMaxStreamsPerCaller = 32
+	DefaultMaxStreams          = 1024
+)
+
+// streamRetryAfter is the Retry-After of a refused stream, in seconds: a
+// stream is long-lived, so a slot frees when a client leaves, not soon.
+const streamRetryAfter = 10
+
+// streamCaps counts the open event streams, per caller and in all, and
+// refuses one beyond either cap (SPEC API-9): one caller cannot hold the
+// server's sockets and subscriptions, and all callers together stay within
+// what the process was sized for. A cap of zero or less is no cap.
+type streamCaps struct {
+	perCaller, total int
+
+	mu    sync.Mutex
+	open  map[string]int
+	inAll int
+}
+
+func newStreamCaps(perCaller, total int) *streamCaps {
+	return &streamCaps{perCaller: perCaller, total: total, open: map[string]int{}}
+}
+
+// acquire takes a stream slot of caller's, or returns the 429 that says
+// which cap is reached and how to raise it. The release function gives the
+// slot back; it may be called more than once.
+func (c *streamCaps) acquire(caller string) (release func(), err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.perCaller > 0 && c.open[caller] >= c.perCaller:
+		return nil, tooManyStreams(fmt.Sprintf(
+			"too many open event streams: the caller %q has %d open, the most a caller may (--max-streams-per-caller); close one (one stream per session serves every run of it) or have the operator raise the cap",
+			caller, c.open[caller]))
+	case c.total > 0 && c.inAll >= c.total:
+		return nil, tooManyStreams(fmt.Sprintf(
+			"too many open event streams: the server holds %d, the most it may (--max-streams); retry later or have the operator raise the cap",
+			c.inAll))
+	}
+	c.open[caller]++
+	c.inAll++
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			c.mu.Lock()
+			defer c.mu.Unlock()
+			c.inAll--
+			if c.open[caller]--; c.open[caller] <= 0 {
+				delete(c.open, caller)
+			}
+		})
+	}, nil
+}
+
+func tooManyStreams(detail string) error {
+	return huma.ErrorWithHeaders(huma.NewError(http.StatusTooManyRequests, detail),
+		http.Header{"Retry-After": {strconv.Itoa(streamRetryAfter)}})
+}
