@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
 )
 
@@ -21,7 +22,7 @@ func (e *env) snapshot(t testing.TB) string {
 		Runs       []*session.Run
 		Subs, Ans  int
 	}
-	for _, c := range []string{"ada", "bob"} {
+	for _, c := range []string{"ada", "bob", server.DefaultLocalCaller} {
 		ws, err := e.ledger.ListWorkspaces(bg, c)
 		if err != nil {
 			t.Fatal(err)

