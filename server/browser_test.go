@@ -219,3 +219,119 @@ func TestBrowserAttacks(t *testing.T) {
 		t.Errorf("the permission question was answered: %v", got)
 	}
 }
+
+// TestBrowserAllowed: what the screen must let through — curl and the Go
+// client (no Origin), the server's own pages, listed origins with their
+// CORS headers — so that the attack table's refusals are not everything
+// refused.
+func TestBrowserAllowed(t *testing.T) {
+	ws := `{"kind":"chat"}`
+	listed := []string{"Content-Type", "application/json", "Origin", listedOrigin}
+	allowed := []attempt{
+		{name: "curl --json with Host localhost:port", method: "POST", path: "/workspaces", host: "localhost:{port}", body: ws,
+			hdr: []string{"Content-Type", "application/json", "Accept", "application/json"}, want: 201},
+		{name: "Host LOCALHOST in capitals", method: "GET", path: "/workspaces", host: "LOCALHOST:{port}", want: 200},
+		{name: "Host localhost without a port", method: "GET", path: "/workspaces", host: "localhost", want: 200},
+		{name: "Host the IPv6 loopback", method: "GET", path: "/workspaces", host: "[::1]:{port}", want: 200},
+		{name: "Host another loopback address", method: "GET", path: "/workspaces", host: "127.0.0.2:{port}", want: 200},
+		{name: "a configured Host name", method: "GET", path: "/workspaces", host: "rein.test", want: 200},
+		{name: "Content-Type with a charset", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json; charset=utf-8"}, want: 201},
+		{name: "cancel with no body and no Content-Type", method: "POST", path: "/runs/{run}/cancel", want: 200},
+		{name: "the server's own origin", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "http://127.0.0.1:{port}", "Sec-Fetch-Site", "same-origin"}, want: 201},
+		{name: "the server's own origin by name", method: "POST", path: "/workspaces", host: "localhost:{port}", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "http://localhost:{port}"}, want: 201},
+		{name: "a listed origin", method: "POST", path: "/workspaces", body: ws, hdr: append(listed, "Sec-Fetch-Site", "cross-site"), want: 201},
+		{name: "a listed origin's event stream", method: "GET", path: "/sessions/{session}/events", hdr: []string{"Origin", listedOrigin}, want: 200},
+		{name: "a listed origin's preflight", method: "OPTIONS", path: "/sessions/{session}/messages",
+			hdr: []string{"Origin", listedOrigin, "Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "authorization,content-type,last-event-id"}, want: 204},
+		{name: "a cross-site GET of a listing (the browser hides the answer)", method: "GET", path: "/workspaces", hdr: []string{"Sec-Fetch-Site", "cross-site"}, want: 200},
+		{name: "the Go client: a token, JSON, no Origin", env: "jwt", tok: "valid", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json"}, want: 201},
+	}
+	envs := browserEnvs(t)
+	e := envs["local"]
+	f := e.fixture(t, server.DefaultLocalCaller)
+	fj := envs["jwt"].fixture(t, "ada")
+	for _, a := range allowed {
+		t.Run(a.name, func(t *testing.T) {
+			e, f := e, f
+			if a.env == "jwt" {
+				e, f = envs["jwt"], fj
+			}
+			r := a.send(t, e, f)
+			if r.status != a.want {
+				t.Fatalf("status %d, want %d: %s", r.status, a.want, r.body)
+			}
+			if !strings.Contains(r.header.Get("Vary"), "Origin") {
+				t.Errorf("Vary %q, want Origin in it", r.header.Get("Vary"))
+			}
+			isListed := strings.Contains(strings.Join(a.hdr, " "), listedOrigin)
+			if got := r.header.Get("Access-Control-Allow-Origin"); isListed != (got == listedOrigin) || !isListed && got != "" {
+				t.Errorf("Access-Control-Allow-Origin %q (listed origin: %v)", got, isListed)
+			}
+			if got := r.header.Get("Access-Control-Allow-Credentials"); got != "" {
+				t.Errorf("Access-Control-Allow-Credentials %q without CORSCredentials", got)
+			}
+			if a.method == "OPTIONS" {
+				h := r.header
+				if h.Get("Access-Control-Allow-Methods") != "GET, POST, DELETE" ||
+					h.Get("Access-Control-Allow-Headers") != "Authorization, Content-Type, Last-Event-ID" || h.Get("Access-Control-Max-Age") == "" {
+					t.Errorf("preflight answer %v", h)
+				}
+			}
+		})
+	}
+}
+
+// TestCORSCredentials: the credentials header goes to listed origins only
+// when configured.
+func TestCORSCredentials(t *testing.T) {
+	e := newEnv(t, func(c *server.Config) {
+		c.Auth = server.Auth{}
+		c.AllowedOrigins = []string{"HTTPS://App.Example.com:443/"} // normalised
+		c.CORSCredentials = true
+	})
+	r := e.do(t, "GET", "/workspaces", "", nil, "Origin", "https://app.example.com")
+	if r.status != 200 || r.header.Get("Access-Control-Allow-Credentials") != "true" ||
+		r.header.Get("Access-Control-Allow-Origin") != "https://app.example.com" {
+		t.Errorf("listed origin: %d %v", r.status, r.header)
+	}
+	r = e.do(t, "GET", "/workspaces", "", nil, "Origin", foreign)
+	for k := range r.header {
+		if strings.HasPrefix(k, "Access-Control-") {
+			t.Errorf("%s sent to %s", k, foreign)
+		}
+	}
+}
+
+// TestBrowserConfigRefused: allow-list entries that would open the server
+// to every page are refused by New with what to write instead.
+func TestBrowserConfigRefused(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		hosts   []string
+		origins []string
+		want    string
+	}{
+		{name: "--allowed-origin '*'", origins: []string{"*"}, want: "wildcard"},
+		{name: "--allowed-origin null", origins: []string{"null"}, want: "null"},
+		{name: "origin with a path", origins: []string{"https://app.example.com/app"}, want: "scheme://host[:port]"},
+		{name: "origin of another scheme", origins: []string{"file://x"}, want: "http or https"},
+		{name: "origin without a scheme", origins: []string{"app.example.com"}, want: "scheme://host"},
+		{name: "origin with a user", origins: []string{"https://u@app.example.com"}, want: "scheme://host"},
+		{name: "origin wildcard subdomain", origins: []string{"https://*.example.com"}, want: "scheme://host"},
+		{name: "--allowed-host '*'", hosts: []string{"*"}, want: "wildcard"},
+		{name: "host wildcard subdomain", hosts: []string{"*.example.com"}, want: "wildcard"},
+		{name: "host given as a URL", hosts: []string{"https://rein.example.com"}, want: "not a URL"},
+		{name: "empty host", hosts: []string{""}, want: "empty host"},
+		{name: "host with a bad port", hosts: []string{"rein.example.com:http"}, want: "not a valid host"},
+		{name: "bare IPv6 host", hosts: []string{"fd00::1"}, want: "not a valid host"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := newEnvConfig(t)
+			cfg.AllowedHosts, cfg.AllowedOrigins = tc.hosts, tc.origins
+			_, err := server.New(cfg)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New: %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
