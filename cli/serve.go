@@ -65,6 +65,17 @@ the caller "local". Beyond loopback, configure callers: bearer tokens (JWT,
 sub is the caller) or a header set by a proxy (--trusted-header with
 --trusted-proxy). REIN_JWT_SECRET is read as the HS256 secret too.
 
+Web pages get nothing by default. A request is answered only when its Host
+is localhost, a loopback address, the address it arrived at or an
+--allowed-host name (421 otherwise: DNS rebinding). A page of another origin
+may neither change anything nor read event streams (403) unless its origin
+is an --allowed-origin, which also gets CORS answers; request bodies must be
+JSON (Content-Type: application/json, 415 otherwise). Behind a proxy that
+keeps the public Host, name it: --allowed-host rein.example.com. A caller
+holds at most --max-streams-per-caller event streams (429 beyond); a stream
+opened with a token ends when the token expires (the client reconnects with
+a fresh one and Last-Event-ID).
+
 Drive it with curl:
   rein serve --root ~/src &
   curl -s localhost:7878/workspaces --json '{"kind":"project","dir":"'$HOME/src/app'"}'
@@ -80,7 +91,9 @@ type serveOptions struct {
 	addr, dataDir, jwtSecretFile, jwtIssuer, jwtAudience, trustedHeader, logLevel string
 	databaseURL, redisURL, redisPrefix, mode                                      string
 	roots, jwtPublicKeys, trustedProxies                                          []string
-	maxConcurrent                                                                 int
+	allowedHosts, allowedOrigins                                                  []string
+	corsCredentials                                                               bool
+	maxConcurrent, maxStreamsPerCaller, maxStreams                                int
 	allowBypass, metricsPublic, historyMirror                                     bool
 	shutdownTimeout, leaseTTL                                                     time.Duration
 	rateLimit                                                                     float64
@@ -111,6 +124,7 @@ func (a *App) serveCommand() *cobra.Command {
 	f.BoolVar(&o.allowBypass, "allow-bypass", false, "let callers run with permission_mode bypass")
 	f.BoolVar(&o.metricsPublic, "metrics-public", false, "serve /metrics without authentication")
 	f.Float64Var(&o.rateLimit, "rate-limit", 20, "requests a second per caller (burst: twice as many)")
+	addBrowserFlags(f, o)
 	addRunnerFlags(f, o)
 	return cmd
 }
@@ -121,6 +135,16 @@ func addStoreFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events and audit instead of SQLite; REIN_DATABASE_URL too")
 	f.StringVar(&o.redisURL, "redis-url", "", "Redis URL (redis://host:6379/0) carrying the run queue and live events instead of process memory; REIN_REDIS_URL too")
 	f.StringVar(&o.redisPrefix, "redis-prefix", "rein:", "prefix of rein's Redis keys and channels, so that deployments can share a Redis; the same for every process of one")
+}
+
+// addBrowserFlags adds the flags saying which names and web pages may reach
+// the server, and how many event streams it holds (SPEC API-8, API-9).
+func addBrowserFlags(f *pflag.FlagSet, o *serveOptions) {
+	f.StringArrayVar(&o.allowedHosts, "allowed-host", nil, "a name (or name:port) clients may call this server by besides localhost and its addresses: the Host header of any other is refused, which stops DNS rebinding (repeatable)")
+	f.StringArrayVar(&o.allowedOrigins, "allowed-origin", nil, "a web origin (https://app.example.com) whose pages may call this API and get CORS answers; never * (repeatable)")
+	f.BoolVar(&o.corsCredentials, "cors-credentials", false, "let the --allowed-origin pages send cookies and HTTP authentication (Access-Control-Allow-Credentials)")
+	f.IntVar(&o.maxStreamsPerCaller, "max-streams-per-caller", server.DefaultMaxStreamsPerCaller, "open event streams a caller may hold (more: 429)")
+	f.IntVar(&o.maxStreams, "max-streams", server.DefaultMaxStreams, "open event streams the server holds in all (more: 429)")
 }
 
 // addRunnerFlags adds the flags of a process that runs runs.
@@ -160,6 +184,9 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 				"set --jwt-secret-file, --jwt-public-key or --trusted-header with --trusted-proxy, or listen on 127.0.0.1", o.addr)
 		}
 		if roots, err = a.serveRoots(o); err != nil {
+			return err
+		}
+		if err := checkBrowserFlags(o); err != nil {
 			return err
 		}
 	}
@@ -225,7 +252,9 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 			Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
-			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror})
+			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror,
+			AllowedHosts: o.allowedHosts, AllowedOrigins: o.allowedOrigins, CORSCredentials: o.corsCredentials,
+			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams})
 		if err != nil {
 			return fail(ExitError, "%v", err)
 		}
@@ -437,6 +466,28 @@ func (a *App) serveAuth(o *serveOptions) (server.Auth, error) {
 		return auth, usageErrorf("--trusted-header and --trusted-proxy go together: the header is believed only from those proxies")
 	}
 	return auth, nil
+}
+
+// checkBrowserFlags refuses allow-list entries that would open the server
+// to any web page, and stream caps below one, before anything is opened.
+func checkBrowserFlags(o *serveOptions) error {
+	for _, h := range o.allowedHosts {
+		if _, _, err := server.ParseAllowedHost(h); err != nil {
+			return usageErrorf("--allowed-host: %v", err)
+		}
+	}
+	for _, origin := range o.allowedOrigins {
+		if _, err := server.ParseAllowedOrigin(origin); err != nil {
+			return usageErrorf("--allowed-origin: %v", err)
+		}
+	}
+	if o.corsCredentials && len(o.allowedOrigins) == 0 {
+		return usageErrorf("--cors-credentials needs --allowed-origin: credentials go only to the origins listed")
+	}
+	if o.maxStreamsPerCaller < 1 || o.maxStreams < 1 {
+		return usageErrorf("--max-streams-per-caller %d, --max-streams %d: want at least 1 each", o.maxStreamsPerCaller, o.maxStreams)
+	}
+	return nil
 }
 
 // loopbackAddr reports whether a listen address stays on this machine.
