@@ -12,7 +12,6 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
-	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -86,16 +85,7 @@ var eventTypes = []agent.EventType{agent.EventRunStart, agent.EventTextDelta, ag
 // the reconnect); the events the page got are exactly the session's
 // stream, with neither a gap nor a duplicate.
 func TestServeBrowserEventSource_API2(t *testing.T) {
-	chromium := ""
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
-		if p, err := exec.LookPath(name); err == nil {
-			chromium = p
-			break
-		}
-	}
-	if chromium == "" {
-		t.Skip("chromium is not installed: this test reads the event stream with a real browser's EventSource (apt-get install chromium; scripts/test installs it)")
-	}
+	chromium := findChromium(t)
 	v := newVendor(t)
 	second := v.hold(2)
 	v.Enqueue(listTurns...)
@@ -211,11 +201,7 @@ func (p *pageServer) browse(t *testing.T, chromium string) browserReport {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
-		"--disable-background-networking", "--disable-component-update", "--no-proxy-server",
-		"--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1",
-		"--user-data-dir="+t.TempDir(), p.url)
+	cmd := chromiumCommand(ctx, chromium, t.TempDir(), "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", p.url)
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
