@@ -21,4 +21,13 @@
 // query parameters are rejected; field names are case-sensitive, which the
 // package sets for huma process-wide through huma.ValidateStrictCasing), and
 // a rejected request writes nothing.
+//
+// Before any of that, every request is screened against web pages (SPEC
+// API-8, screen in browser.go): its Host must be one the server answers to
+// (hosts.go: no DNS rebinding), a request that changes state or opens an
+// event stream must come from no page, the server's own or an allowed
+// origin (cors.go, which also answers CORS for allowed origins), and a body
+// must be declared JSON. Open event streams are capped per caller and in
+// all, and a stream ends when the token that opened it expires (SPEC
+// API-9, streams.go and events.go).
 package server

@@ -36,7 +36,11 @@ const eventsDoc = "The session's event stream (SPEC API-2), open until the clien
 	"Ids increase within the session. Reconnecting with Last-Event-ID: N (or ?after=N) sends the events after N that are " +
 	"still known: every durable one (message, tool_start, tool_end, compaction, done), deltas while the server still " +
 	"holds them. A comment line `: ping` arrives every heartbeat. A client too slow to keep up is disconnected; it " +
-	"reconnects with Last-Event-ID. Disconnecting never cancels a run."
+	"reconnects with Last-Event-ID. Disconnecting never cancels a run.\n\n" +
+	"A caller holds a bounded number of open streams, the server too (429 with Retry-After beyond; the problem names " +
+	"the cap). A stream opened with a token ends when the token expires (exp, plus 30 s for clock skew) with a last " +
+	"comment `: credential expired: …`; the client reconnects with a fresh token and Last-Event-ID. A page of another " +
+	"origin than the server's own or an allowed one cannot open a stream (403)."
 
 func (s *Server) registerEvents() {
 	op := s.operation(http.MethodGet, "/sessions/{id}/events", "session-events", "Stream a session's events (SSE)", http.StatusOK, http.StatusNotFound)

@@ -281,7 +281,10 @@ func (s *Server) humaConfig() huma.Config {
 	hc.Servers = []*huma.Server{{URL: "/", Description: "this server"}}
 	hc.Info.Description = "rein's headless agent runtime. A POST to a session's messages queues a run " +
 		"(202); the session's event stream (SSE) carries its events; permission questions are answered at " +
-		"/runs/{id}/permissions/{call_id}. Every resource belongs to its caller: another caller's id is a 404."
+		"/runs/{id}/permissions/{call_id}. Every resource belongs to its caller: another caller's id is a 404. " +
+		"A request must name a host the server answers to (else 421); a request that changes state or opens a stream " +
+		"from a web page of another origin than the server's or an allowed one is refused (403); bodies are JSON " +
+		"(Content-Type: application/json, else 415)."
 	hc.Components.SecuritySchemes = map[string]*huma.SecurityScheme{
 		securityScheme: {
 			Type: "http", Scheme: "bearer", BearerFormat: "JWT",
