@@ -319,6 +319,10 @@ func newRequest(t testing.TB, method, url, tok string, body any, hdr ...string) 
 		req.Header.Set("Authorization", "Bearer "+tok)
 	}
 	for i := 0; i+1 < len(hdr); i += 2 {
+		if strings.EqualFold(hdr[i], "Host") {
+			req.Host = hdr[i+1] // net/http sends req.Host, never a Host header
+			continue
+		}
 		req.Header.Set(hdr[i], hdr[i+1])
 	}
 	return req
