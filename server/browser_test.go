@@ -335,3 +335,20 @@ func TestBrowserConfigRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestAllowedHostForms: a listed name:port allows that port only, a
+// listed name or address any port; the comparison ignores case.
+func TestAllowedHostForms(t *testing.T) {
+	e := newEnv(t, func(c *server.Config) {
+		c.Auth = server.Auth{}
+		c.AllowedHosts = []string{"Rein.Example.com:8443", "10.9.8.7", "[FD00::1]"}
+	})
+	for host, want := range map[string]int{
+		"rein.example.com:8443": 200, "REIN.EXAMPLE.COM:8443": 200, "rein.example.com:7878": 421, "rein.example.com": 421,
+		"10.9.8.7:1": 200, "10.9.8.7": 200, "10.9.8.8": 421, "[fd00::1]:7878": 200, "[fd00::2]": 421,
+	} {
+		if r := e.serve(t, "GET", "/workspaces", "", nil, "127.0.0.1:4000", "Host", host); r.status != want {
+			t.Errorf("Host %s: %d, want %d: %s", host, r.status, want, r.body)
+		}
+	}
+}

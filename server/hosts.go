@@ -79,7 +79,7 @@ func (p *hostPolicy) allowed(r *http.Request) bool {
 	if !ok {
 		return false
 	}
-	if port != "" && slices.Contains(p.withPort, net.JoinHostPort(host, port)) {
+	if port != "" && len(p.withPort) > 0 && slices.Contains(p.withPort, net.JoinHostPort(host, port)) {
 		return true
 	}
 	if ip, err := netip.ParseAddr(host); err == nil {
