@@ -29,7 +29,8 @@ func (s *Server) screen(w http.ResponseWriter, r *http.Request) bool {
 				"call it as localhost or by its address, or have the operator allow the name with --allowed-host", r.Host))
 		return false
 	}
-	origin, hasOrigin := r.Header.Get("Origin"), len(r.Header.Values("Origin")) > 0
+	origins := r.Header.Values("Origin")
+	origin, hasOrigin := r.Header.Get("Origin"), len(origins) > 0
 	listed := s.origins.listed(origin)
 	if listed {
 		s.origins.allowHeaders(h, origin)
@@ -39,7 +40,7 @@ func (s *Server) screen(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if guarded(r) {
-		if hasOrigin && (origin == "" || !s.origins.permits(r, origin)) {
+		if hasOrigin && (origin == "" || len(origins) > 1 || !s.origins.permits(r, origin)) {
 			writeProblem(w, http.StatusForbidden, fmt.Sprintf(
 				"a page on the origin %q may not %s: only this server's own origin and the origins the operator lists (--allowed-origin) may; other clients send no Origin header",
 				origin, guardedWhat(r)))

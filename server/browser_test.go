@@ -54,6 +54,8 @@ type attempt struct {
 	want int
 	// detail must be in the problem's detail.
 	detail string
+	// twoOrigins sends Origin twice: the server's own, then a foreign one.
+	twoOrigins bool
 }
 
 // send makes the attempt's request over the network.
@@ -86,6 +88,9 @@ func (a attempt) send(t *testing.T, e *env, f fixture) response {
 	}
 	for i := 0; i+1 < len(a.hdr); i += 2 {
 		req.Header[http.CanonicalHeaderKey(a.hdr[i])] = []string{fill.Replace(a.hdr[i+1])}
+	}
+	if a.twoOrigins {
+		req.Header["Origin"] = []string{fill.Replace("http://127.0.0.1:{port}"), foreign}
 	}
 	res, err := e.ts.Client().Do(req)
 	if err != nil {
@@ -137,6 +142,7 @@ func TestBrowserAttacks(t *testing.T) {
 		{name: "Origin of another port on loopback", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "http://127.0.0.1:1"}, want: 403, detail: "--allowed-origin"},
 		{name: "Origin of another site", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", foreign}, want: 403},
 		{name: "Origin null (sandboxed iframe, file://)", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "null"}, want: 403},
+		{name: "two Origin headers, the first the server's own", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json"}, want: 403, twoOrigins: true},
 		{name: "Origin empty", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", ""}, want: 403},
 		{name: "Origin https of the server's own http host:port", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", "https://127.0.0.1:{port}"}, want: 403},
 		{name: "Origin that extends a listed one", method: "POST", path: "/workspaces", body: ws, hdr: []string{"Content-Type", "application/json", "Origin", listedOrigin + ".attacker.example"}, want: 403},
