@@ -5,6 +5,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -129,6 +130,7 @@ func TestBrowserAttacks(t *testing.T) {
 		{name: "foreign Host header (DNS rebinding) reading workspaces", method: "GET", path: "/workspaces", host: "attacker.example:{port}", want: 421},
 		{name: "foreign Host header reading the event stream", method: "GET", path: "/sessions/{session}/events", host: "attacker.example:{port}", want: 421},
 		{name: "foreign Host header with a token (rebinding a token-holding page)", env: "jwt", tok: "valid", method: "GET", path: "/workspaces", host: "attacker.example", want: 421},
+		{name: "foreign Host header without credentials (answered before authentication)", env: "jwt", method: "POST", path: "/workspaces", host: "attacker.example", body: ws, hdr: json, want: 421},
 		{name: "foreign Host header on /health (before anything else runs)", method: "GET", path: "/health", host: "attacker.example", want: 421},
 		{name: "Host localhost with a trailing dot", method: "POST", path: "/workspaces", host: "localhost.:{port}", body: ws, hdr: json, want: 421},
 		{name: "Host a subdomain of localhost", method: "POST", path: "/workspaces", host: "app.localhost:{port}", body: ws, hdr: json, want: 421},
@@ -355,6 +357,26 @@ func TestAllowedHostForms(t *testing.T) {
 	} {
 		if r := e.serve(t, "GET", "/workspaces", "", nil, "127.0.0.1:4000", "Host", host); r.status != want {
 			t.Errorf("Host %s: %d, want %d: %s", host, r.status, want, r.body)
+		}
+	}
+}
+
+// TestHostOfLocalAddress: a server listening beyond loopback answers to
+// the address a connection arrived at (a client that dialled an address
+// resolved no name: nothing to rebind) and to no other address.
+func TestHostOfLocalAddress(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t, "ada")
+	local := &net.TCPAddr{IP: net.ParseIP("10.1.2.3"), Port: 7878}
+	for host, want := range map[string]int{"10.1.2.3:7878": 200, "10.1.2.3": 200, "10.1.2.4:7878": 421, "[::ffff:10.1.2.3]:7878": 200} {
+		req := newRequest(t, "GET", "http://rein.test/workspaces", f.tok, nil)
+		req.Host = host
+		req.RemoteAddr = "10.1.2.200:50000"
+		req = req.WithContext(context.WithValue(req.Context(), http.LocalAddrContextKey, local))
+		rec := httptest.NewRecorder()
+		e.srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s on a connection to %s: %d, want %d: %s", host, local, rec.Code, want, rec.Body)
 		}
 	}
 }
