@@ -83,8 +83,9 @@ func (r *recorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
 
 // serveLogged is the outermost handler: it names the request (X-Request-Id),
 // turns a panic into a 500 problem, screens it (Host, Origin, Content-Type:
-// see screen) before routing, and logs one line per request (SPEC OBS-1) — method, route, path, status, duration and caller, never a header
-// or the query, so never a token.
+// see screen) before routing, and logs one line per request (SPEC OBS-1) —
+// method, route, path, status, duration and caller, never a header or the
+// query, so never a token.
 func (s *Server) serveLogged(w http.ResponseWriter, r *http.Request) {
 	start := s.now()
 	info := &requestInfo{id: newRequestID()}
