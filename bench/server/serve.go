@@ -44,8 +44,11 @@ func startServer(bin, dir, vendorURL string, maxConcurrent int) (*server, error)
 		return nil, err
 	}
 	data := filepath.Join(dir, "data")
+	// The idle clients are all the local caller: lift the stream caps
+	// (SPEC API-9) that would refuse the 33rd.
 	return launch(bin, dir, project, vendorURL, servePrefix, nil, "serve", "--addr", "127.0.0.1:0", "--root", root, "--data-dir", data,
-		"--rate-limit=-1", "--max-concurrent", strconv.Itoa(maxConcurrent), "--shutdown-timeout", "2s")
+		"--rate-limit=-1", "--max-concurrent", strconv.Itoa(maxConcurrent), "--shutdown-timeout", "2s",
+		"--max-streams-per-caller", "1000000", "--max-streams", "1000000")
 }
 
 // makeProject creates the project the runs list under root.
