@@ -96,19 +96,19 @@ function form(enctype, action, name, value) {
 `))
 
 // reportServer serves a page at / and takes its JSON report at /report;
-// other paths go to next when set.
+// other paths go to next when set. The page is read when it is served.
 type reportServer struct {
 	url     string
 	reports chan map[string]string
 }
 
-func newReportServer(t *testing.T, page []byte, next http.Handler) *reportServer {
+func newReportServer(t *testing.T, page *bytes.Buffer, next http.Handler) *reportServer {
 	t.Helper()
 	p := &reportServer{reports: make(chan map[string]string, 1)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(page)
+		w.Write(page.Bytes())
 	})
 	mux.HandleFunc("POST /report", func(w http.ResponseWriter, r *http.Request) {
 		rep := map[string]string{}
@@ -204,7 +204,7 @@ func TestServeBrowserCrossOrigin_API8(t *testing.T) {
 	if err := attackPage.Execute(&page, map[string]any{"Rein": s.base, "Session": sid}); err != nil {
 		t.Fatal(err)
 	}
-	p := newReportServer(t, page.Bytes(), nil)
+	p := newReportServer(t, &page, nil)
 	rep := p.browse(t, chromium, p.url+"/", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
 	t.Logf("the page saw: %v", rep)
 
@@ -320,7 +320,7 @@ func TestServeBrowserRebinding_API8(t *testing.T) {
 	if err := rebindPage.Execute(&page, map[string]any{"Session": sid}); err != nil {
 		t.Fatal(err)
 	}
-	p := newReportServer(t, page.Bytes(), proxy)
+	p := newReportServer(t, &page, proxy)
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(p.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -342,5 +342,69 @@ func TestServeBrowserRebinding_API8(t *testing.T) {
 	}
 	if misdirected < 4 {
 		t.Errorf("rein answered 421 %d times, want at least 4 (each of the page's requests)", misdirected)
+	}
+}
+
+// allowedPage is a page on an origin rein serve lists (--allowed-origin):
+// its preflighted JSON POST, its read and its EventSource all work.
+var allowedPage = template.Must(template.New("allowed").Parse(`<!doctype html>
+<meta charset="utf-8"><title>an allowed console</title>
+<script>
+const rein = {{.Rein}}, out = {};
+async function attempt(name, f) {
+  try { out[name] = await f(); } catch (e) { out[name] = "refused: " + e.name; }
+}
+(async () => {
+  let sid = "";
+  await attempt("JSON POST /workspaces", async () => {
+    const r = await fetch(rein + "/workspaces", {method: "POST", headers: {"Content-Type": "application/json"}, body: '{"kind":"chat"}'});
+    const ws = await r.json();
+    const s = await fetch(rein + "/sessions", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify({workspace_id: ws.id})});
+    sid = (await s.json()).id;
+    return "status " + r.status + ", " + s.status;
+  });
+  await attempt("no-cors Blob POST /workspaces", async () =>
+    (await fetch(rein + "/workspaces", {method: "POST", mode: "no-cors", body: new Blob(['{"kind":"chat"}'])})).type);
+  await attempt("EventSource", () => new Promise(res => {
+    const es = new EventSource(rein + "/sessions/" + sid + "/events");
+    es.onopen = () => { es.close(); res("open"); };
+    es.onerror = () => { es.close(); res("error"); };
+  }));
+  fetch("/report", {method: "POST", headers: {"Content-Type": "application/json"}, body: JSON.stringify(out)});
+})();
+</script>
+`))
+
+// API-8: CORS works for the origins rein serve lists — in a real browser,
+// a page on --allowed-origin passes the preflight, reads the answers and
+// opens an EventSource; a body without Content-Type is still refused.
+func TestServeBrowserAllowedOrigin_API8(t *testing.T) {
+	chromium := findChromium(t)
+	var page bytes.Buffer
+	p := newReportServer(t, &page, nil)
+	v := newVendor(t)
+	in := newInstance(t, v, "--allowed-origin", p.url)
+	s := in.start()
+	before := len(s.workspaces())
+	if err := allowedPage.Execute(&page, map[string]any{"Rein": s.base}); err != nil {
+		t.Fatal(err)
+	}
+	rep := p.browse(t, chromium, p.url+"/", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
+	t.Logf("the page saw: %v", rep)
+	want := map[string]string{"JSON POST /workspaces": "status 201, 201", "no-cors Blob POST /workspaces": "opaque", "EventSource": "open"}
+	if d := cmp.Diff(want, rep); d != "" {
+		t.Errorf("what the allowed page saw (-want +got):\n%s", d)
+	}
+	if got := len(s.workspaces()); got != before+1 {
+		t.Errorf("%d workspaces, want %d: the JSON POST's only", got, before+1)
+	}
+	var refused int
+	for _, l := range s.requests("/workspaces") {
+		if l.Method == http.MethodPost && l.Status == http.StatusUnsupportedMediaType {
+			refused++
+		}
+	}
+	if refused != 1 {
+		t.Errorf("rein refused %d POSTs with 415, want the Blob's", refused)
 	}
 }
