@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -96,19 +97,26 @@ function form(enctype, action, name, value) {
 `))
 
 // reportServer serves a page at / and takes its JSON report at /report;
-// other paths go to next when set. The page is read when it is served.
+// other paths go to next when set. The page is set (setPage) before the
+// browser loads it.
 type reportServer struct {
 	url     string
 	reports chan map[string]string
+	page    atomic.Pointer[[]byte]
 }
 
-func newReportServer(t *testing.T, page *bytes.Buffer, next http.Handler) *reportServer {
+// setPage sets the page served at /.
+func (p *reportServer) setPage(page []byte) { p.page.Store(&page) }
+
+func newReportServer(t *testing.T, next http.Handler) *reportServer {
 	t.Helper()
 	p := &reportServer{reports: make(chan map[string]string, 1)}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
-		w.Write(page.Bytes())
+		if page := p.page.Load(); page != nil {
+			w.Write(*page)
+		}
 	})
 	mux.HandleFunc("POST /report", func(w http.ResponseWriter, r *http.Request) {
 		rep := map[string]string{}
@@ -204,7 +212,8 @@ func TestServeBrowserCrossOrigin_API8(t *testing.T) {
 	if err := attackPage.Execute(&page, map[string]any{"Rein": s.base, "Session": sid}); err != nil {
 		t.Fatal(err)
 	}
-	p := newReportServer(t, &page, nil)
+	p := newReportServer(t, nil)
+	p.setPage(page.Bytes())
 	rep := p.browse(t, chromium, p.url+"/", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
 	t.Logf("the page saw: %v", rep)
 
@@ -320,7 +329,8 @@ func TestServeBrowserRebinding_API8(t *testing.T) {
 	if err := rebindPage.Execute(&page, map[string]any{"Session": sid}); err != nil {
 		t.Fatal(err)
 	}
-	p := newReportServer(t, &page, proxy)
+	p := newReportServer(t, proxy)
+	p.setPage(page.Bytes())
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(p.url, "http://"))
 	if err != nil {
 		t.Fatal(err)
@@ -380,15 +390,16 @@ async function attempt(name, f) {
 // opens an EventSource; a body without Content-Type is still refused.
 func TestServeBrowserAllowedOrigin_API8(t *testing.T) {
 	chromium := findChromium(t)
-	var page bytes.Buffer
-	p := newReportServer(t, &page, nil)
+	p := newReportServer(t, nil)
 	v := newVendor(t)
 	in := newInstance(t, v, "--allowed-origin", p.url)
 	s := in.start()
 	before := len(s.workspaces())
+	var page bytes.Buffer
 	if err := allowedPage.Execute(&page, map[string]any{"Rein": s.base}); err != nil {
 		t.Fatal(err)
 	}
+	p.setPage(page.Bytes())
 	rep := p.browse(t, chromium, p.url+"/", "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1")
 	t.Logf("the page saw: %v", rep)
 	want := map[string]string{"JSON POST /workspaces": "status 201, 201", "no-cors Blob POST /workspaces": "opaque", "EventSource": "open"}
