@@ -32,6 +32,9 @@ type scope struct {
 	origin Origin
 	root   string
 	probs  []Problem
+	// refuse, when set, names the variables the layer's declarations may
+	// not receive: rein's credentials, for a workspace (see [isCredential]).
+	refuse func(string) bool
 }
 
 // newScope returns the scope of a layer whose files must stay inside

@@ -200,8 +200,12 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	l.loadHooks()
-	defs := readLayers(l.Paths, l.Workspace, true, getenv)
+	l.screenHookEnv()
+	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
 	l.allDefs = l.withHookClashes(defs.merge(true), true)
+	if defs.workspace != nil {
+		l.Warnings = append(l.Warnings, l.credentialWarnings(defs.workspace.probs)...)
+	}
 	l.loadTrust()
 	l.defs = l.allDefs
 	if !l.Trust.Trusted {

@@ -357,7 +357,7 @@ func TestTrustStoreConcurrent_PERM5(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			s := &TrustStore{Path: path} // another process's view
-			if err := s.Trust(fmt.Sprintf("/ws/%d", i), "fp", time.Unix(0, 0)); err != nil {
+			if err := s.Trust(fmt.Sprintf("/ws/%d", i), Manifest{Digest: "fp"}, time.Unix(0, 0)); err != nil {
 				t.Error(err)
 			}
 		}()
