@@ -209,7 +209,7 @@ func readEach[T any](s *scope, entries []fs.DirEntry, fn func(sub *scope, e fs.D
 	}
 	res := make([]result, len(entries))
 	work := func(i int) {
-		sub := &scope{origin: s.origin, root: s.root}
+		sub := &scope{origin: s.origin, root: s.root, refuse: s.refuse}
 		v, ok := fn(sub, entries[i])
 		res[i] = result{v, ok, sub.probs}
 	}

@@ -206,9 +206,9 @@ func (rf *runFinder) word(w shellparse.Word, dir string, vars map[string]string,
 	if len(rf.seen) >= maxRunFiles {
 		return
 	}
-	text, ok := w.Value, w.Static
+	text, glob, ok := w.Value, false, w.Static
 	if !ok {
-		text, ok = substitute(w.Text, vars)
+		text, glob, ok = substitute(w.Text, vars)
 	}
 	if !ok || text == "" {
 		return
@@ -221,9 +221,12 @@ func (rf *runFinder) word(w shellparse.Word, dir string, vars map[string]string,
 		text = v
 	}
 	if !filepath.IsAbs(text) {
+		if glob {
+			dir = escapeGlob(dir)
+		}
 		text = filepath.Join(dir, text)
 	}
-	if strings.ContainsAny(text, "*?[") {
+	if glob {
 		matches, _ := filepath.Glob(text)
 		for i, m := range matches {
 			if i == maxGlobFiles {
@@ -272,20 +275,42 @@ func looksLikeScript(p string) bool {
 }
 
 // substitute puts the values of vars into a word's text written with
-// them ($NAME or ${NAME}, "$NAME" once quotes are gone); false when any
-// other expansion remains.
-func substitute(text string, vars map[string]string) (string, bool) {
-	ok := true
-	text = varRefRE.ReplaceAllStringFunc(text, func(ref string) string {
+// them ($NAME or ${NAME}, "$NAME" once quotes are gone); ok is false when
+// any other expansion remains. glob reports a wildcard in the text: the
+// values put in are escaped for filepath.Glob then.
+func substitute(text string, vars map[string]string) (out string, glob, ok bool) {
+	ok = true
+	rest := varRefRE.ReplaceAllStringFunc(text, func(ref string) string {
 		m := varRefRE.FindStringSubmatch(ref)
-		v, known := vars[m[1]+m[2]]
+		_, known := vars[m[1]+m[2]]
 		ok = ok && known
-		return v
+		return ""
 	})
-	if !ok || strings.ContainsAny(text, "$`") {
-		return "", false
+	if !ok || strings.ContainsAny(rest, "$`") {
+		return "", false, false
 	}
-	return text, true
+	glob = strings.ContainsAny(rest, "*?[")
+	out = varRefRE.ReplaceAllStringFunc(text, func(ref string) string {
+		m := varRefRE.FindStringSubmatch(ref)
+		if v := vars[m[1]+m[2]]; glob {
+			return escapeGlob(v)
+		} else {
+			return v
+		}
+	})
+	return out, glob, true
+}
+
+// escapeGlob escapes the wildcards of a path for filepath.Glob.
+func escapeGlob(p string) string {
+	var b strings.Builder
+	for _, c := range p {
+		if strings.ContainsRune(`*?[\`, c) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
 }
 
 // varRefRE is a reference to a variable: ${NAME} or $NAME.
