@@ -76,7 +76,7 @@ func Fingerprint(root string) (string, error) {
 // file it cannot read and beyond a few thousand files, 64 MiB, or 16
 // levels of directories.
 func FingerprintFiles(root string) (Manifest, error) {
-	fp := &fingerprinter{root: root, rootReal: realPath(root), files: map[string]string{}}
+	fp := &fingerprinter{root: root, files: map[string]string{}}
 	for _, rel := range TrustFiles {
 		if err := fp.path(rel); err != nil {
 			return Manifest{}, err
@@ -113,12 +113,13 @@ func digest(files map[string]string) string {
 
 // fingerprinter records entries, counting what it read.
 type fingerprinter struct {
-	root, rootReal string
-	files          map[string]string
-	bytes          int64
-	// walking are the real paths of the directories being walked, so a
-	// link back up a tree is recorded, not followed.
-	walking []string
+	root  string
+	files map[string]string
+	bytes int64
+	// walking are the directories being walked, so a link back up a tree
+	// is recorded, not followed.
+	walking []os.FileInfo
+	buf     []byte // for reading, shared by the files
 }
 
 // record sets the state of rel, within the bounds.
@@ -159,7 +160,7 @@ func (fp *fingerprinter) entry(rel, p string, depth int) error {
 	}
 	switch {
 	case fi.IsDir():
-		return fp.dir(rel, p, link, depth)
+		return fp.dir(rel, p, link, fi, depth)
 	case !fi.Mode().IsRegular():
 		return fp.record(rel, link+"other "+fi.Mode().Type().String())
 	}
@@ -185,7 +186,10 @@ func (fp *fingerprinter) hash(rel, p string, size int64) (string, error) {
 	}
 	defer f.Close()
 	h := sha256.New()
-	n, err := io.Copy(h, io.LimitReader(f, maxTrustBytes-fp.bytes+1))
+	if fp.buf == nil {
+		fp.buf = make([]byte, 32<<10)
+	}
+	n, err := io.CopyBuffer(h, io.LimitReader(f, maxTrustBytes-fp.bytes+1), fp.buf)
 	if err != nil {
 		return "", fmt.Errorf("fingerprint: %s: %w", rel, err)
 	}
@@ -198,12 +202,11 @@ func (fp *fingerprinter) hash(rel, p string, size int64) (string, error) {
 // dir records a directory (reached through a link when link is set) and
 // walks it, in lexical order; a linked directory is walked where it
 // points, a link back into a directory being walked is recorded only.
-func (fp *fingerprinter) dir(rel, p, link string, depth int) error {
+func (fp *fingerprinter) dir(rel, p, link string, fi os.FileInfo, depth int) error {
 	if depth >= maxTrustDepth {
 		return fmt.Errorf("workspace %s: %s: %w (deeper than %d)", fp.root, rel, ErrTooLarge, maxTrustDepth)
 	}
-	real := realPath(p)
-	if slices.Contains(fp.walking, real) {
+	if slices.ContainsFunc(fp.walking, func(w os.FileInfo) bool { return os.SameFile(w, fi) }) {
 		return fp.record(rel, link+"cycle")
 	}
 	if err := fp.record(rel, link+"dir"); err != nil {
@@ -216,7 +219,7 @@ func (fp *fingerprinter) dir(rel, p, link string, depth int) error {
 	if len(entries) > maxTrustEntries {
 		return fmt.Errorf("workspace %s: %s: %w (at most %d files)", fp.root, rel, ErrTooLarge, maxTrustEntries)
 	}
-	fp.walking = append(fp.walking, real)
+	fp.walking = append(fp.walking, fi)
 	defer func() { fp.walking = fp.walking[:len(fp.walking)-1] }()
 	for _, e := range entries {
 		if err := fp.entry(filepath.Join(rel, e.Name()), filepath.Join(p, e.Name()), depth+1); err != nil {
