@@ -52,6 +52,7 @@ type trustView struct {
 	Workspace string            `json:"workspace"`
 	Trusted   bool              `json:"trusted"`
 	Lost      bool              `json:"lost,omitempty"`
+	Changed   []string          `json:"changed,omitempty"` // what changed since the trust, when lost
 	Error     string            `json:"error,omitempty"`
 	Extras    []workspace.Extra `json:"extras,omitempty"`
 	Ignored   []workspace.Extra `json:"ignored,omitempty"`
@@ -148,7 +149,7 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 // whether it applies (SPEC PERM-5).
 func checkTrust(r *report, l *workspace.Loaded) {
 	t := l.Trust
-	r.Trust = &trustView{Workspace: l.Workspace.Root, Trusted: t.Trusted, Lost: t.Lost, Extras: t.Extras, Ignored: t.Ignored()}
+	r.Trust = &trustView{Workspace: l.Workspace.Root, Trusted: t.Trusted, Lost: t.Lost, Changed: t.Changed, Extras: t.Extras, Ignored: t.Ignored()}
 	if t.Err != nil {
 		r.Trust.Error = t.Err.Error()
 	}
@@ -167,7 +168,7 @@ func checkTrust(r *report, l *workspace.Loaded) {
 			"fix what the error names; until then the workspace cannot be trusted")
 	}
 	if t.Lost {
-		r.add("trust", statusWarning, "trust lost: the workspace's settings, hooks or agents changed since you trusted it", next)
+		r.add("trust", statusWarning, "trust lost: since you trusted the workspace: "+strings.Join(t.Changed, "; "), next)
 	}
 	for _, x := range ignored {
 		r.add("trust", statusWarning, "not trusted, ignored: "+x.String(), next)
