@@ -25,7 +25,7 @@ func FuzzRunFilesScript(f *testing.F) {
 	}
 	vars := map[string]string{"CLAUDE_PROJECT_DIR": root}
 	f.Fuzz(func(t *testing.T, src string) {
-		rf := &runFinder{root: root, rootReal: realPath(root), seen: map[string]bool{}}
+		rf := &runFinder{root: root, rootReal: realPath(root), seen: map[string]bool{}, checked: map[string]bool{}}
 		rf.script(src, root, vars)
 		if len(rf.seen) > maxRunFiles+maxGlobFiles {
 			t.Fatalf("%d files, beyond the bounds", len(rf.seen))

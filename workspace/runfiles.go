@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -51,10 +52,11 @@ var projectVars = []string{"CLAUDE_PROJECT_DIR", "REIN_PROJECT_DIR"}
 // run or read as they start: every word of their command lines (through
 // `sh -c`, wrappers such as env or timeout, and input redirections) that
 // names a file inside the workspace, a script name even when missing, and
-// the files make, npm and the like read implicitly. Files that do not
-// parse name nothing here: their own content is fingerprinted.
+// the files make, npm and the like read implicitly — then, a few levels
+// deep, the same of the shell scripts found ([runFinder.nested]). Files
+// that do not parse name nothing here: their own content is fingerprinted.
 func runFiles(root string) []string {
-	rf := &runFinder{root: filepath.Clean(root), rootReal: realPath(root), seen: map[string]bool{}}
+	rf := &runFinder{root: filepath.Clean(root), rootReal: realPath(root), seen: map[string]bool{}, checked: map[string]bool{}}
 	ws := Workspace{Root: root}
 	vars := map[string]string{}
 	for _, v := range projectVars {
@@ -85,6 +87,7 @@ func runFiles(root string) []string {
 			}
 		}
 	}
+	rf.nested(vars)
 	out := make([]string, 0, len(rf.seen))
 	for rel := range rf.seen {
 		out = append(out, rel)
@@ -97,6 +100,72 @@ func runFiles(root string) []string {
 type runFinder struct {
 	root, rootReal string
 	seen           map[string]bool
+	// checked are the paths looked at, found or not.
+	checked map[string]bool
+	// also is another directory relative paths are found in: a nested
+	// script's own (see nested).
+	also string
+}
+
+// The bounds of following the scripts a declaration runs.
+const (
+	maxNestedDepth = 3        // levels of scripts run by scripts
+	maxScriptBytes = 64 << 10 // a larger file is fingerprinted, not read
+)
+
+// shebangShell is the first line of a shell script.
+var shebangShell = regexp.MustCompile(`^#!\S*(?:/|\s|env\s+)(?:ba|z|da|k)?sh\b`)
+
+// nested follows the shell scripts among the files found, level by
+// level: what a script runs or sources (`. ./lib.sh`, `python3 tools/x.py`)
+// is found the same way — relative paths both from the workspace, where
+// hooks and actions run, and from the script's directory — so a trusted
+// `bash .rein/start.sh` covers what start.sh runs. Other languages'
+// imports are not followed.
+func (rf *runFinder) nested(vars map[string]string) {
+	done := map[string]bool{}
+	for range maxNestedDepth {
+		var next []string
+		for _, rel := range slices.Sorted(maps.Keys(rf.seen)) {
+			if !done[rel] {
+				done[rel] = true
+				next = append(next, rel)
+			}
+		}
+		if len(next) == 0 {
+			return
+		}
+		for _, rel := range next {
+			p := filepath.Join(rf.root, filepath.FromSlash(rel))
+			src, ok := shellScript(p)
+			if !ok {
+				continue
+			}
+			if rf.also = filepath.Dir(p); rf.also == rf.root {
+				rf.also = ""
+			}
+			rf.script(src, rf.root, vars)
+			rf.also = ""
+		}
+	}
+}
+
+// shellScript returns the text of the file at p when it is a shell script
+// (by its name or its #! line) of at most maxScriptBytes.
+func shellScript(p string) (string, bool) {
+	fi, err := os.Stat(p)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScriptBytes {
+		return "", false
+	}
+	ext := strings.ToLower(filepath.Ext(p))
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return "", false
+	}
+	if ext != ".sh" && ext != ".bash" && !shebangShell.Match(data) {
+		return "", false
+	}
+	return string(data), true
 }
 
 // actions follows the command of each action of the actions directory: an
@@ -220,29 +289,45 @@ func (rf *runFinder) word(w shellparse.Word, dir string, vars map[string]string,
 		}
 		text = v
 	}
-	if !filepath.IsAbs(text) {
-		if glob {
-			dir = escapeGlob(dir)
-		}
-		text = filepath.Join(dir, text)
-	}
-	if glob {
-		matches, _ := filepath.Glob(text)
-		for i, m := range matches {
-			if i == maxGlobFiles {
-				break
-			}
-			rf.add(m, false)
-		}
+	if filepath.IsAbs(text) {
+		rf.resolve(text, glob, script)
 		return
 	}
-	rf.add(text, script || looksLikeScript(text))
+	for _, d := range []string{dir, rf.also} {
+		if d == "" {
+			continue
+		}
+		if glob {
+			d = escapeGlob(d)
+		}
+		rf.resolve(filepath.Join(d, text), glob, script)
+	}
+}
+
+// resolve adds the file at the absolute path p, or the files its wildcard
+// matches.
+func (rf *runFinder) resolve(p string, glob, script bool) {
+	if !glob {
+		rf.add(p, script || looksLikeScript(p))
+		return
+	}
+	matches, _ := filepath.Glob(p)
+	for i, m := range matches {
+		if i == maxGlobFiles {
+			break
+		}
+		rf.add(m, false)
+	}
 }
 
 // add records the file at the absolute path p if it is inside the
 // workspace and a file (through links), or missing and a script's name.
 func (rf *runFinder) add(p string, script bool) {
 	p = filepath.Clean(p)
+	if rf.checked[p] {
+		return
+	}
+	rf.checked[p] = true
 	rel, ok := rf.rel(p)
 	if !ok {
 		return
