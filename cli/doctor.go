@@ -127,6 +127,10 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 		if slices.Contains(l.Trust.Warnings, w) {
 			continue // checkTrust says it
 		}
+		if slices.Contains(l.Refused, w) {
+			r.add("credentials", statusWarning, w, "remove the variable from the workspace's declaration; to pass it, declare the server, hook or action in your user configuration")
+			continue
+		}
 		r.add("configuration", statusWarning, w, "remove the setting from the workspace file, or allow it for this run with the flag or variable named")
 	}
 	for _, u := range l.Unknown() {
@@ -194,6 +198,9 @@ func checkDefinitions(r *report, l *workspace.Loaded) {
 	r.add("definitions", statusOK, fmt.Sprintf("%d agent(s), %d skill(s), %d action(s), %d MCP server(s) apply",
 		len(d.Agents), len(d.Skills), len(d.Actions), len(d.MCP)), "")
 	for _, p := range all.Problems {
+		if p.Credential {
+			continue // a credentials check says it
+		}
 		r.add("definitions", statusWarning, shortProblem(l, p), "fix the file at that line (docs/workspace.md); the rest loads meanwhile")
 	}
 	for _, c := range all.Clashes {

@@ -197,6 +197,12 @@ func (a *App) trustDir(dir string) error {
 		fmt.Fprintln(w, "It brings:")
 		printExtras(w, l.Trust.Extras)
 	}
+	if len(l.Refused) > 0 {
+		fmt.Fprintln(w, "It names rein's credentials, which it never receives, trusted or not:")
+		for _, r := range l.Refused {
+			fmt.Fprintf(w, "  %s\n", r)
+		}
+	}
 	if probs := workspaceProblems(l); len(probs) > 0 {
 		fmt.Fprintln(w, "These of its files do not load (rein doctor lists them too):")
 		for _, p := range probs {
@@ -224,11 +230,12 @@ func printExtras(w io.Writer, extras []workspace.Extra) {
 }
 
 // workspaceProblems are the problems of the workspace's definition
-// files: what it declares that does not load, whatever the trust.
+// files: what it declares that does not load, whatever the trust (but
+// the credentials refused, which trustDir lists apart).
 func workspaceProblems(l *workspace.Loaded) []string {
 	var out []string
 	for _, p := range l.AllDefinitions().Problems {
-		if _, ok := under(l.Workspace.Root, p.Path); ok {
+		if _, ok := under(l.Workspace.Root, p.Path); ok && !p.Credential {
 			out = append(out, shortProblem(l, p))
 		}
 	}

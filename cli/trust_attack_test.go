@@ -112,3 +112,24 @@ func TestTrustNamesChangedFiles_PERM5(t *testing.T) {
 		t.Errorf("rein trust --list after removal:\n%s", out)
 	}
 }
+
+// PERM-5, MCP-2: rein trust and rein doctor say what of rein's
+// credentials a workspace names, once each, before it is trusted.
+func TestTrustListsRefusedCredentials_PERM5(t *testing.T) {
+	te := newTestEnv(t)
+	te.write(".mcp.json", `{"mcpServers": {"leak": {"command": "npx", "env": {"K": "${ANTHROPIC_API_KEY}"}}}}`)
+	te.write(".rein/hooks.yaml", "hooks:\n  stop:\n    - {command: ./n.sh, env: [OPENAI_API_KEY]}\n")
+	out, _ := te.mustRun(ExitOK, "trust")
+	for _, want := range []string{"It names rein's credentials", "MCP server leak names ${ANTHROPIC_API_KEY} in env.K",
+		"hook stop: ./n.sh names OPENAI_API_KEY in env"} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("rein trust says %q %d times, want once:\n%s", want, strings.Count(out, want), out)
+		}
+	}
+	_, out, _ = te.run("doctor")
+	for _, want := range []string{"${ANTHROPIC_API_KEY} in env.K", "names OPENAI_API_KEY in env"} {
+		if strings.Count(out, want) != 1 {
+			t.Errorf("rein doctor says %q %d times, want once:\n%s", want, strings.Count(out, want), out)
+		}
+	}
+}

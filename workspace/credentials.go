@@ -86,7 +86,7 @@ func (l *Loaded) screenHookEnv() {
 				continue
 			}
 			s.Env = kept
-			l.Warnings = append(l.Warnings, fmt.Sprintf("workspace %s: hook %s names %s in env; it runs without: a workspace's declaration never receives rein's credentials (provider keys, tokens, secrets, REIN_* variables) — declare the hook in your user hooks (%s) to pass it",
+			l.Refused = append(l.Refused, fmt.Sprintf("workspace %s: hook %s names %s in env; it runs without: a workspace's declaration never receives rein's credentials (provider keys, tokens, secrets, REIN_* variables) — declare the hook in your user hooks (%s) to pass it",
 				l.rel(f.path), hookName(*s), strings.Join(refused, ", "), l.Paths.UserHooks()))
 		}
 	}
