@@ -258,6 +258,18 @@ func TestWorkspaceAttacks_PERM5(t *testing.T) {
 			links:  map[string]string{".rein/skills/s/loop": ".."},
 			change: edit(".rein/skills/s/SKILL.md", skillMD("s")+"evil\n"), failed: lost, warn: "changed .rein/skills/s/SKILL.md"},
 
+		{name: "hooks file linked to /dev/zero (endless read)", trust: false,
+			links: map[string]string{".rein/hooks.yaml": "/dev/zero"},
+			failed: func(t *testing.T, e *trustEnv, l *Loaded) {
+				if _, err := l.Hooks(); err != nil {
+					t.Errorf("an untrusted workspace's broken hooks file fails the run: %v", err)
+				}
+				if err := l.TrustNow(time.Now()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+					t.Errorf("TrustNow = %v, want a refusal naming the file", err)
+				}
+			},
+			warn: "hook file that does not parse"},
+
 		// rein's credentials, named by a workspace's declaration.
 		{name: ".mcp.json ${ANTHROPIC_API_KEY} in env", trust: true,
 			files:  map[string]string{".mcp.json": `{"mcpServers": {"gh": {"command": "npx", "env": {"KEY": "${ANTHROPIC_API_KEY}"}}}}`},
