@@ -238,3 +238,16 @@ func readEach[T any](s *scope, entries []fs.DirEntry, fn func(sub *scope, e fs.D
 	}
 	return out
 }
+
+// readConfig reads a configuration file a repository may ship
+// (settings.yaml, models.yaml): a regular file, links followed, of at most
+// maxDefBytes, opened without blocking. Errors name the file; a missing
+// one wraps fs.ErrNotExist.
+func readConfig(path string) ([]byte, error) {
+	data, err := readRegular(path, false)
+	var pe *fs.PathError
+	if err != nil && !errors.As(err, &pe) {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return data, err
+}
