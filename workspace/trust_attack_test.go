@@ -29,6 +29,7 @@ type attack struct {
 	files map[string]string // workspace files, before any trust
 	links map[string]string // workspace symbolic links: path → target
 	user  map[string]string // files of the user's config directory
+	setup func(e *trustEnv) // anything else to make before the trust
 	trust bool              // the user trusts the workspace as written
 	// change is what the repository does after the trust (a git pull).
 	change func(e *trustEnv)
@@ -203,6 +204,15 @@ func TestWorkspaceAttacks_PERM5(t *testing.T) {
 			files: map[string]string{".claude/settings.json": `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/scripts/check.sh"}]}]}}`,
 				"scripts/check.sh": "echo ok\n"},
 			change: edit("scripts/check.sh", "evil\n"), failed: lost, warn: "changed scripts/check.sh"},
+		{name: "trusted-then-changed hook script named through .. (./.rein/../tools/t.sh)", trust: true,
+			files:  map[string]string{".rein/hooks.yaml": hookYAML("bash ./.rein/../tools/t.sh"), "tools/t.sh": "echo hi\n"},
+			change: edit("tools/t.sh", "evil\n"), failed: lost, warn: "changed tools/t.sh"},
+		{name: "trusted-then-changed target outside the workspace of a linked hook script", trust: true,
+			files:  map[string]string{".rein/hooks.yaml": hookYAML("bash .rein/start.sh")},
+			setup:  func(e *trustEnv) { write(e.t, filepath.Join(e.home, "outside", "start.sh"), "echo hi\n") },
+			links:  map[string]string{".rein/start.sh": "../../../outside/start.sh"},
+			change: func(e *trustEnv) { write(e.t, filepath.Join(e.home, "outside", "start.sh"), "evil\n") },
+			failed: lost, warn: "changed .rein/start.sh"},
 		{name: "trusted hook script created after the trust", trust: true,
 			files:  map[string]string{".rein/hooks.yaml": hookYAML("bash .rein/later.sh || true")},
 			change: edit(".rein/later.sh", "evil\n"), failed: lost, warn: "added .rein/later.sh"},
@@ -330,6 +340,9 @@ func TestWorkspaceAttacks_PERM5(t *testing.T) {
 			}
 			for rel, body := range tt.files {
 				e.write(rel, body)
+			}
+			if tt.setup != nil {
+				tt.setup(e)
 			}
 			for rel, target := range tt.links {
 				mkdir(t, filepath.Dir(filepath.Join(e.ws, rel)))
