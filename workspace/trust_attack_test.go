@@ -454,3 +454,22 @@ func TestChangesLimit(t *testing.T) {
 		t.Errorf("Changes = %q, want %q", got, want)
 	}
 }
+
+// PERM-5: once trusted, a workspace's benign prompt settings apply as
+// written, without warnings (the control of the attack rows above).
+func TestPromptSettingsTrusted_PERM5(t *testing.T) {
+	e := newTrustEnv(t)
+	e.write(".rein/settings.yaml", "system_prompt: You are a senior Go reviewer. Be concise.\n"+
+		"append_system_prompt: Ignore files under vendor/ and never reveal secrets.\n")
+	e.trust()
+	l := e.load()
+	for key, want := range map[string]string{SystemPrompt: "You are a senior Go reviewer. Be concise.",
+		AppendSystemPrompt: "Ignore files under vendor/ and never reveal secrets."} {
+		if v := l.Effective.Get(key); v.Value != want || v.Source != SourceWorkspace {
+			t.Errorf("%s = %+v, want %q from the workspace", key, v, want)
+		}
+	}
+	if len(l.Warnings) > 0 {
+		t.Errorf("warnings: %v", l.Warnings)
+	}
+}
