@@ -153,15 +153,11 @@ func (rf *runFinder) nested(vars map[string]string) {
 // shellScript returns the text of the file at p when it is a shell script
 // (by its name or its #! line) of at most maxScriptBytes.
 func shellScript(p string) (string, bool) {
-	fi, err := os.Stat(p)
-	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScriptBytes {
+	data, err := readRegular(p, false) // never blocks, never reads without end
+	if err != nil || len(data) > maxScriptBytes {
 		return "", false
 	}
 	ext := strings.ToLower(filepath.Ext(p))
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return "", false
-	}
 	if ext != ".sh" && ext != ".bash" && !shebangShell.Match(data) {
 		return "", false
 	}
