@@ -407,6 +407,35 @@ func TestUserConfigMayNameCredentials_PERM5(t *testing.T) {
 	}
 }
 
+// PERM-5, MCP-2: only rein's own credentials are refused. A trusted
+// workspace's declaration that names another secret — the GitHub token a
+// published .mcp.json passes to its server, a deploy token — gets it, as
+// PERM-5's "unless they name the variables they need" promises.
+func TestTrustedWorkspaceMayNameOtherSecrets_PERM5(t *testing.T) {
+	e := newTrustEnv(t)
+	for k, v := range attackEnv {
+		e.env[k] = v
+	}
+	e.env["GITHUB_PERSONAL_ACCESS_TOKEN"] = "ghp-user-token"
+	e.write(".mcp.json", `{"mcpServers": {"github": {"command": "npx", "args": ["-y", "github-mcp"],
+		"env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${GITHUB_PERSONAL_ACCESS_TOKEN}"}}}}`)
+	e.write(".rein/hooks.yaml", "hooks:\n  stop:\n    - {name: n, command: ./n.sh, env: [GITHUB_TOKEN, DEPLOY_TOKEN]}\n")
+	e.trust()
+	l := e.load()
+	if !l.Trust.Trusted {
+		t.Fatalf("not trusted: %v", l.Trust.Err)
+	}
+	if s, ok := l.Definitions().Server("github"); !ok || s.Env["GITHUB_PERSONAL_ACCESS_TOKEN"] != "ghp-user-token" {
+		t.Errorf("the trusted workspace's server did not get the token it names: %+v %v", s, ok)
+	}
+	if specs, _ := l.Hooks(); len(specs) != 1 || !slices.Equal(specs[0].Env, []string{"GITHUB_TOKEN", "DEPLOY_TOKEN"}) {
+		t.Errorf("the trusted workspace's hook lost variables it names: %+v", specs)
+	}
+	if len(l.Refused) > 0 {
+		t.Errorf("refused: %v", l.Refused)
+	}
+}
+
 // PERM-5: trust keeps a manifest of the files it covered, and a lost
 // trust names what changed, was added or removed; a record of an older
 // rein (no manifest, a v1 fingerprint) is not trusted, and says why.
