@@ -52,6 +52,7 @@ type trustView struct {
 	Workspace string            `json:"workspace"`
 	Trusted   bool              `json:"trusted"`
 	Lost      bool              `json:"lost,omitempty"`
+	Changed   []string          `json:"changed,omitempty"` // what changed since the trust, when lost
 	Error     string            `json:"error,omitempty"`
 	Extras    []workspace.Extra `json:"extras,omitempty"`
 	Ignored   []workspace.Extra `json:"ignored,omitempty"`
@@ -126,6 +127,10 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 		if slices.Contains(l.Trust.Warnings, w) {
 			continue // checkTrust says it
 		}
+		if slices.Contains(l.Refused, w) {
+			r.add("credentials", statusWarning, w, "remove the variable from the workspace's declaration; to pass it, declare the server, hook or action in your user configuration")
+			continue
+		}
 		r.add("configuration", statusWarning, w, "remove the setting from the workspace file, or allow it for this run with the flag or variable named")
 	}
 	for _, u := range l.Unknown() {
@@ -148,7 +153,7 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 // whether it applies (SPEC PERM-5).
 func checkTrust(r *report, l *workspace.Loaded) {
 	t := l.Trust
-	r.Trust = &trustView{Workspace: l.Workspace.Root, Trusted: t.Trusted, Lost: t.Lost, Extras: t.Extras, Ignored: t.Ignored()}
+	r.Trust = &trustView{Workspace: l.Workspace.Root, Trusted: t.Trusted, Lost: t.Lost, Changed: t.Changed, Extras: t.Extras, Ignored: t.Ignored()}
 	if t.Err != nil {
 		r.Trust.Error = t.Err.Error()
 	}
@@ -167,7 +172,7 @@ func checkTrust(r *report, l *workspace.Loaded) {
 			"fix what the error names; until then the workspace cannot be trusted")
 	}
 	if t.Lost {
-		r.add("trust", statusWarning, "trust lost: the workspace's settings, hooks or agents changed since you trusted it", next)
+		r.add("trust", statusWarning, "trust lost: since you trusted the workspace: "+strings.Join(t.Changed, "; "), next)
 	}
 	for _, x := range ignored {
 		r.add("trust", statusWarning, "not trusted, ignored: "+x.String(), next)
@@ -193,6 +198,9 @@ func checkDefinitions(r *report, l *workspace.Loaded) {
 	r.add("definitions", statusOK, fmt.Sprintf("%d agent(s), %d skill(s), %d action(s), %d MCP server(s) apply",
 		len(d.Agents), len(d.Skills), len(d.Actions), len(d.MCP)), "")
 	for _, p := range all.Problems {
+		if p.Credential {
+			continue // a credentials check says it
+		}
 		r.add("definitions", statusWarning, shortProblem(l, p), "fix the file at that line (docs/workspace.md); the rest loads meanwhile")
 	}
 	for _, c := range all.Clashes {

@@ -66,7 +66,10 @@ func (a *App) askTrust(ctx context.Context, l *workspace.Loaded) (bool, error) {
 	w := a.Stderr
 	fmt.Fprintf(w, "\nThe workspace %s brings what widens rein's permissions or runs code:\n", l.Workspace.Root)
 	if l.Trust.Lost {
-		fmt.Fprintln(w, "(you trusted it before, but these files changed since)")
+		fmt.Fprintln(w, "You trusted it before; since then:")
+		for _, c := range l.Trust.Changed {
+			fmt.Fprintf(w, "  ~ %s\n", c)
+		}
 	}
 	for _, x := range l.Trust.Ignored() {
 		fmt.Fprintf(w, "  • %s\n", x)
@@ -125,15 +128,19 @@ func readAnswer(ctx context.Context, in io.Reader) (string, error) {
 const trustLong = `Trust a workspace: let what it brings apply (SPEC PERM-5).
 
 A cloned repository must not loosen your safety. What a workspace brings that
-widens permissions or runs code applies only once you trusted it: allow rules
-and sensitive-file exceptions ("!.env") of .rein/settings.yaml and
-.rein/settings.local.yaml, hooks of .rein/hooks.yaml and .claude/settings.json,
-a sessions_dir or replay: model set there, and its MCP servers, agents,
-skills and actions. Deny and ask rules always apply.
+widens permissions, runs code or shapes the model's prompt applies only once
+you trusted it: allow rules and sensitive-file exceptions ("!.env") of
+.rein/settings.yaml and .rein/settings.local.yaml, hooks of .rein/hooks.yaml
+and .claude/settings.json, a sessions_dir, replay: model, system_prompt or
+append_system_prompt set there, and its MCP servers, agents, skills and
+actions. Deny and ask rules always apply. A workspace's declarations never
+receive rein's credentials (provider keys, tokens, REIN_* variables), trusted
+or not: only your user configuration may name them.
 
 rein trust lists what the workspace (DIR, default: the current one) brings and
-records your trust with a fingerprint of those files; when they change, the
-trust is lost and rein says so. "Always allow" answers you give rein keep
+records your trust with a fingerprint of those files, of the scripts its
+hooks, actions and MCP servers run, and of what linked directories hold; when
+any of them changes, the trust is lost and rein names the files. "Always allow" answers you give rein keep
 applying either way, and do not make a workspace trusted.
 
 rein on a terminal asks once at start; rein run never asks: it goes on without
@@ -190,6 +197,12 @@ func (a *App) trustDir(dir string) error {
 		fmt.Fprintln(w, "It brings:")
 		printExtras(w, l.Trust.Extras)
 	}
+	if len(l.Refused) > 0 {
+		fmt.Fprintln(w, "It names rein's credentials, which it never receives, trusted or not:")
+		for _, r := range l.Refused {
+			fmt.Fprintf(w, "  %s\n", r)
+		}
+	}
 	if probs := workspaceProblems(l); len(probs) > 0 {
 		fmt.Fprintln(w, "These of its files do not load (rein doctor lists them too):")
 		for _, p := range probs {
@@ -217,11 +230,12 @@ func printExtras(w io.Writer, extras []workspace.Extra) {
 }
 
 // workspaceProblems are the problems of the workspace's definition
-// files: what it declares that does not load, whatever the trust.
+// files: what it declares that does not load, whatever the trust (but
+// the credentials refused, which trustDir lists apart).
 func workspaceProblems(l *workspace.Loaded) []string {
 	var out []string
 	for _, p := range l.AllDefinitions().Problems {
-		if _, ok := under(l.Workspace.Root, p.Path); ok {
+		if _, ok := under(l.Workspace.Root, p.Path); ok && !p.Credential {
 			out = append(out, shortProblem(l, p))
 		}
 	}
@@ -282,12 +296,12 @@ func trustState(e workspace.TrustEntry) string {
 	if e.Fingerprint == "" {
 		return "not trusted" + approved
 	}
-	fp, err := workspace.Fingerprint(e.Dir)
+	m, err := workspace.FingerprintFiles(e.Dir)
 	switch {
 	case err != nil:
 		return "cannot check: " + err.Error()
-	case e.Trusted(fp):
+	case e.Trusted(m.Digest):
 		return "trusted" + approved
 	}
-	return "changed since trusted (rein trust " + e.Dir + " to review)" + approved
+	return "changed since trusted: " + strings.Join(e.Changes(m), "; ") + " (rein trust " + e.Dir + " to review)" + approved
 }

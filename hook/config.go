@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"math"
 	"net/url"
@@ -130,7 +131,7 @@ func Parse(data []byte) ([]Spec, error) {
 
 // Load reads a hooks file; a missing file declares no hooks.
 func Load(path string) ([]Spec, error) {
-	data, err := os.ReadFile(path)
+	data, err := readFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -142,6 +143,35 @@ func Load(path string) ([]Spec, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return specs, nil
+}
+
+// maxFileBytes bounds a hooks file: a repository's must not make rein
+// read without end (a link to /dev/zero).
+const maxFileBytes = 1 << 20
+
+// readFile reads a hooks file: a regular file (through links) of at most
+// maxFileBytes.
+func readFile(path string) ([]byte, error) {
+	fi, err := os.Stat(path) // before opening: opening a FIFO would wait for a writer
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s: not a regular file (a hooks file must be one)", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxFileBytes {
+		return nil, fmt.Errorf("%s: larger than %d KiB: a hooks file must be smaller", path, maxFileBytes>>10)
+	}
+	return data, nil
 }
 
 // parseEntry reads one hook in rein's format.

@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"strings"
@@ -151,7 +152,24 @@ func (s *scope) actions(dir string) []Action {
 		}
 		a, probs, ok := parseAction(path, data, name)
 		s.add(probs)
+		a.Env = s.screenEnv(path, "action "+a.Name, a.Env)
 		a.Dir, a.Origin = ad, s.origin
 		return a, ok
 	})
+}
+
+// screenEnv returns the variables a declaration of the scope may receive
+// from env: all of them but, in a workspace, rein's credentials, each
+// refused with a problem (the declaration runs without them).
+func (s *scope) screenEnv(path, what string, env []string) []string {
+	if s.refuse == nil {
+		return env
+	}
+	kept, refused := withoutCredentials(env, s.refuse)
+	if len(refused) > 0 {
+		s.probs = append(s.probs, Problem{Path: path, Credential: true, Msg: fmt.Sprintf(
+			"%s names %s in env; it runs without: a workspace's declaration never receives rein's credentials (provider keys and OAuth tokens, your profiles' key variables, REIN_* variables) — declare it in your user configuration to pass it",
+			what, strings.Join(refused, ", "))})
+	}
+	return kept
 }

@@ -26,13 +26,16 @@
 //
 // A workspace may only tighten the user's safety (SPEC PERM-5): its
 // permission mode and sandbox are [Guarded], and what it brings that
-// widens permissions or runs code — allow rules, sensitive-file
-// exceptions, hooks, a sessions_dir or a replay: model, MCP servers,
-// agents, skills and actions (each an [Extra]) — applies only once the
-// user trusted it. Trust is kept per directory in the user's trust.json
-// ([TrustStore]) with a [Fingerprint] of the workspace's trust-relevant
-// files, and is lost when they change; [Loaded.RuleStore] keeps "always"
-// answers without losing it.
+// widens permissions, runs code or shapes the prompt — allow rules,
+// sensitive-file exceptions, hooks, a sessions_dir, a replay: model,
+// system_prompt and append_system_prompt, MCP servers, agents, skills and
+// actions (each an [Extra]) — applies only once the user trusted it. Trust
+// is kept per directory in the user's trust.json ([TrustStore]) with a
+// [Fingerprint] of the workspace's trust-relevant files and of the files
+// its declarations run ([FingerprintFiles]), and is lost when any changes;
+// [Loaded.RuleStore] keeps "always" answers without losing it. Trusted or
+// not, a workspace's declarations never receive rein's credentials
+// ([Loaded.Credential]).
 package workspace
 
 import (

@@ -37,6 +37,10 @@ type Problem struct {
 	Path string `json:"path"`
 	Line int    `json:"line,omitempty"`
 	Msg  string `json:"msg"`
+	// Credential marks a workspace's declaration that names one of rein's
+	// credentials (SPEC PERM-5, MCP-2): it is refused them, and every run
+	// warns about it.
+	Credential bool `json:"credential,omitempty"`
 }
 
 // String returns "path:line: msg" (without ":line" when the line is
@@ -263,7 +267,7 @@ func LoadDefinitions(p Paths, ws Workspace, workspace bool) *Definitions {
 
 // LoadDefinitionsWith is [LoadDefinitions] with options.
 func LoadDefinitionsWith(p Paths, ws Workspace, workspace bool, opts DefinitionOptions) *Definitions {
-	ls := readLayers(p, ws, workspace, opts.getenv())
+	ls := readLayers(p, ws, workspace, opts.getenv(), credentialCheck(p))
 	return ls.merge(workspace)
 }
 

@@ -353,7 +353,7 @@ func TestSkill_SKILL1(t *testing.T) {
 func TestAction_ACTION1(t *testing.T) {
 	e := newDefEnv(t)
 	e.files(map[string]string{
-		".rein/actions/deploy/ACTION.yaml": "name: deploy\ndescription: Deploy.\ninput_schema:\n  type: object\n  properties:\n    service: {type: string, description: which}\n  required: [service]\ncommand: [./deploy.sh, --fast]\ntimeout: 90\nenv: [DEPLOY_TOKEN, bad-name]\n",
+		".rein/actions/deploy/ACTION.yaml": "name: deploy\ndescription: Deploy.\ninput_schema:\n  type: object\n  properties:\n    service: {type: string, description: which}\n  required: [service]\ncommand: [./deploy.sh, --fast]\ntimeout: 90\nenv: [OPENAI_API_KEY, bad-name]\n",
 		".rein/actions/lint/ACTION.yaml":   "description: Lint.\ncommand: |\n  go vet ./... && staticcheck ./...\n",
 	})
 	d := e.load(true)
@@ -371,11 +371,14 @@ func TestAction_ACTION1(t *testing.T) {
 		t.Errorf("schema -want +got:\n%s", diff)
 	}
 	if diff := cmp.Diff([]string{"./deploy.sh", "--fast"}, dep.Command); diff != "" || dep.Timeout != 90*time.Second ||
-		dep.Dir != filepath.Join(e.ws, ".rein/actions/deploy") || !cmp.Equal(dep.Env, []string{"DEPLOY_TOKEN"}) {
+		dep.Dir != filepath.Join(e.ws, ".rein/actions/deploy") || len(dep.Env) != 0 {
 		t.Errorf("deploy = %+v", dep)
 	}
-	if !strings.Contains(problemText(d), `env: "bad-name" is not a variable name`) {
-		t.Errorf("problems: %s", problemText(d))
+	// PERM-5: a workspace's action is refused a token (the user's own may name it).
+	for _, want := range []string{`env: "bad-name" is not a variable name`, "action deploy names OPENAI_API_KEY in env; it runs without"} {
+		if !strings.Contains(problemText(d), want) {
+			t.Errorf("problems lack %q: %s", want, problemText(d))
+		}
 	}
 	lint, _ := d.Action("lint")
 	if lint.Script != "go vet ./... && staticcheck ./..." || lint.Command != nil || string(lint.InputSchema) != `{"type":"object","properties":{}}` {

@@ -63,6 +63,9 @@ type Trust struct {
 	// Lost: the user trusted the workspace once, and the files changed
 	// since.
 	Lost bool
+	// Changed names, when Lost, the files that changed since the user
+	// trusted the workspace ([TrustRecord.Changes]).
+	Changed []string
 	// Fingerprint is the digest of the files now; empty when it could not
 	// be computed (Err says why: the workspace cannot be trusted then).
 	Fingerprint string
@@ -75,6 +78,8 @@ type Trust struct {
 	// Warnings say what an untrusted workspace's extras were ignored, one
 	// line each; empty when trusted or when there is nothing to ignore.
 	Warnings []string
+
+	manifest Manifest // what Fingerprint covers, for TrustNow
 }
 
 // Ignored returns the extras that do not apply: those not pending, unless
@@ -184,7 +189,8 @@ func (l *Loaded) HookErrors() []error {
 // workspace and lists its extras and, unless it is trusted, the warnings.
 func (l *Loaded) loadTrust() {
 	t := &l.Trust
-	t.Fingerprint, t.Err = Fingerprint(l.Workspace.Root)
+	t.manifest, t.Err = FingerprintFiles(l.Workspace.Root)
+	t.Fingerprint = t.manifest.Digest
 	rec, err := l.TrustStore().Get(l.Workspace.Root)
 	if err != nil && t.Err == nil {
 		t.Err = err
@@ -193,6 +199,7 @@ func (l *Loaded) loadTrust() {
 	if t.Err == nil {
 		t.Trusted = rec.Trusted(t.Fingerprint)
 		t.Lost = rec.Fingerprint != "" && !t.Trusted
+		t.Changed = rec.Changes(t.manifest)
 	}
 	t.Extras = l.extras()
 	ignored := t.Ignored()
@@ -203,7 +210,7 @@ func (l *Loaded) loadTrust() {
 		t.Warnings = append(t.Warnings, fmt.Sprintf("workspace trust cannot be checked: %v", t.Err))
 	}
 	if t.Lost {
-		t.Warnings = append(t.Warnings, "workspace trust lost: its settings, hooks or agents changed since you trusted it")
+		t.Warnings = append(t.Warnings, "workspace trust lost: what it declares, runs or loads changed since you trusted it: "+strings.Join(t.Changed, "; "))
 	}
 	for _, x := range ignored {
 		t.Warnings = append(t.Warnings, "workspace not trusted: ignored "+x.String())
@@ -228,7 +235,7 @@ func (l *Loaded) extras() []Extra {
 		}
 		for _, name := range slices.Sorted(maps.Keys(s.Values)) {
 			if gatedValue(name, s.Values[name]) {
-				out = append(out, Extra{Kind: ExtraSetting, What: name + ": " + s.Values[name], File: file})
+				out = append(out, Extra{Kind: ExtraSetting, What: name + ": " + clip(s.Values[name], 120), File: file})
 			}
 		}
 	}
@@ -311,11 +318,12 @@ func (l *Loaded) definitionExtras() []Extra {
 
 // gatedValue reports whether a workspace file's setting needs trust:
 // sessions_dir (a path anywhere: where transcripts go, and what --continue
-// and --kill-orphans read back) and a replay: model (a cassette of the
-// repository's, standing in for the model).
+// and --kill-orphans read back), a replay: model (a cassette of the
+// repository's, standing in for the model), and the settings that shape
+// the system prompt ([PromptSettings]).
 func gatedValue(name, v string) bool {
 	switch name {
-	case SessionsDir:
+	case SessionsDir, SystemPrompt, AppendSystemPrompt:
 		return true
 	case Model:
 		return strings.HasPrefix(v, "replay:")
@@ -324,10 +332,11 @@ func gatedValue(name, v string) bool {
 }
 
 // gate returns the layer without its gated values when the workspace is
-// not trusted.
+// not trusted; a trusted one's prompt settings are screened
+// ([Loaded.screenPrompts]).
 func (l *Loaded) gate(layer Layer) Layer {
 	if l.Trust.Trusted {
-		return layer
+		return l.screenPrompts(layer)
 	}
 	var values map[string]string
 	for name, v := range layer.Values {
@@ -394,7 +403,7 @@ func (l *Loaded) TrustNow(now time.Time) error {
 			return fmt.Errorf("%w (fix it before trusting the workspace)", f.err)
 		}
 	}
-	return l.TrustStore().Trust(l.Workspace.Root, l.Trust.Fingerprint, now)
+	return l.TrustStore().Trust(l.Workspace.Root, l.Trust.manifest, now)
 }
 
 // RuleStore returns where "always" answers go: the workspace's
@@ -420,19 +429,19 @@ type ruleStore struct {
 func (s *ruleStore) Add(ctx context.Context, r permission.Rule) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	before, berr := Fingerprint(s.root)
+	before, berr := FingerprintFiles(s.root)
 	if err := s.file.Add(ctx, r); err != nil {
 		return err
 	}
-	after, aerr := Fingerprint(s.root)
+	after, aerr := FingerprintFiles(s.root)
 	if berr != nil || aerr != nil {
-		before, after = "", ""
+		before, after = Manifest{}, Manifest{}
 	}
 	rule := ""
 	if r.Action == permission.DecisionAllow {
 		rule = r.String()
 	}
-	if rule == "" && before == "" {
+	if rule == "" && before.Digest == "" {
 		return nil
 	}
 	return s.trust.approve(s.root, rule, before, after)

@@ -32,6 +32,9 @@ type scope struct {
 	origin Origin
 	root   string
 	probs  []Problem
+	// refuse, when set, names the variables the layer's declarations may
+	// not receive: rein's credentials, for a workspace (see [isCredential]).
+	refuse func(string) bool
 }
 
 // newScope returns the scope of a layer whose files must stay inside
@@ -206,7 +209,7 @@ func readEach[T any](s *scope, entries []fs.DirEntry, fn func(sub *scope, e fs.D
 	}
 	res := make([]result, len(entries))
 	work := func(i int) {
-		sub := &scope{origin: s.origin, root: s.root}
+		sub := &scope{origin: s.origin, root: s.root, refuse: s.refuse}
 		v, ok := fn(sub, entries[i])
 		res[i] = result{v, ok, sub.probs}
 	}
@@ -234,4 +237,17 @@ func readEach[T any](s *scope, entries []fs.DirEntry, fn func(sub *scope, e fs.D
 		}
 	}
 	return out
+}
+
+// readConfig reads a configuration file a repository may ship
+// (settings.yaml, models.yaml): a regular file, links followed, of at most
+// maxDefBytes, opened without blocking. Errors name the file; a missing
+// one wraps fs.ErrNotExist.
+func readConfig(path string) ([]byte, error) {
+	data, err := readRegular(path, false)
+	var pe *fs.PathError
+	if err != nil && !errors.As(err, &pe) {
+		err = fmt.Errorf("%s: %w", path, err)
+	}
+	return data, err
 }

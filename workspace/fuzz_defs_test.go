@@ -3,6 +3,7 @@ package workspace
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -118,20 +119,31 @@ func FuzzParseMCP(f *testing.F) {
 	} {
 		f.Add([]byte(s))
 	}
+	f.Add([]byte(`{"mcpServers": {"a": {"command": "x", "env": {"K": "${ANTHROPIC_API_KEY}"}}}}`))
 	getenv := func(k string) string {
-		if k == "A" {
+		switch k {
+		case "A":
 			return "1"
+		case "ANTHROPIC_API_KEY":
+			return "sk-ant-fuzz"
 		}
 		return ""
 	}
+	workspace := envReader{getenv: getenv, refuse: func(n string) bool { return isCredential(n, nil) }}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		for _, parse := range []func(string, []byte, func(string) string) ([]MCPServer, []Problem){parseMCPYAML, parseMCPJSON} {
-			servers, probs := parse("mcp", data, getenv)
-			checkProblems(t, data, probs)
-			for _, s := range servers {
-				if !nameRE.MatchString(s.Name) || strings.Contains(s.Name, "__") || (s.Command != "" && s.URL != "") ||
-					(s.Command == "" && s.URL == "" && !s.Disabled) {
-					t.Fatalf("loaded %+v", s)
+		for _, parse := range []func(string, []byte, envReader) ([]MCPServer, []Problem){parseMCPYAML, parseMCPJSON} {
+			for _, env := range []envReader{{getenv: getenv}, workspace} {
+				servers, probs := parse("mcp", data, env)
+				checkProblems(t, data, probs)
+				for _, s := range servers {
+					if !nameRE.MatchString(s.Name) || strings.Contains(s.Name, "__") || (s.Command != "" && s.URL != "") ||
+						(s.Command == "" && s.URL == "" && !s.Disabled) {
+						t.Fatalf("loaded %+v", s)
+					}
+					// PERM-5, MCP-2: a workspace's server never holds the key.
+					if env.refuse != nil && strings.Contains(fmt.Sprint(s), "sk-ant-fuzz") {
+						t.Fatalf("a workspace's server got the provider key: %+v", s)
+					}
 				}
 			}
 		}

@@ -25,11 +25,12 @@ type layers struct {
 }
 
 // readLayers reads the built-in, the user's and (when workspace is true)
-// the workspace's definitions.
-func readLayers(p Paths, ws Workspace, workspace bool, getenv func(string) string) *layers {
+// the workspace's definitions; the workspace's may not read the variables
+// credential names (see [isCredential]).
+func readLayers(p Paths, ws Workspace, workspace bool, getenv func(string) string, credential func(string) bool) *layers {
 	ls := &layers{builtin: &layer{agents: BuiltinAgents()}, user: readUser(p, getenv)}
 	if workspace && ws.Root != "" {
-		ls.workspace = readWorkspace(ws, p, getenv)
+		ls.workspace = readWorkspace(ws, p, envReader{getenv: getenv, refuse: credential})
 	}
 	return ls
 }
@@ -42,7 +43,7 @@ func readUser(p Paths, getenv func(string) string) *layer {
 	l.agents = append(s.agents(p.ClaudeAgentsDir()), s.agents(p.UserAgentsDir())...)
 	l.skills = append(s.skills(p.ClaudeSkillsDir()), s.skills(p.UserSkillsDir())...)
 	l.actions = s.actions(p.UserActionsDir())
-	l.mcp = s.mcpFile(p.UserMCP(), getenv, parseMCPYAML)
+	l.mcp = s.mcpFile(p.UserMCP(), envReader{getenv: getenv}, parseMCPYAML)
 	l.probs = s.probs
 	return l
 }
@@ -50,9 +51,11 @@ func readUser(p Paths, getenv func(string) string) *layer {
 // readWorkspace reads the workspace's definitions: Claude Code's (.claude,
 // .mcp.json), then rein's (.rein), which win. Files must stay inside the
 // workspace; a directory that is also the user's (a workspace at the home
-// directory) is read as the user's only.
-func readWorkspace(ws Workspace, p Paths, getenv func(string) string) *layer {
+// directory) is read as the user's only. Its declarations are refused the
+// variables env refuses: rein's credentials.
+func readWorkspace(ws Workspace, p Paths, env envReader) *layer {
 	s := newScope(OriginWorkspace, ws.Root)
+	s.refuse = env.refuse
 	user := []string{p.ClaudeAgentsDir(), p.ClaudeSkillsDir(), p.UserAgentsDir(), p.UserSkillsDir(), p.UserActionsDir(), p.UserMCP()}
 	own := func(path string) string {
 		if slices.Contains(user, path) {
@@ -64,15 +67,15 @@ func readWorkspace(ws Workspace, p Paths, getenv func(string) string) *layer {
 	l.agents = append(s.agents(own(ws.ClaudeAgentsDir())), s.agents(own(ws.AgentsDir()))...)
 	l.skills = append(s.skills(own(ws.ClaudeSkillsDir())), s.skills(own(ws.SkillsDir()))...)
 	l.actions = s.actions(own(ws.ActionsDir()))
-	l.mcp = append(s.mcpFile(own(ws.ClaudeMCP()), getenv, parseMCPJSON), s.mcpFile(own(ws.MCP()), getenv, parseMCPYAML)...)
+	l.mcp = append(s.mcpFile(own(ws.ClaudeMCP()), env, parseMCPJSON), s.mcpFile(own(ws.MCP()), env, parseMCPYAML)...)
 	l.probs = s.probs
 	return l
 }
 
 // mcpFile reads an MCP servers file with parse; a missing file declares
 // none.
-func (s *scope) mcpFile(path string, getenv func(string) string,
-	parse func(string, []byte, func(string) string) ([]MCPServer, []Problem)) []MCPServer {
+func (s *scope) mcpFile(path string, env envReader,
+	parse func(string, []byte, envReader) ([]MCPServer, []Problem)) []MCPServer {
 	if path == "" {
 		return nil
 	}
@@ -91,7 +94,7 @@ func (s *scope) mcpFile(path string, getenv func(string) string,
 	if !ok {
 		return nil
 	}
-	servers, probs := parse(path, data, getenv)
+	servers, probs := parse(path, data, env)
 	s.add(probs)
 	for i := range servers {
 		servers[i].Origin = s.origin

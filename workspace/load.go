@@ -166,6 +166,10 @@ type Loaded struct {
 	// permissions or runs code applies only once the user trusted it
 	// (SPEC PERM-5).
 	Trust Trust
+	// Refused say, one line each, what the workspace's declarations named
+	// of rein's credentials and were refused, trusted or not (SPEC PERM-5,
+	// MCP-2; see [Loaded.Credential]); they are in Warnings too.
+	Refused []string
 
 	hooks      []hookFile
 	trustStore *TrustStore
@@ -200,8 +204,13 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	l.loadHooks()
-	defs := readLayers(l.Paths, l.Workspace, true, getenv)
+	l.screenHookEnv()
+	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
 	l.allDefs = l.withHookClashes(defs.merge(true), true)
+	if defs.workspace != nil {
+		l.Refused = append(l.Refused, l.credentialWarnings(defs.workspace.probs)...)
+	}
+	l.Warnings = append(l.Warnings, l.Refused...)
 	l.loadTrust()
 	l.defs = l.allDefs
 	if !l.Trust.Trusted {

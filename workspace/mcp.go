@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -28,8 +30,8 @@ var mcpKeys = []string{"command", "args", "env", "url", "headers", "timeout", "d
 //	    headers: {Authorization: "Bearer ${DOCS_TOKEN}"}
 //
 // ${VAR} and ${VAR:-default} in command, args, env, url and headers are
-// read through getenv.
-func parseMCPYAML(path string, data []byte, getenv func(string) string) ([]MCPServer, []Problem) {
+// read through env.
+func parseMCPYAML(path string, data []byte, env envReader) ([]MCPServer, []Problem) {
 	d := &doc{path: path}
 	top := d.parse(data)
 	if top == nil {
@@ -41,7 +43,7 @@ func parseMCPYAML(path string, data []byte, getenv func(string) string) ([]MCPSe
 	}
 	m.unknown("mcp.yaml", "servers")
 	n, _ := m.get("servers")
-	return d.servers(n, "servers", false, getenv), d.probs
+	return d.servers(n, "servers", false, env), d.probs
 }
 
 // parseMCPJSON reads Claude Code's .mcp.json:
@@ -51,7 +53,7 @@ func parseMCPYAML(path string, data []byte, getenv func(string) string) ([]MCPSe
 //	  "docs": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}}}
 //
 // Other keys are ignored, as Claude Code's own are.
-func parseMCPJSON(path string, data []byte, getenv func(string) string) ([]MCPServer, []Problem) {
+func parseMCPJSON(path string, data []byte, env envReader) ([]MCPServer, []Problem) {
 	d := &doc{path: path}
 	if len(bytes.TrimSpace(bytes.TrimPrefix(data, bom))) == 0 {
 		return nil, nil
@@ -68,11 +70,11 @@ func parseMCPJSON(path string, data []byte, getenv func(string) string) ([]MCPSe
 		return nil, d.probs
 	}
 	n, _ := m.get("mcpServers")
-	return d.servers(n, "mcpServers", true, getenv), d.probs
+	return d.servers(n, "mcpServers", true, env), d.probs
 }
 
 // servers reads the mapping of server names to servers.
-func (d *doc) servers(n *yaml.Node, what string, claude bool, getenv func(string) string) []MCPServer {
+func (d *doc) servers(n *yaml.Node, what string, claude bool, env envReader) []MCPServer {
 	if n == nil {
 		return nil
 	}
@@ -94,7 +96,7 @@ func (d *doc) servers(n *yaml.Node, what string, claude bool, getenv func(string
 		if !claude {
 			m.unknown("MCP server "+name, mcpKeys...)
 		}
-		if s, ok := d.server(k, m, claude, getenv); ok {
+		if s, ok := d.server(k, m, claude, env); ok {
 			out = append(out, s)
 		}
 	}
@@ -102,21 +104,28 @@ func (d *doc) servers(n *yaml.Node, what string, claude bool, getenv func(string
 }
 
 // server reads the fields of the server named by key k.
-func (d *doc) server(k *yaml.Node, m *mapping, claude bool, getenv func(string) string) (MCPServer, bool) {
+func (d *doc) server(k *yaml.Node, m *mapping, claude bool, env envReader) (MCPServer, bool) {
 	name := k.Value
 	s := MCPServer{Name: name, Path: d.path}
-	s.Command = d.expand(m, getenv, "command")
+	x := &expander{d: d, env: env}
+	s.Command = x.expand(m, "command")
 	var rawArgs []string
-	s.Args, rawArgs = d.expandList(m, getenv, "args")
-	s.Env = d.expandMap(m, getenv, "env")
-	s.URL = d.expand(m, getenv, "url")
-	s.Headers = d.expandMap(m, getenv, "headers")
+	s.Args, rawArgs = x.expandList(m, "args")
+	s.Env = x.expandMap(m, "env")
+	s.URL = x.expand(m, "url")
+	s.Headers = x.expandMap(m, "headers")
 	s.Timeout = m.duration("timeout")
 	s.Disabled = m.bool("disabled")
 	if s.Declared = m.str("url"); s.URL == "" {
 		s.Declared = strings.Join(append([]string{m.str("command")}, rawArgs...), " ")
 	}
 	not := fmt.Sprintf("(the server %s is not loaded)", name)
+	if len(x.refused) > 0 {
+		d.problem(k, "MCP server %s names %s: a workspace's declaration never receives rein's credentials (provider keys and OAuth tokens, your profiles' key variables, REIN_* variables); "+
+			"declare the server in your user configuration (rein's mcp.yaml in your config directory) to pass it %s", name, strings.Join(x.refused, ", "), not)
+		d.probs[len(d.probs)-1].Credential = true
+		return MCPServer{}, false
+	}
 	if claude {
 		tn, _ := m.get("type")
 		switch typ := strings.ToLower(m.str("type")); typ {
@@ -153,30 +162,47 @@ func (d *doc) server(k *yaml.Node, m *mapping, claude bool, getenv func(string) 
 	return s, true
 }
 
+// envReader reads the variables ${VAR} stands for in an MCP servers
+// file.
+type envReader struct {
+	getenv func(string) string
+	// refuse, when set, names the variables the file may not read: rein's
+	// credentials, for a workspace's file (see [Loaded.Credential]).
+	refuse func(string) bool
+}
+
+// expander expands the variables of one server's fields, noting those it
+// refused.
+type expander struct {
+	d       *doc
+	env     envReader
+	refused []string // "${NAME} in field"
+}
+
 // expand returns the text value of key with its variables expanded.
-func (d *doc) expand(m *mapping, getenv func(string) string, key string) string {
+func (x *expander) expand(m *mapping, key string) string {
 	n, _ := m.get(key)
-	return d.expandAt(n, m.str(key), getenv)
+	return x.expandAt(n, m.str(key), key)
 }
 
 // expandList returns the list value of key (a YAML or JSON list) with its
 // variables expanded, and as written.
-func (d *doc) expandList(m *mapping, getenv func(string) string, key string) (out, raw []string) {
+func (x *expander) expandList(m *mapping, key string) (out, raw []string) {
 	n, _ := m.get(key)
 	if n == nil {
 		return nil, nil
 	}
 	if n.Kind != yaml.SequenceNode {
-		d.problem(n, "%s: want a list, got %s; it is ignored", key, kindName(n))
+		x.d.problem(n, "%s: want a list, got %s; it is ignored", key, kindName(n))
 		return nil, nil
 	}
 	for _, item := range n.Content {
 		item = deref(item)
 		if item == nil || item.Kind != yaml.ScalarNode {
-			d.problem(n, "%s: want a list of text, got %s in it; it is left out", key, kindName(item))
+			x.d.problem(n, "%s: want a list of text, got %s in it; it is left out", key, kindName(item))
 			continue
 		}
-		out = append(out, d.expandAt(item, item.Value, getenv))
+		out = append(out, x.expandAt(item, item.Value, key))
 		raw = append(raw, item.Value)
 	}
 	return out, raw
@@ -184,22 +210,37 @@ func (d *doc) expandList(m *mapping, getenv func(string) string, key string) (ou
 
 // expandMap returns the mapping value of key with the variables of its
 // values expanded.
-func (d *doc) expandMap(m *mapping, getenv func(string) string, key string) map[string]string {
+func (x *expander) expandMap(m *mapping, key string) map[string]string {
 	n, _ := m.get(key)
 	mp := m.strMap(key)
-	for k, v := range mp {
-		mp[k] = d.expandAt(n, v, getenv)
+	for _, k := range slices.Sorted(maps.Keys(mp)) {
+		mp[k] = x.expandAt(n, mp[k], key+"."+k)
 	}
 	return mp
 }
 
-// expandAt expands ${VAR} and ${VAR:-default} in s as Claude Code does;
-// a variable unset (or empty) without a default stays as written, and is
-// a problem at n.
-func (d *doc) expandAt(n *yaml.Node, s string, getenv func(string) string) string {
+// expandAt expands ${VAR} and ${VAR:-default} in s, the value of field,
+// as Claude Code does; a variable unset (or empty) without a default
+// stays as written, and is a problem at n. A variable the reader refuses
+// is noted, and stays as written.
+func (x *expander) expandAt(n *yaml.Node, s, field string) string {
+	getenv := x.env.getenv
+	if x.env.refuse != nil {
+		getenv = func(name string) string {
+			if x.env.refuse(name) {
+				if ref := "${" + name + "} in " + field; !slices.Contains(x.refused, ref) {
+					x.refused = append(x.refused, ref)
+				}
+				return ""
+			}
+			return x.env.getenv(name)
+		}
+	}
 	out, missing := expandVars(s, getenv)
 	for _, v := range missing {
-		d.problem(n, "${%s} is not set: set it, or write ${%s:-default}; the text is kept as written", v, v)
+		if x.env.refuse == nil || !x.env.refuse(v) {
+			x.d.problem(n, "${%s} is not set: set it, or write ${%s:-default}; the text is kept as written", v, v)
+		}
 	}
 	return out
 }

@@ -139,7 +139,7 @@ func ParseModels(data []byte) ([]registry.Model, error) {
 
 // LoadModels reads a models.yaml file; a missing file adds no models.
 func LoadModels(path string) ([]registry.Model, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

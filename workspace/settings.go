@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path"
 	"slices"
 	"time"
@@ -205,9 +204,10 @@ func isNull(n *yaml.Node) bool {
 }
 
 // LoadSettings reads a settings file; a missing file is empty settings.
-// Errors name the file.
+// Errors name the file. It reads a regular file of at most 1 MiB (a
+// repository's link to /dev/zero or a FIFO is an error, never a hang).
 func LoadSettings(path string, src permission.Source) (Settings, error) {
-	data, err := os.ReadFile(path)
+	data, err := readConfig(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Settings{Path: path, Values: map[string]string{}}, nil
 	}

@@ -1,179 +1,17 @@
 package workspace
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 )
-
-// TrustFiles are the workspace files, relative to its root, whose content
-// decides what the workspace brings that needs trust (SPEC PERM-5): their
-// digest is the workspace's fingerprint. They hold its settings, hooks and
-// MCP servers (.rein/mcp.yaml, .mcp.json).
-var TrustFiles = []string{
-	".rein/settings.yaml", ".rein/settings.local.yaml", ".rein/hooks.yaml", ".rein/mcp.yaml",
-	".claude/settings.json", ".mcp.json",
-}
-
-// TrustDirs are the workspace directories, relative to its root, walked
-// into the fingerprint: agents, skills and actions (see
-// [LoadDefinitions]).
-var TrustDirs = []string{".rein/agents", ".rein/skills", ".rein/actions", ".claude/agents", ".claude/skills"}
-
-// The bounds of a fingerprint: a workspace beyond them cannot be trusted.
-const (
-	maxTrustEntries = 4096
-	maxTrustBytes   = 64 << 20
-	maxTrustDepth   = 16
-)
-
-// ErrTooLarge is wrapped by the error of a workspace whose trust-relevant
-// files exceed the bounds of a fingerprint.
-var ErrTooLarge = errors.New("too many or too large files to fingerprint")
-
-// Fingerprint returns the digest ("sha256:…") of the workspace's
-// trust-relevant files ([TrustFiles], and every file under [TrustDirs]):
-// each one's path, kind and content, missing ones included, so adding,
-// changing or removing any of them changes it. Symbolic links are read
-// through; a linked directory inside a walked one counts by its target's
-// path only.
-// It fails on a file it cannot read and beyond a few thousand files or
-// 64 MiB.
-func Fingerprint(root string) (string, error) {
-	fp := &fingerprinter{h: sha256.New(), root: root}
-	io.WriteString(fp.h, "rein trust v1\x00")
-	for _, rel := range TrustFiles {
-		if err := fp.file(rel); err != nil {
-			return "", err
-		}
-	}
-	for _, rel := range TrustDirs {
-		if err := fp.dir(rel); err != nil {
-			return "", err
-		}
-	}
-	return "sha256:" + hex.EncodeToString(fp.h.Sum(nil)), nil
-}
-
-// fingerprinter hashes entries in a fixed order, counting what it read.
-type fingerprinter struct {
-	h       hash.Hash
-	root    string
-	entries int
-	bytes   int64
-}
-
-// entry hashes one record: the path, its kind and a payload, each
-// length-prefixed so no two sequences of records hash alike.
-func (fp *fingerprinter) entry(rel, kind string, payload []byte) error {
-	fp.entries++
-	fp.bytes += int64(len(payload))
-	if fp.entries > maxTrustEntries || fp.bytes > maxTrustBytes {
-		return fmt.Errorf("workspace %s: %w (at most %d files, %d MiB)", fp.root, ErrTooLarge, maxTrustEntries, maxTrustBytes>>20)
-	}
-	for _, s := range [][]byte{[]byte(filepath.ToSlash(rel)), []byte(kind), payload} {
-		io.WriteString(fp.h, strconv.Itoa(len(s))+":")
-		fp.h.Write(s)
-	}
-	return nil
-}
-
-// file hashes a file of the workspace by its content, as the loaders read
-// it.
-func (fp *fingerprinter) file(rel string) error {
-	return fp.read(rel, filepath.Join(fp.root, rel))
-}
-
-// read hashes the file at p under the name rel.
-func (fp *fingerprinter) read(rel, p string) error {
-	fi, err := os.Stat(p)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fp.entry(rel, "missing", nil)
-	case err != nil:
-		return fmt.Errorf("fingerprint: %w", err)
-	case !fi.Mode().IsRegular():
-		return fp.entry(rel, "other "+fi.Mode().Type().String(), nil)
-	case fi.Size() > maxTrustBytes:
-		return fmt.Errorf("workspace %s: %s: %w", fp.root, rel, ErrTooLarge)
-	}
-	data, err := os.ReadFile(p)
-	if err != nil {
-		return fmt.Errorf("fingerprint: %w", err)
-	}
-	return fp.entry(rel, "file", data)
-}
-
-// dir hashes every entry under a directory, in lexical order.
-func (fp *fingerprinter) dir(rel string) error {
-	top := filepath.Join(fp.root, rel)
-	fi, err := os.Stat(top)
-	if errors.Is(err, fs.ErrNotExist) {
-		return fp.file(rel)
-	}
-	if err != nil {
-		return fmt.Errorf("fingerprint: %w", err)
-	}
-	if !fi.IsDir() {
-		return fp.file(rel)
-	}
-	rootReal, rerr := filepath.EvalSymlinks(fp.root)
-	if real, err := filepath.EvalSymlinks(top); err == nil && rerr == nil && real != filepath.Join(rootReal, rel) {
-		if err := fp.entry(rel, "link", []byte(real)); err != nil {
-			return err
-		}
-		top = real // a linked directory is walked where it points
-	}
-	return filepath.WalkDir(top, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return fmt.Errorf("fingerprint: %w", err)
-		}
-		sub, _ := filepath.Rel(top, p)
-		r := filepath.Join(rel, sub)
-		switch {
-		case d.IsDir():
-			if depth(r) > maxTrustDepth {
-				return fmt.Errorf("workspace %s: %s: %w (deeper than %d)", fp.root, r, ErrTooLarge, maxTrustDepth)
-			}
-			return fp.entry(r, "dir", nil)
-		case d.Type()&fs.ModeSymlink != 0:
-			target, err := os.Readlink(p)
-			if err != nil {
-				return fmt.Errorf("fingerprint: %w", err)
-			}
-			if err := fp.entry(r, "link", []byte(target)); err != nil {
-				return err
-			}
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-				return fp.read(r, p)
-			}
-			return nil
-		}
-		return fp.read(r, p)
-	})
-}
-
-func depth(rel string) int {
-	n := 1
-	for _, c := range filepath.ToSlash(rel) {
-		if c == '/' {
-			n++
-		}
-	}
-	return n
-}
 
 // TrustFile is where rein remembers which workspaces the user trusted.
 func (p Paths) TrustFile() string { return filepath.Join(p.ConfigDir, "trust.json") }
@@ -183,6 +21,11 @@ type TrustRecord struct {
 	// Fingerprint is the workspace's [Fingerprint] when the user trusted
 	// it; empty when the user never did. Trust holds while it matches.
 	Fingerprint string `json:"fingerprint,omitempty"`
+	// Files are the states of the files it covered ([Manifest.Files]), so
+	// that a lost trust names the files that changed. A record written by
+	// a rein before fingerprint v2 has none (and its fingerprint matches
+	// no workspace: it is asked for again).
+	Files map[string]string `json:"files,omitempty"`
 	// TrustedAt is when the user trusted it.
 	TrustedAt time.Time `json:"trusted_at,omitzero"`
 	// Approved are the allow rules the user granted here by answering
@@ -194,6 +37,26 @@ type TrustRecord struct {
 // Trusted reports whether the record trusts a workspace whose files now
 // have fingerprint fp.
 func (r TrustRecord) Trusted(fp string) bool { return r.Fingerprint != "" && r.Fingerprint == fp }
+
+// maxChanges bounds the files a lost trust names.
+const maxChanges = 10
+
+// Changes names what changed since the user trusted the workspace, whose
+// files are now m: "changed .rein/start.sh", "added …", "removed …" (a
+// few, then how many more); nil when the trust holds or there was none.
+// A record of an older rein, without files, says so.
+func (r TrustRecord) Changes(m Manifest) []string {
+	if r.Fingerprint == "" || r.Trusted(m.Digest) {
+		return nil
+	}
+	if r.Files == nil {
+		return []string{"trusted with an older rein, whose fingerprint did not cover the scripts that hooks, actions and MCP servers run nor what linked directories hold"}
+	}
+	if c := Changes(r.Files, m.Files, maxChanges); len(c) > 0 {
+		return c
+	}
+	return []string{"the fingerprint's scope changed"}
+}
 
 // trustDoc is the trust file.
 type trustDoc struct {
@@ -311,13 +174,13 @@ func (s *TrustStore) Update(dir string, fn func(r *TrustRecord)) error {
 }
 
 // Trust records that the user trusts the workspace at dir as its files
-// are now (fingerprint fp).
-func (s *TrustStore) Trust(dir, fp string, now time.Time) error {
-	if fp == "" {
+// are now (m, from [FingerprintFiles]).
+func (s *TrustStore) Trust(dir string, m Manifest, now time.Time) error {
+	if m.Digest == "" {
 		return errors.New("trust: no fingerprint")
 	}
 	return s.Update(dir, func(r *TrustRecord) {
-		r.Fingerprint, r.TrustedAt = fp, now.UTC()
+		r.Fingerprint, r.Files, r.TrustedAt = m.Digest, m.Files, now.UTC()
 	})
 }
 
@@ -333,14 +196,14 @@ func (s *TrustStore) Revoke(dir string) (bool, error) {
 }
 
 // approve adds rule to the approved rules of dir and, when the workspace
-// was trusted with fingerprint before, moves its trust to after.
-func (s *TrustStore) approve(dir, rule, before, after string) error {
+// was trusted as before, moves its trust to after.
+func (s *TrustStore) approve(dir, rule string, before, after Manifest) error {
 	return s.Update(dir, func(r *TrustRecord) {
 		if rule != "" && !slices.Contains(r.Approved, rule) {
 			r.Approved = append(r.Approved, rule)
 		}
-		if before != "" && after != "" && r.Trusted(before) {
-			r.Fingerprint = after
+		if before.Digest != "" && after.Digest != "" && r.Trusted(before.Digest) {
+			r.Fingerprint, r.Files = after.Digest, after.Files
 		}
 	})
 }

@@ -21,6 +21,7 @@ import (
 type trustEnv struct {
 	t        *testing.T
 	home, ws string
+	env      map[string]string // the environment rein runs in
 }
 
 func newTrustEnv(t *testing.T) *trustEnv {
@@ -28,15 +29,14 @@ func newTrustEnv(t *testing.T) *trustEnv {
 	home := t.TempDir()
 	ws := filepath.Join(home, "src", "repo")
 	mkdir(t, filepath.Join(ws, ".git"))
-	return &trustEnv{t: t, home: home, ws: ws}
+	return &trustEnv{t: t, home: home, ws: ws, env: map[string]string{"HOME": home}}
 }
 
 func (e *trustEnv) write(rel, content string) { write(e.t, filepath.Join(e.ws, rel), content) }
 
 func (e *trustEnv) load() *Loaded {
 	e.t.Helper()
-	env := map[string]string{"HOME": e.home}
-	l, err := Load(Options{WorkDir: e.ws, Getenv: func(k string) string { return env[k] }})
+	l, err := Load(Options{WorkDir: e.ws, Getenv: func(k string) string { return e.env[k] }})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -357,7 +357,7 @@ func TestTrustStoreConcurrent_PERM5(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			s := &TrustStore{Path: path} // another process's view
-			if err := s.Trust(fmt.Sprintf("/ws/%d", i), "fp", time.Unix(0, 0)); err != nil {
+			if err := s.Trust(fmt.Sprintf("/ws/%d", i), Manifest{Digest: "fp"}, time.Unix(0, 0)); err != nil {
 				t.Error(err)
 			}
 		}()
