@@ -221,8 +221,9 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 		}
 	}
 	chat := false
+	var ws *session.Workspace
 	if sess.Workspace != "" {
-		ws, err := s.cfg.Ledger.GetWorkspace(ctx, sess.Workspace)
+		ws, err = s.cfg.Ledger.GetWorkspace(ctx, sess.Workspace)
 		if err != nil {
 			return nil, err
 		}
@@ -251,9 +252,15 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
+	logger := s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller)
+	rules, kept, err := s.callerRules(ctx, run, ws, loaded.Workspace.Root, logger)
+	if err != nil {
+		return nil, err
+	}
 	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
+		RuleStore: rules, CallerRules: kept,
 		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
-		Logger: s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller), Now: s.cfg.Now})
+		Logger: logger, Now: s.cfg.Now})
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +268,30 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 		return nil, err
 	}
 	return e, nil
+}
+
+// callerRules returns the store of the run caller's rules in the
+// workspace's root and the rules kept there (SPEC API-9): a server's
+// "always" answers never go to the workspace's files or the operator's
+// configuration. A run without a caller (a library's) keeps them under
+// the caller "local", as the server names a loopback client.
+func (s *Service) callerRules(ctx context.Context, run *session.Run, ws *session.Workspace, root string, log *slog.Logger) (*callerRuleStore, []permission.Rule, error) {
+	caller, wsID := run.Caller, ""
+	if caller == "" {
+		caller = "local"
+	}
+	if ws != nil {
+		wsID = ws.ID
+	}
+	store, err := newCallerRuleStore(s.cfg.Ledger, caller, root, wsID)
+	if err != nil {
+		return nil, nil, err
+	}
+	kept, err := store.load(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, kept, nil
 }
 
 // modelFor is the model string of a run in sess: ModelSpec, with the
