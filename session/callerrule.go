@@ -62,12 +62,13 @@ func (r CallerRule) Permission() (permission.Rule, error) {
 	return p, nil
 }
 
-// The bounds of a caller rule's fields: a caller id is a token's subject,
-// a directory a path, a rule one pattern; anything longer is refused.
+// The bounds of a caller rule's fields, in bytes: a caller id is a
+// token's subject, a directory a path, a rule one pattern; anything longer
+// is refused with [ErrInvalid]. Every backend stores fields this long.
 const (
-	maxCallerLen = 1024
-	maxDirLen    = 4096
-	maxRuleLen   = 8192
+	MaxCallerLen = 1024
+	MaxDirLen    = 4096
+	MaxRuleLen   = 8192
 )
 
 // PrepareCallerRule validates r for [CallerRules.AddCallerRule], puts its
@@ -84,9 +85,9 @@ func PrepareCallerRule(r *CallerRule, now time.Time) error {
 		return fmt.Errorf("caller rule: add: %w", err)
 	}
 	bad := func(format string, a ...any) error {
-		return fmt.Errorf("caller rule %s %q: add: %w: %s", r.Action, r.Rule, ErrInvalid, fmt.Sprintf(format, a...))
+		return fmt.Errorf("caller rule %s %q: add: %w: %s", r.Action, clip(r.Rule), ErrInvalid, fmt.Sprintf(format, a...))
 	}
-	if err := checkText("rule", r.Rule, maxRuleLen); err != nil {
+	if err := checkText("rule", r.Rule, MaxRuleLen); err != nil {
 		return bad("%v", err)
 	}
 	if r.WorkspaceID != "" {
@@ -112,10 +113,10 @@ func CheckCallerDir(caller, dir string) error {
 	if caller == "" {
 		return fmt.Errorf("%w: empty caller", ErrInvalid)
 	}
-	if err := checkText("caller", caller, maxCallerLen); err != nil {
+	if err := checkText("caller", caller, MaxCallerLen); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
-	if err := checkText("directory", dir, maxDirLen); err != nil {
+	if err := checkText("directory", dir, MaxDirLen); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if !filepath.IsAbs(dir) || filepath.Clean(dir) != dir {
@@ -133,12 +134,20 @@ func checkText(what, s string, max int) error {
 	case len(s) > max:
 		return fmt.Errorf("%s of %d bytes (at most %d)", what, len(s), max)
 	case !utf8.ValidString(s):
-		return fmt.Errorf("%s %q is not UTF-8", what, s)
+		return fmt.Errorf("%s %q is not UTF-8", what, clip(s))
 	}
 	if i := strings.IndexFunc(s, func(c rune) bool { return c < 0x20 || c == 0x7f }); i >= 0 {
-		return fmt.Errorf("%s %q holds the control character %q", what, s, s[i])
+		return fmt.Errorf("%s %q holds the control character %q at byte %d", what, clip(s), s[i], i)
 	}
 	return nil
+}
+
+// clip cuts s to 100 bytes for an error message, marking the cut.
+func clip(s string) string {
+	if len(s) <= 100 {
+		return s
+	}
+	return s[:100] + "…"
 }
 
 // SortCallerRules orders rules oldest first, then by action and rule, as

@@ -26,7 +26,7 @@ func callerRuleKeys(rules []session.CallerRule) []string {
 func mustAddCallerRule(t *testing.T, l session.Ledger, r *session.CallerRule) {
 	t.Helper()
 	if err := l.AddCallerRule(ctx, r); err != nil {
-		t.Fatalf("AddCallerRule %+v: %v", r, err)
+		t.Fatalf("AddCallerRule of %q: %v", r.Caller[:min(len(r.Caller), 40)], err)
 	}
 }
 
@@ -99,6 +99,18 @@ func testCallerRules(t *testing.T, l session.Ledger) {
 	if got := listCallerRules(t, l, "alice", "/src/a"); len(got) != 3 {
 		t.Errorf("odd callers changed alice's rules: %v", callerRuleKeys(got))
 	}
+
+	// The longest fields allowed are stored (no index limit refuses them),
+	// and two rules alike but for their last byte are two rules.
+	// Random letters, which no compression shrinks below an index's limit.
+	caller := noise(session.MaxCallerLen)
+	dir := "/" + noise(session.MaxDirLen-1)
+	long := "bash(" + noise(session.MaxRuleLen-8) + " 1)"
+	add(caller, dir, permission.DecisionAllow, long, t0)
+	add(caller, dir, permission.DecisionAllow, strings.TrimSuffix(long, "1)")+"2)", t0.Add(time.Second))
+	if got := listCallerRules(t, l, caller, dir); len(got) != 2 || got[0].Rule != long {
+		t.Errorf("the longest rules: %d back, want 2 (the first %d bytes long)", len(got), len(long))
+	}
 }
 
 // testCallerRuleErrors: bad input is ErrInvalid and stores nothing.
@@ -115,7 +127,8 @@ func testCallerRuleErrors(t *testing.T, l session.Ledger) {
 		"NUL in caller":          with(func(r *session.CallerRule) { r.Caller = "al\x00ice" }),
 		"newline in caller":      with(func(r *session.CallerRule) { r.Caller = "alice\nbob" }),
 		"caller not UTF-8":       with(func(r *session.CallerRule) { r.Caller = "al\xffice" }),
-		"caller too long":        with(func(r *session.CallerRule) { r.Caller = strings.Repeat("a", 1025) }),
+		"caller too long":        with(func(r *session.CallerRule) { r.Caller = strings.Repeat("a", session.MaxCallerLen+1) }),
+		"dir too long":           with(func(r *session.CallerRule) { r.Dir = "/" + strings.Repeat("d", session.MaxDirLen) }),
 		"empty dir":              with(func(r *session.CallerRule) { r.Dir = "" }),
 		"relative dir":           with(func(r *session.CallerRule) { r.Dir = "src/a" }),
 		"dir with ..":            with(func(r *session.CallerRule) { r.Dir = "/src/b/../a" }),
@@ -128,7 +141,7 @@ func testCallerRuleErrors(t *testing.T, l session.Ledger) {
 		"bad glob":               with(func(r *session.CallerRule) { r.Rule = "read_file([)" }),
 		"NUL in rule":            with(func(r *session.CallerRule) { r.Rule = "bash(ls\x00)" }),
 		"rule not UTF-8":         with(func(r *session.CallerRule) { r.Rule = "bash(l\xffs)" }),
-		"rule too long":          with(func(r *session.CallerRule) { r.Rule = "bash(" + strings.Repeat("x", 9000) + ")" }),
+		"rule too long":          with(func(r *session.CallerRule) { r.Rule = "bash(" + strings.Repeat("x", session.MaxRuleLen) + ")" }),
 		"unknown action":         with(func(r *session.CallerRule) { r.Action = "maybe" }),
 		"empty action":           with(func(r *session.CallerRule) { r.Action = "" }),
 		"unsafe workspace id":    with(func(r *session.CallerRule) { r.WorkspaceID = "../w1" }),
@@ -185,4 +198,17 @@ func testCallerRulesConcurrent(t *testing.T, l session.Ledger) {
 			t.Errorf("c%d: %d rules, want %d", w, len(got), n)
 		}
 	}
+}
+
+// noise returns n pseudo-random letters, the same every run.
+func noise(n int) string {
+	b := make([]byte, n)
+	x := uint32(2463534242)
+	for i := range b {
+		x ^= x << 13
+		x ^= x >> 17
+		x ^= x << 5
+		b[i] = 'a' + byte(x%26)
+	}
+	return string(b)
 }
