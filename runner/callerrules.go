@@ -3,6 +3,7 @@ package runner
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 
 	"github.com/reinhq/rein/permission"
@@ -59,10 +60,34 @@ func (s *callerRuleStore) load(ctx context.Context, note func(format string, arg
 		case err == nil:
 			out = append(out, r)
 		case k.Action == permission.DecisionAllow:
-			note("your kept rule allow %s no longer parses and is left out (%v); answer always again to keep a new one", k.Rule, err)
+			note("the caller's kept rule allow %s no longer parses and is left out (%v); the caller's next always answer keeps a new one", k.Rule, err)
 		default:
 			return nil, fmt.Errorf("the caller's permission rules: kept rule %s %s: %w", k.Action, k.Rule, err)
 		}
 	}
 	return out, nil
+}
+
+// callerRules returns the store of the run caller's rules in the
+// workspace's root and the rules kept there (SPEC API-9): a server's
+// "always" answers never go to the workspace's files or the operator's
+// configuration. A run without a caller (a library's) keeps them under
+// the caller "local", as the server names a loopback client.
+func (s *Service) callerRules(ctx context.Context, run *session.Run, ws *session.Workspace, root string, log *slog.Logger) (*callerRuleStore, []permission.Rule, error) {
+	caller, wsID := run.Caller, ""
+	if caller == "" {
+		caller = "local"
+	}
+	if ws != nil {
+		wsID = ws.ID
+	}
+	store, err := newCallerRuleStore(s.cfg.Ledger, caller, root, wsID)
+	if err != nil {
+		return nil, nil, err
+	}
+	kept, err := store.load(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
+	if err != nil {
+		return nil, nil, err
+	}
+	return store, kept, nil
 }

@@ -38,7 +38,7 @@ func TestCallerRulesThatNoLongerParse_API9(t *testing.T) {
 	if err != nil || len(rules) != 1 || rules[0].String() != "bash(make:*)" || rules[0].Source != permission.SourceCaller {
 		t.Fatalf("load: %+v, %v; want the parsable rule, as a caller rule", rules, err)
 	}
-	if len(notes) != 1 || !strings.Contains(notes[0], "bash(make") || !strings.Contains(notes[0], "answer always again") {
+	if len(notes) != 1 || !strings.Contains(notes[0], "bash(make") || !strings.Contains(notes[0], "next always answer") {
 		t.Errorf("notes %q, want one naming the rule left out and what to do", notes)
 	}
 

@@ -270,30 +270,6 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 	return e, nil
 }
 
-// callerRules returns the store of the run caller's rules in the
-// workspace's root and the rules kept there (SPEC API-9): a server's
-// "always" answers never go to the workspace's files or the operator's
-// configuration. A run without a caller (a library's) keeps them under
-// the caller "local", as the server names a loopback client.
-func (s *Service) callerRules(ctx context.Context, run *session.Run, ws *session.Workspace, root string, log *slog.Logger) (*callerRuleStore, []permission.Rule, error) {
-	caller, wsID := run.Caller, ""
-	if caller == "" {
-		caller = "local"
-	}
-	if ws != nil {
-		wsID = ws.ID
-	}
-	store, err := newCallerRuleStore(s.cfg.Ledger, caller, root, wsID)
-	if err != nil {
-		return nil, nil, err
-	}
-	kept, err := store.load(ctx, func(format string, args ...any) { log.Warn(fmt.Sprintf(format, args...)) })
-	if err != nil {
-		return nil, nil, err
-	}
-	return store, kept, nil
-}
-
 // modelFor is the model string of a run in sess: ModelSpec, with the
 // session's own model when the configuration only has the default.
 func (e *Engine) modelFor(sess *session.Session) string {
