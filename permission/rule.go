@@ -22,6 +22,10 @@ const (
 	SourceWorkspace Source = "workspace" // <workspace>/.rein/settings.yaml
 	SourceRun       Source = "run"       // flags and API options of one run
 	SourceSession   Source = "session"   // "always" answers given during a session
+	// SourceCaller marks the rules a server's caller kept with "always"
+	// answers in earlier runs (SPEC API-9): they apply to that caller's
+	// runs in that directory only.
+	SourceCaller Source = "caller"
 )
 
 // Rule allows, asks about or denies calls of a tool, optionally only those

@@ -77,6 +77,15 @@ type Config struct {
 	// Hidden the tools a bare --disallowed-tools names.
 	RunRules []permission.Rule
 	Hidden   []string
+	// RuleStore, when set, keeps the "always" answers in place of the
+	// workspace's .rein/settings.local.yaml and the user's trust file: a
+	// server's runs keep them as their caller's rules in the ledger
+	// (API-9). nil keeps them as the CLI does.
+	RuleStore permission.RuleStore
+	// CallerRules are the rules a server's caller kept in earlier runs
+	// (Source caller): they apply to this engine's policy only, and, like
+	// every rule, never make a deny or a built-in protection weaker.
+	CallerRules []permission.Rule
 	// NoTools gives the model no tools at all (a chat workspace, WS-2:
 	// the server's chat workspaces, or `kind: chat` in the settings).
 	NoTools bool
@@ -387,8 +396,9 @@ func recordedEnv(system string, env agent.Environment) agent.Environment {
 	return env
 }
 
-// buildPolicy builds the permission policy from every settings layer and
-// the run's rules; "always" answers are kept in .rein/settings.local.yaml.
+// buildPolicy builds the permission policy from every settings layer, the
+// caller's kept rules and the run's rules; "always" answers are kept in
+// Config.RuleStore, by default .rein/settings.local.yaml.
 func (e *Engine) buildPolicy() error {
 	mode := e.ev.String(workspace.PermissionMode)
 	if e.main != nil {
@@ -402,11 +412,15 @@ func (e *Engine) buildPolicy() error {
 	return nil
 }
 
-// newPolicy builds the permission policy of every settings layer and the
-// run's rules, under mode.
+// newPolicy builds the permission policy of every settings layer, the
+// caller's kept rules and the run's rules, under mode.
 func (e *Engine) newPolicy(mode permission.Mode) (*permission.Engine, error) {
-	run := permission.Settings{Mode: mode, AskTimeout: e.ev.Duration(workspace.AskTimeout), Rules: e.cfg.RunRules,
-		Store: e.cfg.Loaded.RuleStore(), SensitiveHidden: e.sandboxed()}
+	store := e.cfg.RuleStore
+	if store == nil {
+		store = e.cfg.Loaded.RuleStore()
+	}
+	run := permission.Settings{Mode: mode, AskTimeout: e.ev.Duration(workspace.AskTimeout),
+		Rules: slices.Concat(e.cfg.CallerRules, e.cfg.RunRules), Store: store, SensitiveHidden: e.sandboxed()}
 	p, err := permission.NewPolicy(e.cfg.Loaded.Permissions(run))
 	if err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)

@@ -221,8 +221,9 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 		}
 	}
 	chat := false
+	var ws *session.Workspace
 	if sess.Workspace != "" {
-		ws, err := s.cfg.Ledger.GetWorkspace(ctx, sess.Workspace)
+		ws, err = s.cfg.Ledger.GetWorkspace(ctx, sess.Workspace)
 		if err != nil {
 			return nil, err
 		}
@@ -251,9 +252,15 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
+	logger := s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller)
+	rules, kept, err := s.callerRules(ctx, run, ws, loaded.Workspace.Root, logger)
+	if err != nil {
+		return nil, err
+	}
 	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
+		RuleStore: rules, CallerRules: kept,
 		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
-		Logger: s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller), Now: s.cfg.Now})
+		Logger: logger, Now: s.cfg.Now})
 	if err != nil {
 		return nil, err
 	}

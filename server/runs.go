@@ -64,7 +64,8 @@ func (s *Server) registerRuns() {
 	op.Tags = []string{"runs"}
 	op.Description = fmt.Sprintf("Answers the permission_request event of call_id (SPEC PERM-3). A question nobody "+
 		"answers within %s is denied; no pending question for the call is a 404. always keeps a rule that allows "+
-		"calls like this one from now on.", s.cfg.AskTimeout)
+		"calls like this one from now on, for the caller in the workspace's directory only: it is kept in the server's "+
+		"store, never in the workspace's files, and applies to no other caller nor to the CLI.", s.cfg.AskTimeout)
 	huma.Register(s.api, op, s.answerPermission)
 }
 

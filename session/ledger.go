@@ -13,7 +13,8 @@ import (
 // its callers opened (SPEC WS-2), the runs their messages set off with their
 // state (API-3: a 202-acknowledged message is a queued run, durable before
 // the answer), the log of durable events that SSE clients replay from
-// (API-2), and the audit trail (API-7).
+// (API-2), the audit trail (API-7) and the rules callers kept with
+// "always" answers (API-9).
 //
 // Every method is safe for concurrent use. An unknown id is an error
 // wrapping [ErrNotFound]; malformed input one wrapping [ErrInvalid]. Writes
@@ -64,6 +65,9 @@ type Ledger interface {
 	AppendAudit(ctx context.Context, recs ...AuditRecord) error
 	// Audit returns the records the filter selects, by ID ascending.
 	Audit(ctx context.Context, f AuditFilter) ([]AuditRecord, error)
+
+	// CallerRules keeps the rules of callers' "always" answers (API-9).
+	CallerRules
 }
 
 // ErrNoLedger is returned by front ends that need a ledger and were given a

@@ -22,11 +22,18 @@ type MemLedger struct {
 	events     map[string][]Event
 	audit      []AuditRecord
 	auditID    int64 // the ID of the newest audit record
+	// rules are the callers' kept rules, by caller, directory, action and
+	// rule.
+	rules map[callerRuleKey]CallerRule
 }
+
+// callerRuleKey is the unique key of a caller's rule.
+type callerRuleKey struct{ caller, dir, action, rule string }
 
 // NewMemLedger returns an empty in-memory ledger.
 func NewMemLedger() *MemLedger {
-	return &MemLedger{now: time.Now, workspaces: map[string]Workspace{}, runs: map[string]*Run{}, events: map[string][]Event{}}
+	return &MemLedger{now: time.Now, workspaces: map[string]Workspace{}, runs: map[string]*Run{}, events: map[string][]Event{},
+		rules: map[callerRuleKey]CallerRule{}}
 }
 
 var _ Ledger = (*MemLedger)(nil)
@@ -249,6 +256,37 @@ func (m *MemLedger) Audit(_ context.Context, f AuditFilter) ([]AuditRecord, erro
 		r.Data = bytes.Clone(r.Data)
 		out = append(out, r)
 	}
+	return out, nil
+}
+
+// AddCallerRule implements [Ledger].
+func (m *MemLedger) AddCallerRule(_ context.Context, r *CallerRule) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := PrepareCallerRule(r, m.now()); err != nil {
+		return err
+	}
+	k := callerRuleKey{r.Caller, r.Dir, string(r.Action), r.Rule}
+	if _, ok := m.rules[k]; !ok {
+		m.rules[k] = *r
+	}
+	return nil
+}
+
+// ListCallerRules implements [Ledger].
+func (m *MemLedger) ListCallerRules(_ context.Context, caller, dir string) ([]CallerRule, error) {
+	if err := CheckCallerDir(caller, dir); err != nil {
+		return nil, fmt.Errorf("caller rules: list: %w", err)
+	}
+	m.mu.Lock()
+	var out []CallerRule
+	for k, r := range m.rules {
+		if k.caller == caller && k.dir == dir {
+			out = append(out, r)
+		}
+	}
+	m.mu.Unlock()
+	SortCallerRules(out)
 	return out, nil
 }
 

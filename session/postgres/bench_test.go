@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 )
 
@@ -160,4 +161,28 @@ func BenchmarkAppendEvents(b *testing.B) {
 		took.time(b, func() error { return st.AppendEvents(ctx, ev) })
 	}
 	took.report(b)
+}
+
+// BenchmarkListCallerRules is what a server run pays at its start to load
+// its caller's kept rules from PostgreSQL (SPEC API-9): one round trip
+// over the owner index, 20 rules of the caller in the directory among
+// 10,000 of others.
+func BenchmarkListCallerRules(b *testing.B) {
+	st := newStore(b, Options{})
+	for c := range 500 {
+		for k := range 20 {
+			r := &session.CallerRule{Caller: fmt.Sprint("caller", c), Dir: fmt.Sprint("/srv/project", c%7),
+				Action: permission.DecisionAllow, Rule: fmt.Sprintf("bash(make target%d:*)", k)}
+			if err := st.AddCallerRule(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rules, err := st.ListCallerRules(ctx, "caller42", "/srv/project0")
+		if err != nil || len(rules) != 20 {
+			b.Fatalf("%d rules, %v", len(rules), err)
+		}
+	}
 }

@@ -76,7 +76,7 @@ func TestMigrationRace(t *testing.T) {
 	if diff := cmp.Diff(want, appliedVersions(t, c)); diff != "" {
 		t.Errorf("applied migrations (-want +got):\n%s", diff)
 	}
-	wantTables := []string{"audit", "entries", "events", "rein_schema_migrations", "runs", "session_fences", "session_seqs", "sessions", "workspaces"}
+	wantTables := []string{"audit", "caller_rules", "entries", "events", "rein_schema_migrations", "runs", "session_fences", "session_seqs", "sessions", "workspaces"}
 	if diff := cmp.Diff(wantTables, tables(t, c, schema)); diff != "" {
 		t.Errorf("tables (-want +got):\n%s", diff)
 	}
@@ -97,7 +97,7 @@ func TestNewerSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = Open(ctx, u, Options{})
-	want := "database schema version 99 is newer than this rein (2); upgrade rein"
+	want := "database schema version 99 is newer than this rein (3); upgrade rein"
 	if !errors.Is(err, ErrNewerSchema) || !strings.Contains(err.Error(), want) {
 		t.Errorf("Open of a newer database: %v; want ErrNewerSchema saying %q", err, want)
 	}

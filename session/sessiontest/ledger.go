@@ -20,7 +20,8 @@ import (
 // increasing across sessions, updates that keep identity, prompt, options
 // and Seq, filtered listing), the event log (increasing ids, a bad batch
 // rejected whole, reading after an id with a limit, the last id, deletion),
-// the audit trail (ids assigned in order, every filter), the errors callers
+// the audit trail (ids assigned in order, every filter), the callers' kept
+// rules (per caller and directory, canonical, each once), the errors callers
 // test (ErrNotFound, ErrExists, ErrInvalid) and concurrent use. newLedger
 // returns an empty ledger; it is called once per subtest and may register
 // cleanups on t.
@@ -41,6 +42,9 @@ func RunLedger(t *testing.T, newLedger func(t *testing.T) session.Ledger) {
 		{"Audit", testAudit},
 		{"AuditFilter", testAuditFilter},
 		{"Concurrent", testLedgerConcurrent},
+		{"CallerRules", testCallerRules},
+		{"CallerRuleErrors", testCallerRuleErrors},
+		{"CallerRulesConcurrent", testCallerRulesConcurrent},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) { tt.fn(t, newLedger(t)) })

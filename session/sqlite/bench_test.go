@@ -1,14 +1,17 @@
 package sqlite_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sqlite"
 )
@@ -149,5 +152,33 @@ func BenchmarkAppendEvents(b *testing.B) {
 			}
 			took.report(b)
 		})
+	}
+}
+
+// BenchmarkListCallerRules is what a server run pays at its start to load
+// its caller's kept rules (SPEC API-9): one indexed range of caller_rules,
+// with 20 rules of the caller in the directory among 10,000 of others.
+func BenchmarkListCallerRules(b *testing.B) {
+	st, err := sqlite.Open(filepath.Join(b.TempDir(), "rein.db"), sqlite.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	for c := range 500 {
+		for k := range 20 {
+			r := &session.CallerRule{Caller: fmt.Sprint("caller", c), Dir: fmt.Sprint("/srv/project", c%7),
+				Action: permission.DecisionAllow, Rule: fmt.Sprintf("bash(make target%d:*)", k)}
+			if err := st.AddCallerRule(ctx, r); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		rules, err := st.ListCallerRules(ctx, "caller42", "/srv/project0")
+		if err != nil || len(rules) != 20 {
+			b.Fatalf("%d rules, %v", len(rules), err)
+		}
 	}
 }

@@ -2,12 +2,14 @@ package sqlite
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"testing"
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 )
 
@@ -72,6 +74,45 @@ func FuzzEntriesRoundTrip(f *testing.F) {
 		}
 		if last, err := st.Append(ctx, id, entries[0]); err != nil || last != 4 {
 			t.Fatalf("Append after damage: %d, %v; want 4", last, err)
+		}
+	})
+}
+
+// FuzzCallerRules: a caller rule kept under any caller id reads back
+// exactly to that caller in that directory and to no other caller: ids
+// are parameters, never SQL.
+func FuzzCallerRules(f *testing.F) {
+	f.Add("alice", "bash(git status)")
+	f.Add("o'brien\"; DROP TABLE caller_rules; --", "edit_file(src/**)")
+	f.Add("%", "bash(ls:*)")
+	f.Add("_", "bash(ls:*)")
+	f.Add("ü 日本", "read_file(ü/*)")
+	st, err := Open(filepath.Join(f.TempDir(), "fuzz.db"), Options{Sync: SyncNormal})
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { st.Close() })
+	ctx := context.Background()
+	n := 0
+	f.Fuzz(func(t *testing.T, caller, rule string) {
+		n++
+		dir := fmt.Sprint("/fuzz/", n)
+		r := &session.CallerRule{Caller: caller, Dir: dir, Action: permission.DecisionAllow, Rule: rule}
+		if err := st.AddCallerRule(ctx, r); err != nil {
+			if !errors.Is(err, session.ErrInvalid) {
+				t.Fatalf("AddCallerRule(%q, %q): %v, want nil or ErrInvalid", caller, rule, err)
+			}
+			if got, err := st.ListCallerRules(ctx, caller, dir); session.CheckCallerDir(caller, dir) == nil && (err != nil || len(got) != 0) {
+				t.Fatalf("a refused rule was stored: %+v", got)
+			}
+			return
+		}
+		got, err := st.ListCallerRules(ctx, caller, dir)
+		if err != nil || len(got) != 1 || got[0].Caller != caller || got[0].Rule != r.Rule {
+			t.Fatalf("rules of %q: %+v, %v; want the one kept (%q)", caller, got, err, r.Rule)
+		}
+		if other, err := st.ListCallerRules(ctx, caller+"x", dir); err != nil || len(other) != 0 {
+			t.Fatalf("another caller (%q) got %+v, %v", caller+"x", other, err)
 		}
 	})
 }
