@@ -31,7 +31,8 @@ func (a *App) startMCP(ctx context.Context, l *workspace.Loaded, defs []workspac
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()
-	return mcptool.Start(cctx, servers, mcptool.Options{ConnectTimeout: timeout, ClientName: "rein", ClientVersion: Version()})
+	return mcptool.Start(cctx, servers, mcptool.Options{ConnectTimeout: timeout, ClientName: "rein", ClientVersion: Version(),
+		Accepted: mcpReviews(l).Accepted})
 }
 
 func (a *App) mcpTest() *cobra.Command {
@@ -109,8 +110,17 @@ func (a *App) testMCP(ctx context.Context, l *workspace.Loaded, d workspace.MCPS
 		return fail(ExitError, "MCP server %s: %s", d.Name, msg)
 	}
 	fmt.Fprintf(w, "State: %s\n", st.State)
-	printMCPTools(w, m)
 	var failed []string
+	if st.Screening.Flagged() {
+		printFindings(w, st.Screening)
+		if st.Withheld {
+			fmt.Fprintf(w, "Withheld: runs neither offer nor call its tools. Review the tools below; rein mcp accept %s accepts them as they are.\n", d.Name)
+			failed = append(failed, "withheld: its definitions look like a prompt injection (rein mcp accept "+d.Name+" after review)")
+		} else {
+			fmt.Fprintln(w, "Accepted (rein mcp accept): its tools are offered.")
+		}
+	}
+	printMCPTools(w, m.ServerTools(d.Name))
 	rs, err := m.Resources(ctx, d.Name)
 	if err != nil {
 		failed = append(failed, "listing resources: "+err.Error())
@@ -141,15 +151,10 @@ func (a *App) testMCP(ctx context.Context, l *workspace.Loaded, d workspace.MCPS
 	return nil
 }
 
-// printMCPTools lists a manager's tools with their annotations.
-func printMCPTools(w io.Writer, m *mcptool.Manager) {
-	tools := m.Tools()
+// printMCPTools lists tools with their annotations.
+func printMCPTools(w io.Writer, tools []*mcptool.Tool) {
 	fmt.Fprintf(w, "\nTools (%d):\n", len(tools))
-	for _, t := range tools {
-		mt, ok := t.(*mcptool.Tool)
-		if !ok {
-			continue
-		}
+	for _, mt := range tools {
 		fmt.Fprintf(w, "  %s  %s%s\n", mt.Spec().Name, clip(mt.Spec().Description, 80), parens(hints(mt.Annotations())))
 	}
 }

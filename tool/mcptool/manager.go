@@ -253,6 +253,17 @@ func (m *Manager) Tools() []tool.Tool {
 	return out
 }
 
+// ServerTools returns every tool of one server as last listed, withheld or
+// not, ordered by name: for people to review (rein mcp test), never for the
+// model — give it [Manager.Tools].
+func (m *Manager) ServerTools(server string) []*Tool {
+	c, ok := m.byName[server]
+	if !ok {
+		return nil
+	}
+	return slices.Clone(c.currentTools())
+}
+
 // accepted asks Options.Accepted.
 func (m *Manager) accepted(server, hash string) bool {
 	return m.opts.Accepted != nil && m.opts.Accepted(server, hash)
