@@ -41,7 +41,7 @@ type conn struct {
 	// is what screening them and the tools found (SPEC MCP-2).
 	instructions string
 	screen       Screening
-	changed chan struct{} // closed and replaced on every state change
+	changed      chan struct{} // closed and replaced on every state change
 
 	inflight atomic.Int32 // requests under way (tests watch it)
 }
