@@ -1,0 +1,121 @@
+package mcptool
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+func flaggedScreening(server, desc string) Screening {
+	c := newConn(&Manager{opts: Options{}.withDefaults()}, Server{Name: server})
+	tools, _ := c.buildTools(manyToolsList(desc))
+	return screen(server, "", tools)
+}
+
+// MCP-2: acceptances are kept by server and hash in the user's directory:
+// another hash or server is not accepted, a new acceptance replaces the
+// server's old one, revoking forgets it, and the file is private.
+func TestReviewsAccept_MCP2(t *testing.T) {
+	dir := t.TempDir()
+	r := &Reviews{Dir: dir}
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	s1, s2 := flaggedScreening("evil", hostileIgnore), flaggedScreening("evil", hostileExfil)
+	if r.Accepted("evil", s1.Hash) {
+		t.Fatal("accepted before anything was recorded")
+	}
+	if err := r.Accept("evil", Screening{}, now); err == nil || !strings.Contains(err.Error(), "nothing flagged") {
+		t.Errorf("accepting an unflagged screening: %v", err)
+	}
+	if err := r.Accept("evil", s1, now); err != nil {
+		t.Fatal(err)
+	}
+	if !r.Accepted("evil", s1.Hash) || r.Accepted("evil", s2.Hash) || r.Accepted("other", s1.Hash) || r.Accepted("evil", "") {
+		t.Error("acceptance is not by server and hash")
+	}
+	if err := r.Accept("evil", s2, now); err != nil {
+		t.Fatal(err)
+	}
+	if r.Accepted("evil", s1.Hash) || !r.Accepted("evil", s2.Hash) {
+		t.Error("a new acceptance did not replace the old one")
+	}
+	list, err := r.Acceptances()
+	if err != nil || len(list) != 1 || list[0].Server != "evil" || !list[0].At.Equal(now) || len(list[0].Findings) == 0 {
+		t.Errorf("acceptances = %+v, %v", list, err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "mcp-accepted.json"))
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the file: %v, %v", fi, err)
+	}
+	if had, err := r.Revoke("evil"); !had || err != nil {
+		t.Errorf("revoke = %v, %v", had, err)
+	}
+	if r.Accepted("evil", s2.Hash) {
+		t.Error("accepted after revoke")
+	}
+	if had, _ := r.Revoke("evil"); had {
+		t.Error("a second revoke found something")
+	}
+}
+
+// MCP-2: a damaged or foreign acceptance file accepts nothing and says how
+// to recover; an empty directory keeps nothing and says why.
+func TestReviewsDamaged_MCP2(t *testing.T) {
+	s := flaggedScreening("evil", hostileIgnore)
+	for name, content := range map[string]string{
+		"not JSON":      "{{{",
+		"other version": `{"version": 2, "entries": [{"server": "evil", "hash": "` + s.Hash + `"}]}`,
+		"too large":     `{"version": 1, "entries": [` + strings.Repeat(" ", maxReviewFile) + `]}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.WriteFile(filepath.Join(dir, "mcp-accepted.json"), []byte(content), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r := &Reviews{Dir: dir}
+			if r.Accepted("evil", s.Hash) {
+				t.Error("a damaged file accepted a server")
+			}
+			err := r.Accept("evil", s, time.Now())
+			if err == nil || !strings.Contains(err.Error(), "mcp-accepted.json") {
+				t.Errorf("accept over a damaged file: %v", err)
+			}
+			if got, _ := os.ReadFile(filepath.Join(dir, "mcp-accepted.json")); string(got) != content {
+				t.Error("the damaged file was overwritten")
+			}
+		})
+	}
+	if err := (&Reviews{}).Accept("evil", s, time.Now()); err == nil || !strings.Contains(err.Error(), "REIN_CONFIG_DIR") {
+		t.Errorf("accept without a directory: %v", err)
+	}
+}
+
+// MCP-2: the note of withheld servers keeps the last screening of each,
+// and forgets a server once it is no longer flagged.
+func TestReviewsFlagged_MCP2(t *testing.T) {
+	r := &Reviews{Dir: t.TempDir()}
+	s := flaggedScreening("evil", hostileIgnore)
+	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
+	if err := r.RecordFlagged("evil", s, now); err != nil {
+		t.Fatal(err)
+	}
+	f, ok := r.LastFlagged("evil")
+	if !ok || f.Hash != s.Hash || !f.At.Equal(now) || len(f.Findings) != len(s.Findings) {
+		t.Errorf("last flagged = %+v, %v", f, ok)
+	}
+	if err := r.RecordFlagged("evil", Screening{}, now); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.LastFlagged("evil"); ok {
+		t.Error("an unflagged screening kept the note")
+	}
+}
+
+// manyToolsList is one tool "read" with the description, and a benign one.
+func manyToolsList(desc string) []*mcp.Tool {
+	return []*mcp.Tool{{Name: "read", Description: desc, InputSchema: map[string]any{"type": "object"}},
+		{Name: "zz", Description: "Benign.", InputSchema: map[string]any{"type": "object"}}}
+}
