@@ -64,6 +64,7 @@ a new one appears, the server is withheld again until you accept it again.
 			if err := reviews.Accept(def.Name, st.Screening, a.now()); err != nil {
 				return fail(ExitError, "%v", err)
 			}
+			_ = reviews.RecordFlagged(def.Name, st.Screening, a.now()) // rein mcp list then says accepted
 			fmt.Fprintf(a.Stdout, "Accepted the MCP server %s as it is now: its tools are offered again. A change to what was flagged withholds it again.\n", def.Name)
 			return nil
 		},

@@ -111,6 +111,7 @@ func (a *App) testMCP(ctx context.Context, l *workspace.Loaded, d workspace.MCPS
 	}
 	fmt.Fprintf(w, "State: %s\n", st.State)
 	var failed []string
+	_ = mcpReviews(l).RecordFlagged(d.Name, st.Screening, a.now()) // keeps rein mcp list's note true
 	if st.Screening.Flagged() {
 		printFindings(w, st.Screening)
 		if st.Withheld {
