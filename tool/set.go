@@ -161,7 +161,13 @@ func (s *Set) Specs() []llm.ToolSpec {
 	if s == nil {
 		return nil
 	}
-	out := make([]llm.ToolSpec, 0, len(s.order))
+	visible := 0
+	for _, n := range s.order {
+		if !s.entries[n].hidden() {
+			visible++
+		}
+	}
+	out := make([]llm.ToolSpec, 0, visible)
 	for _, n := range s.order {
 		if e := s.entries[n]; !e.hidden() {
 			out = append(out, e.Tool.Spec())

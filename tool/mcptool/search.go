@@ -34,6 +34,7 @@ type Search struct {
 	budget  Budget
 	load    func(names ...string) error
 	catalog []*Tool // sorted by name
+	lower   []lowered
 	servers []string
 
 	mu     sync.Mutex
@@ -57,8 +58,15 @@ func NewSearch(deferred []tool.Tool, b Budget, load func(names ...string) error)
 	}
 	slices.SortFunc(s.catalog, func(a, b *Tool) int { return cmp.Compare(a.spec.Name, b.spec.Name) })
 	slices.Sort(s.servers)
+	s.lower = make([]lowered, len(s.catalog))
+	for i, t := range s.catalog {
+		s.lower[i] = lowered{strings.ToLower(t.remote), strings.ToLower(t.Server()), strings.ToLower(t.spec.Description)}
+	}
 	return s
 }
+
+// lowered is a tool's words in lower case, for the keyword search.
+type lowered struct{ name, server, desc string }
 
 // Hint is what the model is told when it calls a deferred tool before
 // loading it.
@@ -139,8 +147,8 @@ func (s *Search) match(q string, n int) []*Tool {
 		score int
 	}
 	var hits []scored
-	for _, t := range s.catalog {
-		name, server, desc := strings.ToLower(t.remote), strings.ToLower(t.Server()), strings.ToLower(t.spec.Description)
+	for i, t := range s.catalog {
+		name, server, desc := s.lower[i].name, s.lower[i].server, s.lower[i].desc
 		score := 0
 		for _, w := range words {
 			switch {
