@@ -24,7 +24,7 @@ type Finding struct {
 	// Tool is the tool's name on its server; empty for the server's
 	// instructions.
 	Tool string `json:"tool,omitempty"`
-	// Where is the part of the definition: "description", "instructions",
+	// Where is the part of the definition: "name", "description", "instructions",
 	// or "input schema <path>" (e.g. input schema properties.path.description).
 	Where string `json:"where"`
 	// Rule says what the scanner found, with an excerpt.
@@ -73,7 +73,8 @@ func (s Screening) Explain(limit int) string {
 }
 
 // screen scans what a server offers the model: its instructions, and for
-// each tool the description and input schema the model is given.
+// each tool its name (separators read as spaces), the description and the
+// input schema the model is given.
 func screen(server, instructions string, tools []*Tool) Screening {
 	var out []Finding
 	add := func(toolName, where, text string) {
@@ -83,6 +84,12 @@ func screen(server, instructions string, tools []*Tool) Screening {
 	}
 	add("", "instructions", instructions)
 	for _, t := range tools {
+		add(t.remote, "name", strings.Map(func(r rune) rune {
+			if r == '_' || r == '-' || r == '.' {
+				return ' '
+			}
+			return r
+		}, t.remote))
 		add(t.remote, "description", t.spec.Description)
 		for _, s := range schemaTexts(t.spec.InputSchema) {
 			add(t.remote, "input schema "+s.path, s.text)

@@ -16,10 +16,15 @@ import (
 // tools.
 const SearchToolName = "mcp_tool_search"
 
-// The number of tools a keyword search loads: by default, and at most.
+// The number of tools a keyword search loads: by default, and at most;
+// the longest query, the most keywords, and the most notes (tools not
+// loaded) a result lists.
 const (
 	defaultResults = 5
 	maxResults     = 20
+	maxQuery       = 4096
+	maxWords       = 32
+	maxNotes       = 10
 )
 
 // Search is the tool through which the model finds and loads MCP tools
@@ -100,6 +105,9 @@ func (s *Search) run(_ context.Context, _ tool.Call, in searchInput) (tool.Resul
 	if q == "" {
 		return tool.Errorf("the query is empty: give keywords, or select:NAME,NAME"), nil
 	}
+	if len(q) > maxQuery {
+		return tool.Errorf("the query is %d bytes; at most %d: give a few keywords, or fewer names", len(q), maxQuery), nil
+	}
 	var picked []*Tool
 	var notes []string
 	if names, ok := strings.CutPrefix(q, "select:"); ok {
@@ -142,6 +150,7 @@ func (s *Search) selectNames(list string) (picked []*Tool, notes []string) {
 // description. A withheld server's tools never match.
 func (s *Search) match(q string, n int) []*Tool {
 	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words = words[:min(len(words), maxWords)]
 	type scored struct {
 		t     *Tool
 		score int
@@ -212,7 +221,11 @@ func (s *Search) loadAll(picked []*Tool, notes []string) tool.Result {
 		}
 	}
 	var out strings.Builder
-	for _, n := range notes {
+	for i, n := range notes {
+		if i == maxNotes {
+			fmt.Fprintf(&out, "(and %d more not loaded)\n", len(notes)-maxNotes)
+			break
+		}
 		out.WriteString(n + "\n")
 	}
 	if shown == 0 {

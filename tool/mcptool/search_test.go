@@ -143,6 +143,7 @@ func TestSearchAttacks_MCP2(t *testing.T) {
 		{"commas only", "select:,,,", "No tool was loaded"},
 		{"one definition larger than the whole budget", "select:" + huge[0].spec.Name, "exceed the budget"},
 		{"empty query", "   ", "the query is empty"},
+		{"a query of 100 KB (a slow scan of every tool)", strings.Repeat("word ", 20000), "at most 4096"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -159,6 +160,27 @@ func TestSearchAttacks_MCP2(t *testing.T) {
 				t.Error("bash is no longer the builtin")
 			}
 		})
+	}
+}
+
+// MCP-2: a select naming every tool loads what fits and lists a bounded
+// number of the others: the result cannot flood the context either.
+func TestSearchSelectAll_MCP2(t *testing.T) {
+	tools := asTools(manyTools("big", 300, 100))
+	set, search := deferredSet(t, tools, Budget{MaxTools: 3})
+	var all []string
+	for _, tl := range tools {
+		all = append(all, tl.Spec().Name)
+	}
+	res := run(t, search, fmt.Sprintf(`{"query":%q}`, "select:"+strings.Join(all[:150], ",")))
+	if !strings.Contains(res.TextOf(), "Loaded 3 tool(s)") || !strings.Contains(res.TextOf(), "(and 137 more not loaded)") {
+		t.Errorf("select of 150: %s", res.TextOf())
+	}
+	if n := len(res.TextOf()); n > 8<<10 {
+		t.Errorf("the result is %d bytes", n)
+	}
+	if _, count := mcpBytes(set); count != 3 {
+		t.Errorf("%d tools loaded, want 3", count)
 	}
 }
 
