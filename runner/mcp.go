@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/mcptool"
@@ -64,6 +65,21 @@ func (e *Engine) addEach(set *tool.Set, tools []tool.Tool, deferred bool) []tool
 		added = append(added, t)
 	}
 	return added
+}
+
+// searchFor reports whether name is the MCP search tool and an agent
+// whose tools name some MCP tools (mcp__github__*) needs it to load them
+// when they are deferred.
+func searchFor(def *workspace.Agent, name string) bool {
+	if name != mcptool.SearchToolName || def.Tools == nil {
+		return false
+	}
+	for _, p := range toolPatterns(def.Tools) {
+		if strings.HasPrefix(p, "mcp__") && !matchAny(toolPatterns(def.DisallowedTools), name) {
+			return true
+		}
+	}
+	return false
 }
 
 // mcpBudget is the budget of MCP tool definitions per request.

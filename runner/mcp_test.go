@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -328,5 +329,47 @@ func TestMCPAcceptedServer_MCP2(t *testing.T) {
 	}
 	if c := ends["c1"]; c == nil || c.IsError || c.Output != "called clean" {
 		t.Errorf("the accepted tool: %+v", c)
+	}
+}
+
+// MCP-2, AGENT-4: a sub-agent whose tools name MCP tools (mcp__big__*)
+// gets the search tool when they are deferred, loads one and calls it;
+// a sub-agent naming no MCP tool gets no search tool.
+func TestMCPSubagentSearch_MCP2(t *testing.T) {
+	big := newFakeMCP(t, "", bigTools(100)...)
+	p := &routed{scripts: map[string][]llmtest.Reply{}}
+	top := strings.SplitN(agent.DefaultInstructions, "\n", 2)[0]
+	p.scripts[top] = []llmtest.Reply{
+		{ToolCalls: []llm.ToolUse{call("c1", "task", map[string]string{"agent": "inv", "prompt": "get record 7"})}},
+		{ToolCalls: []llm.ToolUse{call("c2", "task", map[string]string{"agent": "reader", "prompt": "read"})}},
+		{Text: "done"},
+	}
+	p.scripts["INV"] = []llmtest.Reply{
+		{ToolCalls: []llm.ToolUse{call("s1", mcptool.SearchToolName, map[string]string{"query": "select:mcp__big__tool_0007"})}},
+		{ToolCalls: []llm.ToolUse{call("s2", "mcp__big__tool_0007", map[string]string{"id": "7"})}},
+		{Text: "got it"},
+	}
+	p.scripts["READER"] = []llmtest.Reply{{Text: "nothing"}}
+	agents := map[string]string{
+		"inv":    "---\nname: inv\ndescription: Inventory.\ntools: [\"mcp__big__*\"]\n---\nINV\n",
+		"reader": "---\nname: reader\ndescription: Reads.\ntools: [read_file]\n---\nREADER\n",
+	}
+	e := newEngine(t, p, agents, nil, mcpHome(map[string]string{"big": big.url}, ""))
+	for _, err := range e.Submit(ctx, "", "go", nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Contains(p.tools("INV", 0), mcptool.SearchToolName) {
+		t.Errorf("the inv sub-agent has no search tool: %v", p.tools("INV", 0))
+	}
+	if got := p.tools("INV", 2); !slices.Contains(got, "mcp__big__tool_0007") {
+		t.Errorf("after loading, the inv sub-agent's request lacks the tool: %v", got)
+	}
+	if big.calls.Load() != 1 {
+		t.Errorf("the server got %d calls, want 1", big.calls.Load())
+	}
+	if slices.Contains(p.tools("READER", 0), mcptool.SearchToolName) {
+		t.Error("a sub-agent naming no MCP tool got the search tool")
 	}
 }
