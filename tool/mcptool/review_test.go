@@ -3,6 +3,7 @@ package mcptool
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,4 +119,35 @@ func TestReviewsFlagged_MCP2(t *testing.T) {
 func manyToolsList(desc string) []*mcp.Tool {
 	return []*mcp.Tool{{Name: "read", Description: desc, InputSchema: map[string]any{"type": "object"}},
 		{Name: "zz", Description: "Benign.", InputSchema: map[string]any{"type": "object"}}}
+}
+
+// FuzzReviewsFile: any content of the acceptance file is read without
+// panicking; what it accepts is exactly what it lists, and Accept over a
+// file it cannot read leaves the file as it was.
+func FuzzReviewsFile(f *testing.F) {
+	f.Add([]byte(`{"version": 1, "entries": [{"server": "evil", "hash": "h"}]}`))
+	f.Add([]byte(`{"version": 1, "entries": null}`))
+	f.Add([]byte(`{"version": 1}{"version": 2}`))
+	f.Add([]byte("\xff\x00"))
+	s := flaggedScreening("evil", hostileIgnore)
+	f.Fuzz(func(t *testing.T, content []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "mcp-accepted.json")
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r := &Reviews{Dir: dir}
+		list, err := r.Acceptances()
+		listed := err == nil && slices.ContainsFunc(list, func(a Acceptance) bool { return a.Server == "evil" && a.Hash == "h" })
+		if r.Accepted("evil", "h") != listed {
+			t.Fatalf("Accepted disagrees with the list %v (err %v)", list, err)
+		}
+		if err := r.Accept("evil", s, time.Now()); err != nil {
+			if got, _ := os.ReadFile(path); string(got) != string(content) {
+				t.Fatal("a failed Accept changed the file")
+			}
+		} else if !r.Accepted("evil", s.Hash) {
+			t.Fatal("Accept succeeded but the server is not accepted")
+		}
+	})
 }
