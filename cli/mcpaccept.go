@@ -8,14 +8,15 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/tool/mcptool"
 	"github.com/reinhq/rein/workspace"
 )
 
 // mcpReviews is where the acceptances of flagged MCP servers are kept (SPEC
 // MCP-2): the user's configuration directory.
-func mcpReviews(l *workspace.Loaded) *mcptool.Reviews {
-	return &mcptool.Reviews{Dir: l.Paths.ConfigDir}
+func mcpReviews(l *workspace.Loaded) *runner.MCPReviews {
+	return &runner.MCPReviews{Dir: l.Paths.ConfigDir}
 }
 
 func (a *App) mcpAccept() *cobra.Command {
@@ -76,7 +77,7 @@ a new one appears, the server is withheld again until you accept it again.
 }
 
 // revokeMCP forgets a server's acceptance.
-func (a *App) revokeMCP(reviews *mcptool.Reviews, name string) error {
+func (a *App) revokeMCP(reviews *runner.MCPReviews, name string) error {
 	had, err := reviews.Revoke(name)
 	if err != nil {
 		return fail(ExitError, "%v", err)
@@ -98,7 +99,7 @@ func printFindings(w io.Writer, s mcptool.Screening) {
 
 // withheldState is what `rein mcp list` says of a server's screening: the
 // last withholding a run recorded, unless accepted since.
-func withheldState(reviews *mcptool.Reviews, name string) string {
+func withheldState(reviews *runner.MCPReviews, name string) string {
 	f, ok := reviews.LastFlagged(name)
 	if !ok {
 		return ""

@@ -32,7 +32,7 @@ func (a *App) startMCP(ctx context.Context, l *workspace.Loaded, defs []workspac
 	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()
 	return mcptool.Start(cctx, servers, mcptool.Options{ConnectTimeout: timeout, ClientName: "rein", ClientVersion: Version(),
-		Accepted: mcpReviews(l).Accepted})
+		Screen: runner.ScreenText, Accepted: mcpReviews(l).Accepted})
 }
 
 func (a *App) mcpTest() *cobra.Command {

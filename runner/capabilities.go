@@ -187,7 +187,8 @@ func (e *Engine) mcpManager() *mcptool.Manager {
 	if e.cfg.MCP != nil {
 		e.mcp = e.cfg.MCP.Get(servers, e.logger, reviews.Accepted)
 	} else {
-		e.mcp = mcptool.Start(context.Background(), servers, mcptool.Options{Logger: e.logger, ClientName: "rein", Accepted: reviews.Accepted})
+		e.mcp = mcptool.Start(context.Background(), servers, mcptool.Options{Logger: e.logger, ClientName: "rein",
+			Screen: ScreenText, Accepted: reviews.Accepted})
 		e.ownMCP = true
 	}
 	for _, st := range e.mcp.Status() {
@@ -244,7 +245,8 @@ func (p *MCPPool) Get(servers []mcptool.Server, logger *slog.Logger, accepted fu
 	if p.managers == nil {
 		p.managers = map[string]*mcptool.Manager{}
 	}
-	m := mcptool.Start(context.Background(), servers, mcptool.Options{Logger: logger, ClientName: "rein", Accepted: accepted})
+	m := mcptool.Start(context.Background(), servers, mcptool.Options{Logger: logger, ClientName: "rein",
+		Screen: ScreenText, Accepted: accepted})
 	p.managers[key] = m
 	return m
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/reinhq/rein/memory"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/mcptool"
 	"github.com/reinhq/rein/workspace"
@@ -88,13 +89,24 @@ func (e *Engine) mcpBudget() mcptool.Budget {
 }
 
 // mcpReviews is where the user's acceptances of flagged servers are kept.
-func (e *Engine) mcpReviews() *mcptool.Reviews {
-	return &mcptool.Reviews{Dir: e.cfg.Loaded.Paths.ConfigDir}
+func (e *Engine) mcpReviews() *MCPReviews {
+	return &MCPReviews{Dir: e.cfg.Loaded.Paths.ConfigDir}
+}
+
+// ScreenText is mcptool.Options.Screen: the memory scanner's document
+// rules (SPEC MEM-3), the same AGENTS.md and skills go through
+// (ScanInstructions), applied to what an MCP server puts in front of the
+// model. It returns the findings in words, "" for none.
+func ScreenText(text string) string {
+	if fs := memory.ScanDocument(text); len(fs) > 0 {
+		return memory.Explain(fs)
+	}
+	return ""
 }
 
 // warnWithheld warns about a withheld server, naming the tools and rules,
 // and records its screening for rein mcp list.
-func (e *Engine) warnWithheld(reviews *mcptool.Reviews, st mcptool.Status) {
+func (e *Engine) warnWithheld(reviews *MCPReviews, st mcptool.Status) {
 	if !st.Withheld {
 		return
 	}

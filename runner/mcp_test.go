@@ -311,7 +311,7 @@ func TestMCPAcceptedServer_MCP2(t *testing.T) {
 	if len(st) != 1 || !st[0].Withheld {
 		t.Fatalf("status = %+v", st)
 	}
-	reviews := &mcptool.Reviews{Dir: cfgDir}
+	reviews := &runner.MCPReviews{Dir: cfgDir}
 	if f, ok := reviews.LastFlagged("evil"); !ok || f.Hash != st[0].Screening.Hash {
 		t.Errorf("the withholding was not recorded for rein mcp list: %+v", f)
 	}

@@ -29,7 +29,7 @@ func BenchmarkScreen(b *testing.B) {
 				}
 				i++
 				b.StartTimer()
-				if s := screen("big", "Use the tools by id.", tools); s.Flagged() {
+				if s := screen("big", "Use the tools by id.", tools, testScreen); s.Flagged() {
 					b.Fatal(s.Explain(1))
 				}
 			}

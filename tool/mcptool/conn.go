@@ -398,7 +398,7 @@ func (c *conn) setTools(list []*mcp.Tool, announced bool) {
 	c.mu.Lock()
 	instructions := c.instructions
 	c.mu.Unlock()
-	sc := screen(c.cfg.Name, instructions, tools)
+	sc := screen(c.cfg.Name, instructions, tools, c.m.opts.Screen)
 	if sc.Flagged() {
 		c.log.Warn("mcp server: its tool definitions look like a prompt injection", "findings", sc.Explain(3))
 	}

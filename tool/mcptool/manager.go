@@ -68,10 +68,17 @@ type Options struct {
 	// ClientName and ClientVersion are how rein introduces itself to the
 	// servers. Empty means "rein" and "dev".
 	ClientName, ClientVersion string
+	// Screen checks one text a server puts in front of the model (its
+	// instructions, a tool's name, description or a text of its input
+	// schema) and returns the rules it matches, in words, or "" (SPEC
+	// MCP-2). The runner passes the memory scanner's document rules
+	// (runner.ScreenText). Nil screens nothing: no server is withheld.
+	Screen func(text string) string
 	// Accepted reports whether the user accepted a server whose screening
-	// flagged something, by the [Screening.Hash] of what was flagged (see
-	// [Reviews]). It is asked again each time, so an acceptance applies at
-	// once. Nil accepts nothing: a flagged server is withheld.
+	// flagged something, by the [Screening.Hash] of what was flagged
+	// (runner.MCPReviews keeps them). It is asked again each time, so an
+	// acceptance applies at once. Nil accepts nothing: a flagged server is
+	// withheld.
 	Accepted func(server, hash string) bool
 }
 

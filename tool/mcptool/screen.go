@@ -9,15 +9,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-
-	"github.com/reinhq/rein/memory"
 )
 
 // This file screens what a server puts in front of the model (SPEC MCP-2):
-// its instructions, each tool's description and every text of each tool's
-// input schema go through the memory scanner's document rules, the same as
-// AGENTS.md and skills (MEM-3). A server with findings is withheld until the
-// user accepts exactly what was flagged.
+// its instructions, each tool's name and description and every text of
+// each tool's input schema go through Options.Screen — the memory
+// scanner's document rules, the same as AGENTS.md and skills (MEM-3), which
+// the runner passes (runner.ScreenText): this package does not reach
+// memory. A server with findings is withheld until the user accepts exactly
+// what was flagged.
 
 // Finding is one text of a server that the document rules flagged.
 type Finding struct {
@@ -75,11 +75,17 @@ func (s Screening) Explain(limit int) string {
 // screen scans what a server offers the model: its instructions, and for
 // each tool its name (separators read as spaces), the description and the
 // input schema the model is given.
-func screen(server, instructions string, tools []*Tool) Screening {
+func screen(server, instructions string, tools []*Tool, scan func(string) string) Screening {
+	if scan == nil {
+		return Screening{}
+	}
 	var out []Finding
 	add := func(toolName, where, text string) {
-		if fs := memory.ScanDocument(text); len(fs) > 0 {
-			out = append(out, Finding{Tool: toolName, Where: where, Rule: memory.Explain(fs), text: text})
+		if strings.TrimSpace(text) == "" {
+			return
+		}
+		if rule := scan(text); rule != "" {
+			out = append(out, Finding{Tool: toolName, Where: where, Rule: rule, text: text})
 		}
 	}
 	add("", "instructions", instructions)

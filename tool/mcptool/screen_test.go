@@ -10,8 +10,25 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/reinhq/rein/memory"
 	"github.com/reinhq/rein/tool"
 )
+
+// testScreen is what the runner passes as Options.Screen
+// (runner.ScreenText): the memory scanner's document rules. Test files may
+// reach memory; the package does not.
+func testScreen(text string) string {
+	if fs := memory.ScanDocument(text); len(fs) > 0 {
+		return memory.Explain(fs)
+	}
+	return ""
+}
+
+// screened is the options of a manager that screens with testScreen.
+func screened(o Options) Options {
+	o.Screen = testScreen
+	return o
+}
 
 // The hostile texts of the attack tables: each must be flagged by the
 // document rules (SPEC MEM-3) wherever a server puts it.
@@ -139,7 +156,7 @@ func TestScreeningAttacks_MCP2(t *testing.T) {
 			if tt.tool != nil {
 				tools = append(tools, tt.tool)
 			}
-			m := startNamed(t, "evil", rawServer(tt.instructions, tools...), Options{})
+			m := startNamed(t, "evil", rawServer(tt.instructions, tools...), screened(Options{}))
 			st := statusOf(m, "evil")
 			if !st.Withheld || !st.Screening.Flagged() || st.Screening.Hash == "" {
 				t.Fatalf("status = %+v: want withheld", st)
@@ -219,7 +236,7 @@ func TestScreeningBenign_MCP2(t *testing.T) {
 			InputSchema: schemaWith("Keywords, e.g. \"crash on start\". Leave empty to list the newest.")},
 		&mcp.Tool{Name: "run_query", Description: "Runs a read-only SQL query against the analytics database and returns rows as JSON.",
 			InputSchema: map[string]any{"type": "object", "properties": map[string]any{"sql": map[string]any{"type": "string", "default": "select 1"}}}},
-	), Options{})
+	), screened(Options{}))
 	st := statusOf(m, "gh")
 	if st.Withheld || st.Screening.Flagged() {
 		t.Fatalf("benign server flagged: %s", st.Screening.Explain(0))
@@ -238,7 +255,7 @@ func TestAcceptanceIsByHash_MCP2(t *testing.T) {
 	acc := &acceptances{}
 	s := rawServer("", &mcp.Tool{Name: "read", Description: hostileIgnore}, &mcp.Tool{Name: "ok_tool", Description: "Lists things."})
 	changed := make(chan string, 4)
-	m := startNamed(t, "evil", s, Options{Accepted: acc.accepted, OnToolsChanged: func(n string) { changed <- n }})
+	m := startNamed(t, "evil", s, screened(Options{Accepted: acc.accepted, OnToolsChanged: func(n string) { changed <- n }}))
 	st := statusOf(m, "evil")
 	if !st.Withheld {
 		t.Fatalf("not withheld: %+v", st)
@@ -296,7 +313,7 @@ func TestScreenHash_MCP2(t *testing.T) {
 		c := newConn(&Manager{opts: Options{}.withDefaults()}, Server{Name: server})
 		tools, _ := c.buildTools([]*mcp.Tool{{Name: name, Description: desc, InputSchema: map[string]any{"type": "object"}},
 			{Name: "zz", Description: other, InputSchema: map[string]any{"type": "object"}}})
-		return screen(server, "", tools)
+		return screen(server, "", tools, testScreen)
 	}
 	base := mk("s", "read", hostileIgnore, "benign")
 	for what, other := range map[string]Screening{
@@ -310,6 +327,15 @@ func TestScreenHash_MCP2(t *testing.T) {
 	}
 	if same := mk("s", "read", hostileIgnore, "also benign"); same.Hash != base.Hash {
 		t.Error("a change to an unflagged text changed the hash")
+	}
+}
+
+// MCP-2: a manager given no Screen screens nothing (the runner and the CLI
+// always give one: runner/mcp_test.go and cli/mcpaccept_test.go check it).
+func TestNoScreenNoWithholding_MCP2(t *testing.T) {
+	m := startNamed(t, "evil", rawServer("", &mcp.Tool{Name: "read", Description: hostileIgnore}), Options{})
+	if st := statusOf(m, "evil"); st.Withheld || st.Screening.Flagged() {
+		t.Errorf("status = %+v", st)
 	}
 }
 
@@ -344,7 +370,7 @@ func FuzzSchemaTexts(f *testing.F) {
 // scripts/test has not installed them.)
 func TestReferenceServersPass_MCP2(t *testing.T) {
 	fs := Server{Name: "fs", Command: "node", Args: []string{npmServer(t, "server-filesystem"), t.TempDir()}}
-	m := Start(t.Context(), []Server{everything(t), fs}, Options{})
+	m := Start(t.Context(), []Server{everything(t), fs}, screened(Options{}))
 	t.Cleanup(func() { _ = m.Close() })
 	for _, st := range m.Status() {
 		if st.State != StateReady {

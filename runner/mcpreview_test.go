@@ -1,4 +1,4 @@
-package mcptool
+package runner_test
 
 import (
 	"os"
@@ -8,27 +8,29 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/tool/mcptool"
 )
 
-func flaggedScreening(server, desc string) Screening {
-	c := newConn(&Manager{opts: Options{}.withDefaults()}, Server{Name: server})
-	tools, _ := c.buildTools(manyToolsList(desc))
-	return screen(server, "", tools)
+// flaggedScreening is a screening of the server with one finding in the
+// tool read's description, of that hash.
+func flaggedScreening(hash string) mcptool.Screening {
+	return mcptool.Screening{Hash: hash, Findings: []mcptool.Finding{
+		{Tool: "read", Where: "description", Rule: "injection: tells the model to ignore or override its instructions"}}}
 }
 
 // MCP-2: acceptances are kept by server and hash in the user's directory:
 // another hash or server is not accepted, a new acceptance replaces the
 // server's old one, revoking forgets it, and the file is private.
-func TestReviewsAccept_MCP2(t *testing.T) {
+func TestMCPReviewsAccept_MCP2(t *testing.T) {
 	dir := t.TempDir()
-	r := &Reviews{Dir: dir}
+	r := &runner.MCPReviews{Dir: dir}
 	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	s1, s2 := flaggedScreening("evil", hostileIgnore), flaggedScreening("evil", hostileExfil)
+	s1, s2 := flaggedScreening("h1"), flaggedScreening("h2")
 	if r.Accepted("evil", s1.Hash) {
 		t.Fatal("accepted before anything was recorded")
 	}
-	if err := r.Accept("evil", Screening{}, now); err == nil || !strings.Contains(err.Error(), "nothing flagged") {
+	if err := r.Accept("evil", mcptool.Screening{}, now); err == nil || !strings.Contains(err.Error(), "nothing flagged") {
 		t.Errorf("accepting an unflagged screening: %v", err)
 	}
 	if err := r.Accept("evil", s1, now); err != nil {
@@ -64,19 +66,19 @@ func TestReviewsAccept_MCP2(t *testing.T) {
 
 // MCP-2: a damaged or foreign acceptance file accepts nothing and says how
 // to recover; an empty directory keeps nothing and says why.
-func TestReviewsDamaged_MCP2(t *testing.T) {
-	s := flaggedScreening("evil", hostileIgnore)
+func TestMCPReviewsDamaged_MCP2(t *testing.T) {
+	s := flaggedScreening("h1")
 	for name, content := range map[string]string{
 		"not JSON":      "{{{",
 		"other version": `{"version": 2, "entries": [{"server": "evil", "hash": "` + s.Hash + `"}]}`,
-		"too large":     `{"version": 1, "entries": [` + strings.Repeat(" ", maxReviewFile) + `]}`,
+		"too large":     `{"version": 1, "entries": [` + strings.Repeat(" ", 4<<20) + `]}`,
 	} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			if err := os.WriteFile(filepath.Join(dir, "mcp-accepted.json"), []byte(content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			r := &Reviews{Dir: dir}
+			r := &runner.MCPReviews{Dir: dir}
 			if r.Accepted("evil", s.Hash) {
 				t.Error("a damaged file accepted a server")
 			}
@@ -89,16 +91,16 @@ func TestReviewsDamaged_MCP2(t *testing.T) {
 			}
 		})
 	}
-	if err := (&Reviews{}).Accept("evil", s, time.Now()); err == nil || !strings.Contains(err.Error(), "REIN_CONFIG_DIR") {
+	if err := (&runner.MCPReviews{}).Accept("evil", s, time.Now()); err == nil || !strings.Contains(err.Error(), "REIN_CONFIG_DIR") {
 		t.Errorf("accept without a directory: %v", err)
 	}
 }
 
 // MCP-2: the note of withheld servers keeps the last screening of each,
 // and forgets a server once it is no longer flagged.
-func TestReviewsFlagged_MCP2(t *testing.T) {
-	r := &Reviews{Dir: t.TempDir()}
-	s := flaggedScreening("evil", hostileIgnore)
+func TestMCPReviewsFlagged_MCP2(t *testing.T) {
+	r := &runner.MCPReviews{Dir: t.TempDir()}
+	s := flaggedScreening("h1")
 	now := time.Date(2026, 1, 2, 0, 0, 0, 0, time.UTC)
 	if err := r.RecordFlagged("evil", s, now); err != nil {
 		t.Fatal(err)
@@ -107,7 +109,7 @@ func TestReviewsFlagged_MCP2(t *testing.T) {
 	if !ok || f.Hash != s.Hash || !f.At.Equal(now) || len(f.Findings) != len(s.Findings) {
 		t.Errorf("last flagged = %+v, %v", f, ok)
 	}
-	if err := r.RecordFlagged("evil", Screening{}, now); err != nil {
+	if err := r.RecordFlagged("evil", mcptool.Screening{}, now); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := r.LastFlagged("evil"); ok {
@@ -115,30 +117,24 @@ func TestReviewsFlagged_MCP2(t *testing.T) {
 	}
 }
 
-// manyToolsList is one tool "read" with the description, and a benign one.
-func manyToolsList(desc string) []*mcp.Tool {
-	return []*mcp.Tool{{Name: "read", Description: desc, InputSchema: map[string]any{"type": "object"}},
-		{Name: "zz", Description: "Benign.", InputSchema: map[string]any{"type": "object"}}}
-}
-
-// FuzzReviewsFile: any content of the acceptance file is read without
+// FuzzMCPReviewsFile: any content of the acceptance file is read without
 // panicking; what it accepts is exactly what it lists, and Accept over a
 // file it cannot read leaves the file as it was.
-func FuzzReviewsFile(f *testing.F) {
+func FuzzMCPReviewsFile(f *testing.F) {
 	f.Add([]byte(`{"version": 1, "entries": [{"server": "evil", "hash": "h"}]}`))
 	f.Add([]byte(`{"version": 1, "entries": null}`))
 	f.Add([]byte(`{"version": 1}{"version": 2}`))
 	f.Add([]byte("\xff\x00"))
-	s := flaggedScreening("evil", hostileIgnore)
+	s := flaggedScreening("h1")
 	f.Fuzz(func(t *testing.T, content []byte) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "mcp-accepted.json")
 		if err := os.WriteFile(path, content, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		r := &Reviews{Dir: dir}
+		r := &runner.MCPReviews{Dir: dir}
 		list, err := r.Acceptances()
-		listed := err == nil && slices.ContainsFunc(list, func(a Acceptance) bool { return a.Server == "evil" && a.Hash == "h" })
+		listed := err == nil && slices.ContainsFunc(list, func(a runner.MCPAcceptance) bool { return a.Server == "evil" && a.Hash == "h" })
 		if r.Accepted("evil", "h") != listed {
 			t.Fatalf("Accepted disagrees with the list %v (err %v)", list, err)
 		}

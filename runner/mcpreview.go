@@ -1,4 +1,4 @@
-package mcptool
+package runner
 
 import (
 	"encoding/json"
@@ -12,15 +12,16 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/internal/atomicfile"
+	"github.com/reinhq/rein/tool/mcptool"
 )
 
-// Reviews keeps what the user decided about flagged servers (SPEC MCP-2),
+// MCPReviews keeps what the user decided about flagged servers (SPEC MCP-2),
 // in the user's configuration directory: the acceptances (mcp-accepted.json,
 // written only by `rein mcp accept`) and the last screening of each flagged
 // server a run met (mcp-flagged.json, a record for `rein mcp list`; losing it
-// loses nothing but that note). An acceptance holds the [Screening.Hash] of
+// loses nothing but that note). An acceptance holds the [mcptool.Screening.Hash] of
 // what was flagged: a changed or new flagged text is not accepted.
-type Reviews struct {
+type MCPReviews struct {
 	// Dir is the user's configuration directory; empty keeps nothing (no
 	// server is accepted, nothing is recorded).
 	Dir string
@@ -28,20 +29,20 @@ type Reviews struct {
 	mu sync.Mutex
 }
 
-// Acceptance is one accepted screening of a server.
-type Acceptance struct {
-	Server   string    `json:"server"`
-	Hash     string    `json:"hash"`
-	At       time.Time `json:"at"`
-	Findings []Finding `json:"findings"`
+// MCPAcceptance is one accepted screening of a server.
+type MCPAcceptance struct {
+	Server   string            `json:"server"`
+	Hash     string            `json:"hash"`
+	At       time.Time         `json:"at"`
+	Findings []mcptool.Finding `json:"findings"`
 }
 
-// Flagged is the last screening of a server that a run withheld.
-type Flagged struct {
-	Server   string    `json:"server"`
-	Hash     string    `json:"hash"`
-	At       time.Time `json:"at"`
-	Findings []Finding `json:"findings"`
+// MCPFlagged is the last screening of a server that a run withheld.
+type MCPFlagged struct {
+	Server   string            `json:"server"`
+	Hash     string            `json:"hash"`
+	At       time.Time         `json:"at"`
+	Findings []mcptool.Finding `json:"findings"`
 }
 
 // reviewFile is the format of both files.
@@ -53,33 +54,33 @@ type reviewFile[T any] struct {
 // maxReviewFile bounds what is read of either file.
 const maxReviewFile = 4 << 20
 
-func (r *Reviews) acceptedPath() string { return filepath.Join(r.Dir, "mcp-accepted.json") }
-func (r *Reviews) flaggedPath() string  { return filepath.Join(r.Dir, "mcp-flagged.json") }
+func (r *MCPReviews) acceptedPath() string { return filepath.Join(r.Dir, "mcp-accepted.json") }
+func (r *MCPReviews) flaggedPath() string  { return filepath.Join(r.Dir, "mcp-flagged.json") }
 
 // Accepted reports whether the user accepted the server's screening of
 // that hash. A file that cannot be read accepts nothing.
-func (r *Reviews) Accepted(server, hash string) bool {
+func (r *MCPReviews) Accepted(server, hash string) bool {
 	if r == nil || r.Dir == "" || hash == "" {
 		return false
 	}
-	list, err := readReviews[Acceptance](r.acceptedPath())
+	list, err := readReviews[MCPAcceptance](r.acceptedPath())
 	if err != nil {
 		return false
 	}
-	return slices.ContainsFunc(list, func(a Acceptance) bool { return a.Server == server && a.Hash == hash })
+	return slices.ContainsFunc(list, func(a MCPAcceptance) bool { return a.Server == server && a.Hash == hash })
 }
 
 // Acceptances lists the recorded acceptances, oldest first.
-func (r *Reviews) Acceptances() ([]Acceptance, error) {
+func (r *MCPReviews) Acceptances() ([]MCPAcceptance, error) {
 	if r == nil || r.Dir == "" {
 		return nil, nil
 	}
-	return readReviews[Acceptance](r.acceptedPath())
+	return readReviews[MCPAcceptance](r.acceptedPath())
 }
 
 // Accept records that the user accepts the server as screened. Earlier
 // acceptances of the server are replaced: a server has one accepted state.
-func (r *Reviews) Accept(server string, s Screening, now time.Time) error {
+func (r *MCPReviews) Accept(server string, s mcptool.Screening, now time.Time) error {
 	if r == nil || r.Dir == "" {
 		return errors.New("cannot tell your config directory to record the acceptance in: set HOME or REIN_CONFIG_DIR")
 	}
@@ -88,28 +89,28 @@ func (r *Reviews) Accept(server string, s Screening, now time.Time) error {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	list, err := readReviews[Acceptance](r.acceptedPath())
+	list, err := readReviews[MCPAcceptance](r.acceptedPath())
 	if err != nil {
 		return err
 	}
-	list = slices.DeleteFunc(list, func(a Acceptance) bool { return a.Server == server })
-	list = append(list, Acceptance{Server: server, Hash: s.Hash, At: now.UTC(), Findings: s.Findings})
+	list = slices.DeleteFunc(list, func(a MCPAcceptance) bool { return a.Server == server })
+	list = append(list, MCPAcceptance{Server: server, Hash: s.Hash, At: now.UTC(), Findings: s.Findings})
 	return writeReviews(r.acceptedPath(), list)
 }
 
 // Revoke forgets the server's acceptance; it reports whether there was one.
-func (r *Reviews) Revoke(server string) (bool, error) {
+func (r *MCPReviews) Revoke(server string) (bool, error) {
 	if r == nil || r.Dir == "" {
 		return false, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	list, err := readReviews[Acceptance](r.acceptedPath())
+	list, err := readReviews[MCPAcceptance](r.acceptedPath())
 	if err != nil {
 		return false, err
 	}
 	n := len(list)
-	list = slices.DeleteFunc(list, func(a Acceptance) bool { return a.Server == server })
+	list = slices.DeleteFunc(list, func(a MCPAcceptance) bool { return a.Server == server })
 	if len(list) == n {
 		return false, nil
 	}
@@ -118,17 +119,17 @@ func (r *Reviews) Revoke(server string) (bool, error) {
 
 // RecordFlagged notes the screening of a server a run withheld, for
 // `rein mcp list`. An unflagged screening forgets the server's note.
-func (r *Reviews) RecordFlagged(server string, s Screening, now time.Time) error {
+func (r *MCPReviews) RecordFlagged(server string, s mcptool.Screening, now time.Time) error {
 	if r == nil || r.Dir == "" {
 		return nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	list, err := readReviews[Flagged](r.flaggedPath())
+	list, err := readReviews[MCPFlagged](r.flaggedPath())
 	if err != nil {
 		list = nil // a damaged note is replaced
 	}
-	i := slices.IndexFunc(list, func(f Flagged) bool { return f.Server == server })
+	i := slices.IndexFunc(list, func(f MCPFlagged) bool { return f.Server == server })
 	switch {
 	case !s.Flagged() && i < 0:
 		return nil
@@ -137,25 +138,25 @@ func (r *Reviews) RecordFlagged(server string, s Screening, now time.Time) error
 	case i >= 0 && list[i].Hash == s.Hash:
 		return nil
 	case i >= 0:
-		list[i] = Flagged{Server: server, Hash: s.Hash, At: now.UTC(), Findings: s.Findings}
+		list[i] = MCPFlagged{Server: server, Hash: s.Hash, At: now.UTC(), Findings: s.Findings}
 	default:
-		list = append(list, Flagged{Server: server, Hash: s.Hash, At: now.UTC(), Findings: s.Findings})
+		list = append(list, MCPFlagged{Server: server, Hash: s.Hash, At: now.UTC(), Findings: s.Findings})
 	}
 	return writeReviews(r.flaggedPath(), list)
 }
 
 // LastFlagged returns the last screening a run withheld the server for.
-func (r *Reviews) LastFlagged(server string) (Flagged, bool) {
+func (r *MCPReviews) LastFlagged(server string) (MCPFlagged, bool) {
 	if r == nil || r.Dir == "" {
-		return Flagged{}, false
+		return MCPFlagged{}, false
 	}
-	list, err := readReviews[Flagged](r.flaggedPath())
+	list, err := readReviews[MCPFlagged](r.flaggedPath())
 	if err != nil {
-		return Flagged{}, false
+		return MCPFlagged{}, false
 	}
-	i := slices.IndexFunc(list, func(f Flagged) bool { return f.Server == server })
+	i := slices.IndexFunc(list, func(f MCPFlagged) bool { return f.Server == server })
 	if i < 0 {
-		return Flagged{}, false
+		return MCPFlagged{}, false
 	}
 	return list[i], true
 }
