@@ -45,8 +45,11 @@ func (a *App) mcpTest() *cobra.Command {
 workspace's directory, with a clean environment plus its env:), and list its
 tools with what the server says of them (read-only, destructive, …), its
 resources and its prompts. When it fails, the error ends with the last lines
-the server wrote on stderr; the exit code is then 1. An untrusted workspace's
-server is not started: trust the workspace first (rein trust).`,
+the server wrote on stderr; the exit code is then 1. A server whose
+definitions look like a prompt injection is withheld from runs: the test
+lists what was flagged and exits 1 until you accept it (rein mcp accept).
+An untrusted workspace's server is not started: trust the workspace first
+(rein trust).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := a.loadAt(dir)
