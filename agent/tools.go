@@ -212,7 +212,9 @@ func (r *run) gate(ctx context.Context, call tool.Call, emit func(Event)) (strin
 	entry, ok := r.cfg.Tools.Get(call.Name)
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", call.Name)
-		if near := r.cfg.Tools.Closest(call.Name, 3); len(near) > 0 {
+		if hint, deferred := r.cfg.Tools.Unloaded(call.Name); deferred {
+			msg = fmt.Sprintf("the tool %q is not loaded: %s", call.Name, hint)
+		} else if near := r.cfg.Tools.Closest(call.Name, 3); len(near) > 0 {
 			msg += "; did you mean " + strings.Join(near, ", ") + "?"
 		}
 		return "unknown_tool", tool.Errorf("%s", msg), Check{Call: call}, refused("policy", msg)

@@ -259,6 +259,12 @@ func (a *App) checkMCP(ctx context.Context, r *report, l *workspace.Loaded) {
 		d := defs[i]
 		switch st.State {
 		case mcptool.StateReady:
+			if st.Withheld {
+				r.add("mcp", statusWarning, fmt.Sprintf("%s: withheld: its definitions look like a prompt injection: %s", d.Name, st.Screening.Explain(3)),
+					fmt.Sprintf("review them (rein mcp test %s), then accept them (rein mcp accept %s) or remove the server (rein mcp remove %s)",
+						d.Name, d.Name, d.Name))
+				continue
+			}
 			r.add("mcp", statusOK, fmt.Sprintf("%s: ready, %d tool(s) (%s)", d.Name, st.Tools, st.Transport), "")
 		default:
 			msg := st.Err

@@ -31,7 +31,8 @@ func (a *App) startMCP(ctx context.Context, l *workspace.Loaded, defs []workspac
 	}
 	cctx, cancel := context.WithTimeout(ctx, timeout+5*time.Second)
 	defer cancel()
-	return mcptool.Start(cctx, servers, mcptool.Options{ConnectTimeout: timeout, ClientName: "rein", ClientVersion: Version()})
+	return mcptool.Start(cctx, servers, mcptool.Options{ConnectTimeout: timeout, ClientName: "rein", ClientVersion: Version(),
+		Screen: runner.ScreenText, Accepted: mcpReviews(l).Accepted})
 }
 
 func (a *App) mcpTest() *cobra.Command {
@@ -44,8 +45,11 @@ func (a *App) mcpTest() *cobra.Command {
 workspace's directory, with a clean environment plus its env:), and list its
 tools with what the server says of them (read-only, destructive, …), its
 resources and its prompts. When it fails, the error ends with the last lines
-the server wrote on stderr; the exit code is then 1. An untrusted workspace's
-server is not started: trust the workspace first (rein trust).`,
+the server wrote on stderr; the exit code is then 1. A server whose
+definitions look like a prompt injection is withheld from runs: the test
+lists what was flagged and exits 1 until you accept it (rein mcp accept).
+An untrusted workspace's server is not started: trust the workspace first
+(rein trust).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			l, err := a.loadAt(dir)
@@ -109,8 +113,18 @@ func (a *App) testMCP(ctx context.Context, l *workspace.Loaded, d workspace.MCPS
 		return fail(ExitError, "MCP server %s: %s", d.Name, msg)
 	}
 	fmt.Fprintf(w, "State: %s\n", st.State)
-	printMCPTools(w, m)
 	var failed []string
+	_ = mcpReviews(l).RecordFlagged(d.Name, st.Screening, a.now()) // keeps rein mcp list's note true
+	if st.Screening.Flagged() {
+		printFindings(w, st.Screening)
+		if st.Withheld {
+			fmt.Fprintf(w, "Withheld: runs neither offer nor call its tools. Review the tools below; rein mcp accept %s accepts them as they are.\n", d.Name)
+			failed = append(failed, "withheld: its definitions look like a prompt injection (rein mcp accept "+d.Name+" after review)")
+		} else {
+			fmt.Fprintln(w, "Accepted (rein mcp accept): its tools are offered.")
+		}
+	}
+	printMCPTools(w, m.ServerTools(d.Name))
 	rs, err := m.Resources(ctx, d.Name)
 	if err != nil {
 		failed = append(failed, "listing resources: "+err.Error())
@@ -141,15 +155,10 @@ func (a *App) testMCP(ctx context.Context, l *workspace.Loaded, d workspace.MCPS
 	return nil
 }
 
-// printMCPTools lists a manager's tools with their annotations.
-func printMCPTools(w io.Writer, m *mcptool.Manager) {
-	tools := m.Tools()
+// printMCPTools lists tools with their annotations.
+func printMCPTools(w io.Writer, tools []*mcptool.Tool) {
 	fmt.Fprintf(w, "\nTools (%d):\n", len(tools))
-	for _, t := range tools {
-		mt, ok := t.(*mcptool.Tool)
-		if !ok {
-			continue
-		}
+	for _, mt := range tools {
 		fmt.Fprintf(w, "  %s  %s%s\n", mt.Spec().Name, clip(mt.Spec().Description, 80), parens(hints(mt.Annotations())))
 	}
 }

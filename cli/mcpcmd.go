@@ -24,7 +24,11 @@ win on a name clash. A workspace's servers run only once you trusted it
 rein mcp add and rein mcp remove edit an mcp.yaml (yours by default,
 --scope workspace for the workspace's), keeping its other entries and its
 comments. rein mcp test NAME connects to one server and shows its tools,
-resources and prompts; rein doctor checks them all.`
+resources and prompts; rein doctor checks them all.
+
+A server whose instructions or tool definitions look like a prompt
+injection is withheld: runs neither offer nor call its tools. rein mcp test
+NAME shows what was flagged; rein mcp accept NAME accepts exactly that.`
 
 func (a *App) mcpCommand() *cobra.Command {
 	cmd := &cobra.Command{
@@ -33,7 +37,7 @@ func (a *App) mcpCommand() *cobra.Command {
 		Long:  mcpLong,
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(a.mcpList(), a.mcpAdd(), a.mcpRemove(), a.mcpTest())
+	cmd.AddCommand(a.mcpList(), a.mcpAdd(), a.mcpRemove(), a.mcpTest(), a.mcpAccept())
 	return cmd
 }
 
@@ -56,6 +60,9 @@ type mcpView struct {
 	// Overrides are the files whose server of the same name this one
 	// replaces.
 	Overrides []string `json:"overrides,omitempty"`
+	// Screening is what the last run withholding the server recorded, or
+	// "accepted" once accepted (SPEC MCP-2); empty when no run withheld it.
+	Screening string `json:"screening,omitempty"`
 }
 
 // viewMCP lists every server: those that apply and an untrusted
@@ -63,11 +70,13 @@ type mcpView struct {
 func viewMCP(l *workspace.Loaded) []mcpView {
 	key := func(d workspace.MCPServer) (string, string) { return d.Name, d.Path }
 	all := l.AllDefinitions()
+	reviews := mcpReviews(l)
 	var out []mcpView
 	for _, x := range mergeListed(l.Definitions().MCP, all.MCP, key) {
 		d := x.Def
 		v := mcpView{Name: d.Name, Origin: string(d.Origin), File: displayPath(l, d.Path), Transport: transportOf(d),
-			Declared: d.Declared, Env: sortedKeys(d.Env), Headers: sortedKeys(d.Headers), Disabled: d.Disabled, Ignored: x.Ignored}
+			Declared: d.Declared, Env: sortedKeys(d.Env), Headers: sortedKeys(d.Headers), Disabled: d.Disabled, Ignored: x.Ignored,
+			Screening: withheldState(reviews, d.Name)}
 		if d.Timeout > 0 {
 			v.Timeout = d.Timeout.String()
 		}
@@ -155,6 +164,9 @@ func printMCP(a *App, views []mcpView) error {
 		}
 		if len(v.Overrides) > 0 {
 			state = append(state, "replaces "+strings.Join(v.Overrides, ", "))
+		}
+		if v.Screening != "" {
+			state = append(state, v.Screening)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Origin, v.File, cmp.Or(v.Transport, "-"),
 			clip(cmp.Or(v.Declared, "-"), 60), strings.Join(state, "; "))

@@ -54,17 +54,8 @@ func (e *Engine) addDeclaredTools(set *tool.Set, backend exec.Backend) error {
 			e.note("action %s (%s) left out: %v", a.Name, a.Path, err)
 		}
 	}
-	m := e.mcpManager()
-	if m == nil {
-		return nil
-	}
-	for _, t := range append(m.Tools(), m.ResourceTools()...) {
-		if !allows(e.main, t.Spec().Name) {
-			continue
-		}
-		if err := set.Add(tool.OriginMCP, t); err != nil {
-			e.note("MCP tool %s left out: %v", t.Spec().Name, err)
-		}
+	if m := e.mcpManager(); m != nil {
+		e.addMCPTools(set, m)
 	}
 	return nil
 }
@@ -192,10 +183,12 @@ func (e *Engine) mcpManager() *mcptool.Manager {
 	if len(servers) == 0 || e.cfg.NoTools || !e.mayUseMCP() {
 		return nil
 	}
+	reviews := e.mcpReviews()
 	if e.cfg.MCP != nil {
-		e.mcp = e.cfg.MCP.Get(servers, e.logger)
+		e.mcp = e.cfg.MCP.Get(servers, e.logger, reviews.Accepted)
 	} else {
-		e.mcp = mcptool.Start(context.Background(), servers, mcptool.Options{Logger: e.logger, ClientName: "rein"})
+		e.mcp = mcptool.Start(context.Background(), servers, mcptool.Options{Logger: e.logger, ClientName: "rein",
+			Screen: ScreenText, Accepted: reviews.Accepted})
 		e.ownMCP = true
 	}
 	for _, st := range e.mcp.Status() {
@@ -204,6 +197,7 @@ func (e *Engine) mcpManager() *mcptool.Manager {
 			e.warnings = append(e.warnings, msg)
 			e.note("%s", msg)
 		}
+		e.warnWithheld(reviews, st)
 	}
 	return e.mcp
 }
@@ -239,8 +233,9 @@ type MCPPool struct {
 	managers map[string]*mcptool.Manager
 }
 
-// Get returns the manager of servers, starting it on first use.
-func (p *MCPPool) Get(servers []mcptool.Server, logger *slog.Logger) *mcptool.Manager {
+// Get returns the manager of servers, starting it on first use; accepted
+// is mcptool.Options.Accepted.
+func (p *MCPPool) Get(servers []mcptool.Server, logger *slog.Logger, accepted func(server, hash string) bool) *mcptool.Manager {
 	key := poolKey(servers)
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -250,7 +245,8 @@ func (p *MCPPool) Get(servers []mcptool.Server, logger *slog.Logger) *mcptool.Ma
 	if p.managers == nil {
 		p.managers = map[string]*mcptool.Manager{}
 	}
-	m := mcptool.Start(context.Background(), servers, mcptool.Options{Logger: logger, ClientName: "rein"})
+	m := mcptool.Start(context.Background(), servers, mcptool.Options{Logger: logger, ClientName: "rein",
+		Screen: ScreenText, Accepted: accepted})
 	p.managers[key] = m
 	return m
 }

@@ -286,7 +286,7 @@ func (t *tree) model(spec string) (*Model, error) {
 // ask_user, and a task tool of its own while deeper agents may nest.
 func (t *tree) tools(def workspace.Agent, depth int) (*tool.Set, error) {
 	set := t.e.tools.Filter(func(name string, _ *tool.Entry) bool {
-		return !slices.Contains(subagentTools, name) && allows(&def, name)
+		return !slices.Contains(subagentTools, name) && (allows(&def, name) || searchFor(&def, name))
 	})
 	if depth < t.maxDepth && allows(&def, "task") && allows(t.e.main, "task") {
 		if err := set.Add(tool.OriginAgent, newTaskTool(t, depth)); err != nil {

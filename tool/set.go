@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/reinhq/rein/internal/suggest"
 	"github.com/reinhq/rein/llm"
@@ -25,12 +26,20 @@ type Entry struct {
 	Origin Origin
 	Meta   Meta
 	Schema *Schema
+
+	// deferred is set for a tool added with AddDeferred: it holds whether
+	// the tool was loaded. Entries are shared by the sets Filter derives,
+	// so loading a tool shows it in all of them.
+	deferred *atomic.Bool
+	hint     string
 }
 
 // Set is the one registry of every tool a run may call. It keeps insertion
 // order, so the tool list sent to the model is stable across turns. A Set is
 // built before a run starts and only read during it; it is not safe for
-// concurrent modification.
+// concurrent modification — except that Load may run at any time: a
+// deferred tool (AddDeferred) is neither listed nor callable until it is
+// loaded (SPEC MCP-2), in this set and every set Filter derived from it.
 type Set struct {
 	order   []string
 	entries map[string]*Entry
@@ -47,7 +56,46 @@ func NewSet(origin Origin, tools ...Tool) (*Set, error) {
 
 // Add registers tools. A name already taken, or a schema that does not
 // compile, is an error and nothing is added.
-func (s *Set) Add(origin Origin, tools ...Tool) error {
+func (s *Set) Add(origin Origin, tools ...Tool) error { return s.add(origin, "", false, tools) }
+
+// AddDeferred registers tools the model does not see until Load names
+// them: Specs, Names and Get leave them out, and Unloaded returns hint (what
+// the model must do to load one) for them. Errors are as for Add.
+func (s *Set) AddDeferred(origin Origin, hint string, tools ...Tool) error {
+	return s.add(origin, hint, true, tools)
+}
+
+// Load makes deferred tools visible and callable. A name that is not a
+// deferred tool of the set is an error, and nothing is loaded.
+func (s *Set) Load(names ...string) error {
+	for _, n := range names {
+		if e, ok := s.entries[n]; !ok || e.deferred == nil {
+			return fmt.Errorf("tool: %q is not a deferred tool", n)
+		}
+	}
+	for _, n := range names {
+		s.entries[n].deferred.Store(true)
+	}
+	return nil
+}
+
+// Unloaded reports whether name is a deferred tool not loaded yet, and
+// the hint given for it.
+func (s *Set) Unloaded(name string) (hint string, ok bool) {
+	if s == nil {
+		return "", false
+	}
+	e, found := s.entries[name]
+	if !found || !e.hidden() {
+		return "", false
+	}
+	return e.hint, true
+}
+
+// hidden reports whether the entry is deferred and not loaded.
+func (e *Entry) hidden() bool { return e.deferred != nil && !e.deferred.Load() }
+
+func (s *Set) add(origin Origin, hint string, deferred bool, tools []Tool) error {
 	if s.entries == nil {
 		s.entries = map[string]*Entry{}
 	}
@@ -66,7 +114,11 @@ func (s *Set) Add(origin Origin, tools ...Tool) error {
 			return fmt.Errorf("tool %q: %w", spec.Name, err)
 		}
 		seen[spec.Name] = true
-		add = append(add, &Entry{Tool: t, Origin: origin, Meta: MetaOf(t), Schema: schema})
+		e := &Entry{Tool: t, Origin: origin, Meta: MetaOf(t), Schema: schema, hint: hint}
+		if deferred {
+			e.deferred = new(atomic.Bool)
+		}
+		add = append(add, e)
 	}
 	for _, e := range add {
 		name := e.Tool.Spec().Name
@@ -82,25 +134,44 @@ func (s *Set) Get(name string) (*Entry, bool) {
 		return nil, false
 	}
 	e, ok := s.entries[name]
-	return e, ok
+	if !ok || e.hidden() {
+		return nil, false
+	}
+	return e, true
 }
 
-// Names returns the tool names in registration order.
+// Names returns the tool names in registration order (deferred tools once
+// loaded).
 func (s *Set) Names() []string {
 	if s == nil {
 		return nil
 	}
-	return append([]string(nil), s.order...)
+	out := make([]string, 0, len(s.order))
+	for _, n := range s.order {
+		if !s.entries[n].hidden() {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
-// Specs returns the tools' specs in registration order.
+// Specs returns the tools' specs in registration order (deferred tools once
+// loaded).
 func (s *Set) Specs() []llm.ToolSpec {
 	if s == nil {
 		return nil
 	}
-	out := make([]llm.ToolSpec, 0, len(s.order))
+	visible := 0
 	for _, n := range s.order {
-		out = append(out, s.entries[n].Tool.Spec())
+		if !s.entries[n].hidden() {
+			visible++
+		}
+	}
+	out := make([]llm.ToolSpec, 0, visible)
+	for _, n := range s.order {
+		if e := s.entries[n]; !e.hidden() {
+			out = append(out, e.Tool.Spec())
+		}
 	}
 	return out
 }

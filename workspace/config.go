@@ -98,6 +98,8 @@ const (
 	SubagentMaxCost    = "subagents.max_cost"
 	Memory             = "memory"
 	KBEmbeddingModel   = "kb.embedding_model"
+	MCPMaxTools        = "mcp.max_tools"
+	MCPMaxToolBytes    = "mcp.max_tool_bytes"
 )
 
 // keys is every setting, in the order `rein config show` lists them.
@@ -136,6 +138,10 @@ var keys = []Key{
 		Doc: "cross-session memory (MEM-1): on puts the user profile and notes in the system prompt and offers the memory tool"},
 	{Name: KBEmbeddingModel, Env: "REIN_KB_EMBEDDING_MODEL",
 		Doc: "the knowledge base's embedding model (openai/text-embedding-3-small, gemini/gemini-embedding-001, ollama/nomic-embed-text, or a profile's); unset: keyword search only"},
+	{Name: MCPMaxTools, Env: "REIN_MCP_MAX_TOOLS", Default: "64", Kind: KindInt, Min: 1,
+		Doc: "MCP tool definitions per model request, across all servers (MCP-2); above it (or mcp.max_tool_bytes) the model loads them with mcp_tool_search; a workspace may only lower it"},
+	{Name: MCPMaxToolBytes, Env: "REIN_MCP_MAX_TOOL_BYTES", Default: "65536", Kind: KindInt, Min: 1024,
+		Doc: "bytes of MCP tool definitions per model request (MCP-2); a workspace may only lower it"},
 }
 
 // Keys returns every setting, in display order.

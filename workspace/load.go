@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -315,6 +316,22 @@ var Guarded = map[string]map[string]int{
 	Sandbox: {"off": 0, "auto": 1, "on": 2},
 }
 
+// GuardedMax are the number keys a workspace file may only lower: the
+// budget of MCP tool definitions per request (SPEC MCP-2).
+var GuardedMax = []string{MCPMaxTools, MCPMaxToolBytes}
+
+// loosens reports whether a workspace's value v of a guarded key is looser
+// than base, the user's (or the default).
+func loosens(name, v, base string) bool {
+	if slices.Contains(GuardedMax, name) {
+		n, err1 := strconv.Atoi(v)
+		b, err2 := strconv.Atoi(base)
+		return err1 == nil && err2 == nil && n > b
+	}
+	rank := Guarded[name]
+	return rank[v] < rank[base]
+}
+
 // guard returns the layer of workspace file s without the guarded values
 // that would loosen what the user's layer (or the default) says, noting
 // each in l.Warnings. Keys a flag or variable sets are left alone: they win
@@ -322,7 +339,7 @@ var Guarded = map[string]map[string]int{
 func (l *Loaded) guard(s Settings, user, flags, env Layer) Layer {
 	layer := s.Layer(SourceWorkspace)
 	copied := false
-	for _, name := range []string{PermissionMode, Sandbox} {
+	for _, name := range append([]string{PermissionMode, Sandbox}, GuardedMax...) {
 		v, ok := s.Values[name]
 		if !ok {
 			continue
@@ -338,8 +355,7 @@ func (l *Loaded) guard(s Settings, user, flags, env Layer) Layer {
 		if !ok {
 			base = k.Default
 		}
-		rank := Guarded[name]
-		if rank[v] >= rank[base] {
+		if !loosens(name, v, base) {
 			continue
 		}
 		if !copied {

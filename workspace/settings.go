@@ -111,8 +111,9 @@ func (s *Settings) walk(m *yaml.Node, prefix string) error {
 			if err := s.walk(vn, "skills."); err != nil {
 				return err
 			}
-		case name == "skills" && isNull(vn), name == "tools" && isNull(vn), name == "subagents" && isNull(vn), name == "kb" && isNull(vn):
-		case (name == "tools" || name == "subagents" || name == "kb") && vn.Kind == yaml.MappingNode:
+		case name == "skills" && isNull(vn), name == "tools" && isNull(vn), name == "subagents" && isNull(vn), name == "kb" && isNull(vn),
+			name == "mcp" && isNull(vn):
+		case (name == "tools" || name == "subagents" || name == "kb" || name == "mcp") && vn.Kind == yaml.MappingNode:
 			if err := s.walk(vn, name+"."); err != nil {
 				return err
 			}

@@ -37,7 +37,11 @@ type conn struct {
 	live    *live   // the session, while ready
 	tools   []*Tool // the last list known
 	offered map[string]bool
-	changed chan struct{} // closed and replaced on every state change
+	// instructions are the server's (from its initialize result); screen
+	// is what screening them and the tools found (SPEC MCP-2).
+	instructions string
+	screen       Screening
+	changed      chan struct{} // closed and replaced on every state change
 
 	inflight atomic.Int32 // requests under way (tests watch it)
 }
@@ -114,8 +118,19 @@ func (c *conn) transition(st State, err string, l *live) {
 
 func (c *conn) status() Status {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	return Status{Server: c.cfg.Name, State: c.state, Err: c.err, Tools: len(c.tools), Transport: c.kind}
+	st := Status{Server: c.cfg.Name, State: c.state, Err: c.err, Tools: len(c.tools), Transport: c.kind, Screening: c.screen}
+	c.mu.Unlock()
+	st.Withheld = st.Screening.Flagged() && !c.m.accepted(c.cfg.Name, st.Screening.Hash)
+	return st
+}
+
+// withheld reports whether the server's screening flagged something the
+// user has not accepted: its tools are then neither offered nor callable.
+func (c *conn) withheld() bool {
+	c.mu.Lock()
+	s := c.screen
+	c.mu.Unlock()
+	return s.Flagged() && !c.m.accepted(c.cfg.Name, s.Hash)
 }
 
 func (c *conn) currentTools() []*Tool {
@@ -241,10 +256,14 @@ func (c *conn) dial(ctx context.Context) (*live, []*mcp.Tool, error) {
 		return nil, nil, c.startError(fmt.Errorf("connect: %w", err), l)
 	}
 	l.cs = cs
-	if r := cs.InitializeResult(); r != nil && r.Capabilities != nil {
-		l.caps = r.Capabilities
-	} else {
-		l.caps = &mcp.ServerCapabilities{}
+	l.caps = &mcp.ServerCapabilities{}
+	if r := cs.InitializeResult(); r != nil {
+		if r.Capabilities != nil {
+			l.caps = r.Capabilities
+		}
+		c.mu.Lock()
+		c.instructions = r.Instructions
+		c.mu.Unlock()
 	}
 	var list []*mcp.Tool
 	if l.caps.Tools != nil {
@@ -377,9 +396,16 @@ func (c *conn) refetch(ctx context.Context, l *live) error {
 func (c *conn) setTools(list []*mcp.Tool, announced bool) {
 	tools, offered := c.buildTools(list)
 	c.mu.Lock()
+	instructions := c.instructions
+	c.mu.Unlock()
+	sc := screen(c.cfg.Name, instructions, tools, c.m.opts.Screen)
+	if sc.Flagged() {
+		c.log.Warn("mcp server: its tool definitions look like a prompt injection", "findings", sc.Explain(3))
+	}
+	c.mu.Lock()
 	old := c.tools
 	hadList := c.offered != nil
-	c.tools, c.offered = tools, offered
+	c.tools, c.offered, c.screen = tools, offered, sc
 	c.mu.Unlock()
 	if f := c.m.opts.OnToolsChanged; f != nil && (announced || hadList && !sameTools(old, tools)) {
 		f(c.cfg.Name)

@@ -19,6 +19,18 @@
 // and the tools of [Manager.ResourceTools] reach the servers' resources and
 // prompts.
 //
+// What servers put in front of the model is bounded and screened (SPEC
+// MCP-2). Each server's instructions and tool definitions (names,
+// descriptions, every text of the input schemas) go through
+// [Options.Screen] (the runner passes the memory scanner's document rules)
+// when its list is fetched; a server with findings is withheld — left out
+// of [Manager.Tools], its calls and its resources refused — until
+// [Options.Accepted] accepts the [Screening.Hash] of what was flagged (the
+// runner keeps the user's acceptances). A [Budget]
+// bounds the MCP tool definitions of one request; above it the runner
+// defers the tools ([tool.Set.AddDeferred]) and offers [Search], the
+// mcp_tool_search tool, which loads them within the same budget.
+//
 // Each stdio server runs in its own process group with exactly the
 // environment its [Server] gives, and [Manager.Close] kills the group: no
 // server outlives the manager.

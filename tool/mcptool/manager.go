@@ -68,6 +68,18 @@ type Options struct {
 	// ClientName and ClientVersion are how rein introduces itself to the
 	// servers. Empty means "rein" and "dev".
 	ClientName, ClientVersion string
+	// Screen checks one text a server puts in front of the model (its
+	// instructions, a tool's name, description or a text of its input
+	// schema) and returns the rules it matches, in words, or "" (SPEC
+	// MCP-2). The runner passes the memory scanner's document rules
+	// (runner.ScreenText). Nil screens nothing: no server is withheld.
+	Screen func(text string) string
+	// Accepted reports whether the user accepted a server whose screening
+	// flagged something, by the [Screening.Hash] of what was flagged
+	// (runner.MCPReviews keeps them). It is asked again each time, so an
+	// acceptance applies at once. Nil accepts nothing: a flagged server is
+	// withheld.
+	Accepted func(server, hash string) bool
 }
 
 func (o Options) withDefaults() Options {
@@ -121,6 +133,13 @@ type Status struct {
 	Tools int
 	// Transport is "stdio" or "http".
 	Transport string
+	// Screening is what screening the server's instructions and tool
+	// definitions found (SPEC MCP-2).
+	Screening Screening
+	// Withheld: the screening flagged something the user has not accepted;
+	// the server's tools are neither offered nor callable, and the model
+	// cannot reach its resources.
+	Withheld bool
 }
 
 // ErrUnknownServer is returned for a server name the manager does not know.
@@ -221,7 +240,8 @@ func (m *Manager) Status() []Status {
 }
 
 // Tools returns one tool per server tool, ordered by server name, then tool
-// name, so the tool list (and the prompt-cache prefix) is stable. A server
+// name, so the tool list (and the prompt-cache prefix) is stable. A
+// withheld server's tools are left out (see [Status.Withheld]). A server
 // that is reconnecting or failed after having been ready keeps its last known
 // tools: calling them waits for it or fails with a clear result. Call Tools
 // again after OnToolsChanged to see a server's new list.
@@ -230,11 +250,30 @@ func (m *Manager) Tools() []tool.Tool {
 	slices.SortStableFunc(conns, func(a, b *conn) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
 	var out []tool.Tool
 	for _, c := range conns {
+		if c.withheld() {
+			continue
+		}
 		for _, t := range c.currentTools() {
 			out = append(out, t)
 		}
 	}
 	return out
+}
+
+// ServerTools returns every tool of one server as last listed, withheld or
+// not, ordered by name: for people to review (rein mcp test), never for the
+// model — give it [Manager.Tools].
+func (m *Manager) ServerTools(server string) []*Tool {
+	c, ok := m.byName[server]
+	if !ok {
+		return nil
+	}
+	return slices.Clone(c.currentTools())
+}
+
+// accepted asks Options.Accepted.
+func (m *Manager) accepted(server, hash string) bool {
+	return m.opts.Accepted != nil && m.opts.Accepted(server, hash)
 }
 
 // lookup returns the connection of a server by name.

@@ -236,6 +236,15 @@ func (m *Manager) ResourceTools() []tool.Tool {
 	return []tool.Tool{list, read}
 }
 
+// withheldServer is why the model may not reach the named server's
+// resources, or "" when it may (SPEC MCP-2).
+func (m *Manager) withheldServer(server string) string {
+	if c, ok := m.byName[server]; ok && c.withheld() {
+		return c.withheldMessage()
+	}
+	return ""
+}
+
 type listResourcesInput struct {
 	Server string `json:"server,omitempty" jsonschema:"the MCP server whose resources to list; every server when omitted"`
 }
@@ -246,12 +255,18 @@ type readResourceInput struct {
 }
 
 func (m *Manager) runListResources(ctx context.Context, _ tool.Call, in listResourcesInput) (tool.Result, error) {
+	if msg := m.withheldServer(in.Server); msg != "" {
+		return tool.Errorf("%s", msg), nil
+	}
 	rs, err := m.Resources(ctx, in.Server)
 	if err != nil && len(rs) == 0 {
 		return tool.Errorf("%v", err), nil
 	}
 	var b strings.Builder
 	for _, r := range rs {
+		if m.withheldServer(r.Server) != "" {
+			continue
+		}
 		fmt.Fprintf(&b, "%s: %s\n", r.Server, resourceLine(r.URI, cmp.Or(r.Title, r.Name), r.MIMEType, r.Description))
 	}
 	if err != nil {
@@ -264,6 +279,9 @@ func (m *Manager) runListResources(ctx context.Context, _ tool.Call, in listReso
 }
 
 func (m *Manager) runReadResource(ctx context.Context, _ tool.Call, in readResourceInput) (tool.Result, error) {
+	if msg := m.withheldServer(in.Server); msg != "" {
+		return tool.Errorf("%s", msg), nil
+	}
 	text, err := m.ReadResource(ctx, in.Server, in.URI)
 	if err != nil {
 		return tool.Errorf("%v", err), nil

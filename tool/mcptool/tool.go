@@ -72,11 +72,16 @@ func (t *Tool) Server() string { return t.conn.cfg.Name }
 func (t *Tool) RemoteName() string { return t.remote }
 
 // Run calls the tool on its server (tools/call) within the server's call
-// timeout. Every failure — the server's own (isError), a timeout, a lost
+// timeout. A withheld server's tool is not called (SPEC MCP-2). Every failure — the server's own (isError), a timeout, a lost
 // connection, a tool the server no longer offers — is an error result; the
 // error is always nil.
 func (t *Tool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
 	meta := map[string]any{"mcp_server": t.conn.cfg.Name, "mcp_tool": t.remote}
+	if t.conn.withheld() {
+		r := tool.Errorf("%s", t.conn.withheldMessage())
+		r.Metadata = meta
+		return r, nil
+	}
 	if !t.conn.offers(t.remote) {
 		r := tool.Errorf("mcp server %q no longer offers the tool %q", t.conn.cfg.Name, t.remote)
 		r.Metadata = meta
