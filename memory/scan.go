@@ -1,11 +1,9 @@
 package memory
 
 import (
-	"encoding/base64"
 	"regexp"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,6 +31,10 @@ const (
 // Finding is one reason the scanner refuses a text.
 type Finding struct {
 	Kind Kind `json:"kind"`
+	// Rule names the check that found it, short and stable
+	// ("override-instructions", "standing-permission", "exfiltration"):
+	// what people quote when a note is withheld (SPEC MEM-3).
+	Rule string `json:"rule,omitempty"`
 	// Reason says what was found, for the model and for people.
 	Reason string `json:"reason"`
 	// Excerpt is the text that matched, clipped, hidden characters shown
@@ -42,7 +44,11 @@ type Finding struct {
 
 // String is the finding as one line: kind, reason and excerpt.
 func (f Finding) String() string {
-	s := string(f.Kind) + ": " + f.Reason
+	s := string(f.Kind)
+	if f.Rule != "" {
+		s += " [" + f.Rule + "]"
+	}
+	s += ": " + f.Reason
 	if f.Excerpt != "" {
 		s += " (" + quote(f.Excerpt) + ")"
 	}
@@ -91,15 +97,24 @@ func scanAt(text string, doc bool, depth int) []Finding {
 	fs.add(scanInvisible(text, doc, depth)...)
 	for _, chunk := range paragraphs(text) {
 		fs.add(matchAll(chunk, lowerText(chunk), doc)...)
-		if foldedRaw := fold(chunk); foldedRaw != chunk {
-			for _, f := range matchAll(foldedRaw, lowerText(foldedRaw), doc) {
+		normal := normalForm(chunk)
+		forms := normalForms(chunk, normal)
+		for _, form := range forms {
+			for _, f := range matchAll(form, lowerText(form), doc) {
 				if !fs.hasReason(f.Reason) {
-					fs.add(Finding{Kind: KindDisguise, Reason: f.Reason + " — spelled with look-alike or hidden characters to slip past checks", Excerpt: f.Excerpt})
+					fs.add(Finding{Kind: KindDisguise, Rule: f.Rule, Excerpt: f.Excerpt,
+						Reason: f.Reason + " — spelled with look-alike or hidden characters, digits for letters or letters pulled apart to slip past checks"})
 				}
 			}
 		}
+		if len(fs.list) == 0 {
+			fs.add(scanSquashed(normal, doc)...)
+		}
 	}
 	fs.add(scanEncoded(text, doc, depth)...)
+	if len(fs.list) == 0 {
+		fs.add(scanTransformed(text, doc, depth)...)
+	}
 	return fs.list
 }
 
@@ -207,7 +222,7 @@ func matchAll(raw, lower string, doc bool) []Finding {
 			continue
 		}
 		spans = append(spans, loc)
-		out = append(out, Finding{Kind: r.kind, Reason: r.reason, Excerpt: excerpt(subject, loc)})
+		out = append(out, Finding{Kind: r.kind, Rule: r.name, Reason: r.reason, Excerpt: excerpt(subject, loc)})
 	}
 	return append(out, scanExfil(raw, lower, doc, found)...)
 }
@@ -277,6 +292,8 @@ func overlaps(spans [][]int, loc []int) bool {
 
 // rule is one pattern of the scanner.
 type rule struct {
+	// name is the rule's short name, Finding.Rule.
+	name   string
 	kind   Kind
 	reason string
 	// doc: the rule applies to documents (ScanDocument) too.
@@ -380,97 +397,3 @@ func clip(s string, n int) string {
 	return string(rs[:n-1]) + "…"
 }
 
-// minEncoded is the length from which a run of base64 characters is
-// decoded; maxEncoded bounds the runs decoded per text.
-const (
-	minEncoded = 24
-	maxEncoded = 64
-)
-
-// base64Runs returns the runs of text that may be base64: minEncoded
-// characters or more of its alphabets, with their padding.
-func base64Runs(text string) []string {
-	var out []string
-	for i := 0; i < len(text) && len(out) < maxEncoded; {
-		if !isBase64Char(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isBase64Char(text[j]) {
-			j++
-		}
-		for k := 0; k < 2 && j < len(text) && text[j] == '='; k++ {
-			j++
-		}
-		if j-i >= minEncoded {
-			out = append(out, text[i:j])
-		}
-		i = j
-	}
-	return out
-}
-
-func isBase64Char(c byte) bool {
-	return isAlnum(c) || c == '+' || c == '/' || c == '_' || c == '-'
-}
-
-// scanEncoded decodes what looks like base64 and scans the text it hides:
-// a finding there is a disguise.
-func scanEncoded(text string, doc bool, depth int) []Finding {
-	if depth >= maxDepth {
-		return nil
-	}
-	var out []Finding
-	for _, m := range base64Runs(text) {
-		plain, ok := decodeBase64(m)
-		if !ok {
-			continue
-		}
-		if sub := scanAt(plain, doc, depth+1); len(sub) > 0 {
-			out = append(out, Finding{Kind: KindDisguise, Excerpt: clip(m, 40),
-				Reason: "base64 that decodes to " + quote(clip(strings.Join(strings.Fields(plain), " "), 60)) + " — " + sub[0].Reason})
-		}
-	}
-	return out
-}
-
-// decodeBase64 decodes s (standard or URL alphabet, padded or not) when it
-// decodes to text; ok is false for binary data and for what is not base64.
-func decodeBase64(s string) (string, bool) {
-	s = strings.TrimRight(s, "=")
-	enc := base64.RawStdEncoding
-	if strings.ContainsAny(s, "-_") {
-		if strings.ContainsAny(s, "+/") {
-			return "", false
-		}
-		enc = base64.RawURLEncoding
-	}
-	if len(s)%4 == 1 {
-		s = s[:len(s)-1]
-	}
-	b, err := enc.DecodeString(s)
-	if err != nil || !isText(b) {
-		return "", false
-	}
-	return string(b), true
-}
-
-// isText reports bytes that read as text: valid UTF-8, at least nine
-// runes in ten printable, most of them letters or spaces.
-func isText(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	total, printable, letters := 0, 0, 0
-	for _, r := range string(b) {
-		total++
-		if unicode.IsPrint(r) || r == '\n' || r == '\t' {
-			printable++
-		}
-		if unicode.IsLetter(r) || r == ' ' {
-			letters++
-		}
-	}
-	return total > 0 && printable*10 >= total*9 && letters*2 >= total
-}

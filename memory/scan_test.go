@@ -158,7 +158,8 @@ func TestFold(t *testing.T) {
 		{"i\u0301gnore", "ignore"},
 		{"𝐢𝐠𝐧𝐨𝐫𝐞", "ignore"},
 		{"1gn0r3 pr3v10us", "ignore previous"},
-		{"sha256 v1 go1.26", "sha2s6 v1 go1.26"},
+		{"sha256 v1 go1.26", "sha2s6 vi goi.26"},
+		{"@lw@y$ $h0w", "always show"},
 		{"plain text", "plain text"},
 	}
 	for _, tt := range tests {

@@ -1,0 +1,352 @@
+package memory
+
+import (
+	"slices"
+	"strings"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+)
+
+// normalForm is text as the rules see it a second time (SPEC MEM-3,
+// issue 22): compatibility forms made plain (NFKC: full-width, ligatures,
+// mathematical letters), hidden characters and combining marks dropped,
+// look-alike letters folded, digits and symbols standing for letters
+// undone (1gn0r3, @lw@y$), letters pulled apart by hyphens, dots,
+// underscores or spaces joined again (ig-nore, i.g.n.o.r.e,
+// "i g n o r e  a l l"), and the spaces between Chinese, Japanese and
+// Korean characters removed. Case is kept; the result is never longer
+// than a small multiple of text.
+func normalForm(text string) string {
+	s := text
+	if !isASCII(s) {
+		s = norm.NFKC.String(s)
+	}
+	s = unleet(foldChars(s))
+	s = joinLetters(s)
+	if !isASCII(s) {
+		s = joinCJK(s)
+	}
+	return s
+}
+
+// normalForms returns the forms of text the rules see besides text
+// itself: its normal form (normal) and, for text mixing Chinese and
+// Latin letters, the normal form with the Chinese words of orders
+// glossed in English ("忽略之前的 rules").
+func normalForms(text, normal string) []string {
+	var out []string
+	add := func(s string) {
+		if s != text && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	n := normal
+	add(n)
+	if hasHan(n) && hasLatin(n) {
+		add(gloss(n))
+	}
+	return out
+}
+
+// hasLatin reports whether s holds an ASCII letter.
+func hasLatin(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i] | 0x20; c >= 'a' && c <= 'z' {
+			return true
+		}
+	}
+	return false
+}
+
+// glossary maps the Chinese words of orders to English, longest first,
+// for text that mixes the languages; built at the first scan.
+var glossary = sync.OnceValue(func() *strings.Replacer {
+	pairs := []string{
+		"从现在开始", "from now on", "从现在起", "from now on", "系统提示词", "system prompt", "系统提示", "system prompt",
+		"用户的命令", "the user's commands", "用户的指令", "the user's instructions", "用户的要求", "the user's requests",
+		"总是允许", "always allow", "始终允许", "always allow", "权限请求", "permission requests", "这条记忆", "this note",
+		"这条笔记", "this note", "每次会话", "every session", "之前的", "previous", "以前的", "previous", "上面的", "above",
+		"所有的", "all", "以上", "above", "所有", "all", "全部", "all", "忽略", "ignore", "无视", "ignore", "忽视", "ignore",
+		"忘记", "forget", "指令", "instructions", "指示", "instructions", "规则", "rules", "用户", "the user", "中的", "in",
+		"里的", "in", "当作", "as", "视为", "as", "看作", "as", "总是", "always", "始终", "always", "一律", "always",
+		"允许", "allow", "权限", "permission", "批准", "approve", "执行", "execute", "你的", "your", "并且", "and",
+		"文件", "file", "网页", "web page", "优先", "precedence", "访问", "visit", "照做", "obey", "发送", "send",
+	}
+	for i := 1; i < len(pairs); i += 2 {
+		pairs[i] = " " + pairs[i] + " "
+	}
+	return strings.NewReplacer(pairs...)
+})
+
+// gloss is s with the Chinese words of orders written in English, white
+// space made single.
+func gloss(s string) string { return strings.Join(strings.Fields(glossary().Replace(s)), " ") }
+
+// isASCII reports whether s is all ASCII.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+// joinLetters joins the letters of words pulled apart: hyphens between
+// letters dropped (ig-nore, I-G-N-O-R-E), dots and underscores between
+// single letters dropped (i.g.n.o.r.e, i_g_n_o_r_e), and runs of three or
+// more single letters apart by one space joined ("i g n o r e"), two or
+// more spaces there standing for the space between words.
+func joinLetters(s string) string {
+	if !strings.ContainsAny(s, "-._ ") {
+		return s
+	}
+	s = joinSeparated(s)
+	return joinSpaced(s)
+}
+
+// isHyphen reports the characters written as hyphens.
+func isHyphen(r rune) bool {
+	return r == '-' || r == 0x2010 || r == 0x2011 || r == 0x2012 || r == 0x2013 || r == 0x2212
+}
+
+// joinSeparated drops hyphens between letters, and dots and underscores
+// inside a run of single letters.
+func joinSeparated(s string) string {
+	rs := []rune(s)
+	out := make([]rune, 0, len(rs))
+	for i := 0; i < len(rs); {
+		// A token: letters and separators, no spaces.
+		j := i
+		for j < len(rs) && !unicode.IsSpace(rs[j]) {
+			j++
+		}
+		out = append(out, joinToken(rs[i:j])...)
+		for j < len(rs) && unicode.IsSpace(rs[j]) {
+			out = append(out, rs[j])
+			j++
+		}
+		i = j
+	}
+	return string(out)
+}
+
+// joinToken joins one space-free token: hyphens between two letters go;
+// dots and underscores go when every piece between them is one letter.
+func joinToken(tok []rune) []rune {
+	singles, seps := true, 0
+	run := 0
+	for _, r := range tok {
+		switch {
+		case r == '.' || r == '_':
+			seps++
+			if run != 1 {
+				singles = false
+			}
+			run = 0
+		case unicode.IsLetter(r):
+			run++
+		default:
+			if !isHyphen(r) {
+				singles = false
+			}
+			run = 0
+		}
+	}
+	if run > 1 {
+		singles = false
+	}
+	out := make([]rune, 0, len(tok))
+	for k, r := range tok {
+		between := k > 0 && k+1 < len(tok) && unicode.IsLetter(tok[k-1]) && unicode.IsLetter(tok[k+1])
+		switch {
+		case between && isHyphen(r):
+			continue
+		case between && (r == '.' || r == '_') && singles && seps >= 2:
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// joinSpaced joins runs of three or more single letters apart by single
+// spaces; a gap of two or more spaces in the run stays one space.
+func joinSpaced(s string) string {
+	if !strings.Contains(s, " ") {
+		return s
+	}
+	type tok struct {
+		text string
+		gap  string // the white space before it
+	}
+	var toks []tok
+	for i := 0; i < len(s); {
+		j := i
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		k := j
+		for k < len(s) && s[k] != ' ' && s[k] != '\t' {
+			k++
+		}
+		toks = append(toks, tok{text: s[j:k], gap: s[i:j]})
+		i = k
+	}
+	single := func(t tok) bool {
+		r, n := utf8.DecodeRuneInString(t.text)
+		return n == len(t.text) && n > 0 && unicode.IsLetter(r) && !isWide(r)
+	}
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(toks); {
+		j := i
+		for j < len(toks) && single(toks[j]) && (j == i || toks[j].gap != "") {
+			j++
+		}
+		if j-i < 3 {
+			b.WriteString(toks[i].gap)
+			b.WriteString(toks[i].text)
+			i++
+			continue
+		}
+		b.WriteString(toks[i].gap)
+		for k := i; k < j; k++ {
+			if k > i && len(toks[k].gap) >= 2 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(toks[k].text)
+		}
+		i = j
+	}
+	return b.String()
+}
+
+// isWide reports the characters of Chinese, Japanese and Korean text and
+// their full-width punctuation: text in them has no spaces between
+// words.
+func isWide(r rune) bool {
+	return unicode.Is(unicode.Han, r) || unicode.Is(unicode.Hiragana, r) || unicode.Is(unicode.Katakana, r) ||
+		unicode.Is(unicode.Hangul, r) || (r >= 0x3000 && r <= 0x303F) || (r >= 0xFF01 && r <= 0xFF60) ||
+		r == '“' || r == '”' || r == '‘' || r == '’'
+}
+
+// joinCJK removes the spaces between two wide characters ("忽 略 之 前"),
+// and between a wide character and ASCII punctuation.
+func joinCJK(s string) string {
+	rs := []rune(s)
+	out := make([]rune, 0, len(rs))
+	for i := 0; i < len(rs); i++ {
+		if rs[i] == ' ' || rs[i] == '\t' {
+			j := i
+			for j < len(rs) && (rs[j] == ' ' || rs[j] == '\t') {
+				j++
+			}
+			if len(out) > 0 && j < len(rs) && isWide(out[len(out)-1]) && isWide(rs[j]) {
+				i = j - 1
+				continue
+			}
+		}
+		out = append(out, rs[i])
+	}
+	return string(out)
+}
+
+// squashPhrases are orders to drop the model's instructions with all
+// spaces and punctuation removed: matched against squashed sentences,
+// they find words pulled apart in any way ("ig nore all pre vious").
+var squashPhrases = func() []string {
+	verbs := []string{"ignore", "disregard", "forget", "override", "bypass", "overrule"}
+	strongMids := []string{"allprevious", "previous", "allprior", "prior", "allyourprevious", "yourprevious", "yourprior",
+		"alltheprevious", "theprevious", "theprior", "allabove", "theabove", "alltheabove", "above", "allearlier", "earlier",
+		"yoursystem", "thesystem", "allyour", "your", "allpreceding", "preceding", "yourearlier", "allsystem", "yoursafety", "thesafety"}
+	nouns := []string{"instructions", "instruction", "rules", "guidelines", "prompt", "prompts", "systemprompt", "directives", "guardrails", "restrictions"}
+	var out []string
+	for _, v := range verbs {
+		for _, m := range strongMids {
+			for _, n := range nouns {
+				out = append(out, v+m+n)
+			}
+		}
+		out = append(out, v+"allinstructions", v+"instructions", v+"everythingyouweretold", v+"everythingabove")
+	}
+	for _, v := range []string{"reveal", "show", "print", "leak", "repeat", "showme", "tellme", "output", "dump"} {
+		for _, o := range []string{"yoursystemprompt", "thesystemprompt", "yourinstructions", "yourhiddenprompt", "yourinitialprompt"} {
+			out = append(out, v+o)
+		}
+	}
+	return append(out, "developermodeenabled", "youareinnowdevelopermode", "youarenowindevelopermode", "jailbreakmode")
+}
+
+// squashNegations end a squashed sentence before a phrase it negates.
+var squashNegations = []string{"never", "not", "dont", "donot", "nor", "without", "shouldnt", "mustnot", "cannot", "avoid", "no"}
+
+// squashIndex is the needleSet of squashPhrases, built at the first scan.
+var squashIndex = sync.OnceValue(func() *needleSet { return newNeedleSet(squashPhrases()) })
+
+// squashed returns the sentences of text (normal form) with everything
+// but letters and digits removed, lower case. Sentences end at . ! ? ;
+// : and their wide forms when followed by white space or the end, and
+// at line ends.
+func squashed(text string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	rs := []rune(text)
+	for i, r := range rs {
+		switch {
+		case r == '\n' || strings.ContainsRune("。！？；：", r):
+			flush()
+		case strings.ContainsRune(".!?;:", r) && (i+1 == len(rs) || unicode.IsSpace(rs[i+1])):
+			flush()
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(unicode.ToLower(r))
+		}
+	}
+	flush()
+	return out
+}
+
+// scanSquashed looks for squashPhrases in the squashed sentences of text
+// (normal form): a match not preceded by a negation is a finding.
+func scanSquashed(text string, doc bool) []Finding {
+	set := squashIndex()
+	for _, sent := range squashed(text) {
+		if len(sent) < 12 {
+			continue
+		}
+		if id, at := set.first(sent); id >= 0 {
+			prefix := sent[:at]
+			neg := false
+			for _, n := range squashNegations {
+				if strings.HasSuffix(prefix, n) {
+					neg = true
+				}
+			}
+			if neg {
+				continue
+			}
+			phrase := set.words[id]
+			reason := "tells the model to ignore or override its instructions"
+			rule := "override-instructions"
+			if !strings.HasPrefix(phrase, "ignore") && !strings.HasPrefix(phrase, "disregard") && !strings.HasPrefix(phrase, "forget") &&
+				!strings.HasPrefix(phrase, "override") && !strings.HasPrefix(phrase, "bypass") && !strings.HasPrefix(phrase, "overrule") {
+				if doc {
+					continue
+				}
+				reason, rule = "asks the model to reveal its prompt or play another mode", "reveal-prompt"
+			}
+			return []Finding{{Kind: KindDisguise, Rule: rule, Excerpt: phrase,
+				Reason: reason + " — its letters pulled apart by spaces or punctuation to slip past checks"}}
+		}
+	}
+	return nil
+}
