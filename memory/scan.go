@@ -2,6 +2,7 @@ package memory
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -44,15 +45,27 @@ type Finding struct {
 
 // String is the finding as one line: kind, reason and excerpt.
 func (f Finding) String() string {
-	s := string(f.Kind)
-	if f.Rule != "" {
-		s += " [" + f.Rule + "]"
-	}
-	s += ": " + f.Reason
+	s := string(f.Kind) + ": " + f.Reason
 	if f.Excerpt != "" {
 		s += " (" + quote(f.Excerpt) + ")"
 	}
 	return s
+}
+
+// Rules lists the rules of findings, without repeats: "override-instructions,
+// exfiltration".
+func Rules(fs []Finding) string {
+	var names []string
+	for _, f := range fs {
+		n := f.Rule
+		if n == "" {
+			n = string(f.Kind)
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // Explain joins findings into one message.
@@ -396,4 +409,3 @@ func clip(s string, n int) string {
 	rs := []rune(s)
 	return string(rs[:n-1]) + "…"
 }
-
