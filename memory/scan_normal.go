@@ -96,14 +96,11 @@ func isASCII(s string) bool {
 }
 
 // joinLetters joins the letters of words pulled apart: hyphens between
-// letters dropped (ig-nore, I-G-N-O-R-E), dots and underscores between
-// single letters dropped (i.g.n.o.r.e, i_g_n_o_r_e), and runs of three or
-// more single letters apart by one space joined ("i g n o r e"), two or
-// more spaces there standing for the space between words.
+// letters dropped (ig-nore, I-G-N-O-R-E), whatever stands between single
+// letters dropped (i.g.n.o.r.e, i_g_n_o_r_e), and runs of three or more
+// single letters apart by one space joined ("i g n o r e"), two or more
+// spaces there standing for the space between words.
 func joinLetters(s string) string {
-	if !strings.ContainsAny(s, "-._ ") {
-		return s
-	}
 	s = joinSeparated(s)
 	return joinSpaced(s)
 }
@@ -113,8 +110,7 @@ func isHyphen(r rune) bool {
 	return r == '-' || r == 0x2010 || r == 0x2011 || r == 0x2012 || r == 0x2013 || r == 0x2212
 }
 
-// joinSeparated drops hyphens between letters, and dots and underscores
-// inside a run of single letters.
+// joinSeparated joins the space-free tokens of s (joinToken).
 func joinSeparated(s string) string {
 	rs := []rune(s)
 	out := make([]rune, 0, len(rs))
@@ -134,38 +130,35 @@ func joinSeparated(s string) string {
 	return string(out)
 }
 
-// joinToken joins one space-free token: hyphens between two letters go;
-// dots and underscores go when every piece between them is one letter.
+// joinToken joins one space-free token: hyphens between two letters go
+// (ig-nore); and when the token is three or more single letters apart by
+// anything but letters and digits (i.g.n.o.r.e, i_g_n, i/g/n, i🙂g🙂n),
+// only the letters stay.
 func joinToken(tok []rune) []rune {
-	singles, seps := true, 0
-	run := 0
-	for _, r := range tok {
-		switch {
-		case r == '.' || r == '_':
-			seps++
-			if run != 1 {
+	singles, letters := true, 0
+	for k, r := range tok {
+		if !unicode.IsLetter(r) {
+			if unicode.IsDigit(r) {
 				singles = false
 			}
-			run = 0
-		case unicode.IsLetter(r):
-			run++
-		default:
-			if !isHyphen(r) {
-				singles = false
-			}
-			run = 0
+			continue
+		}
+		letters++
+		if k > 0 && unicode.IsLetter(tok[k-1]) {
+			singles = false
 		}
 	}
-	if run > 1 {
-		singles = false
-	}
 	out := make([]rune, 0, len(tok))
+	if singles && letters >= 3 {
+		for _, r := range tok {
+			if unicode.IsLetter(r) {
+				out = append(out, r)
+			}
+		}
+		return out
+	}
 	for k, r := range tok {
-		between := k > 0 && k+1 < len(tok) && unicode.IsLetter(tok[k-1]) && unicode.IsLetter(tok[k+1])
-		switch {
-		case between && isHyphen(r):
-			continue
-		case between && (r == '.' || r == '_') && singles && seps >= 2:
+		if isHyphen(r) && k > 0 && k+1 < len(tok) && unicode.IsLetter(tok[k-1]) && unicode.IsLetter(tok[k+1]) {
 			continue
 		}
 		out = append(out, r)
