@@ -158,8 +158,14 @@ func TestCorpus(t *testing.T) {
 func TestNeedlesComplete(t *testing.T) {
 	texts := append(readCorpus(t, "testdata/attacks.txt"), readCorpus(t, "testdata/benign.txt")...)
 	texts = append(texts, hiddenAttacks...)
+	texts = append(texts, readCorpus(t, "testdata/obfus_tuning_attacks.txt")...)
+	texts = append(texts, readCorpus(t, "testdata/obfus_tuning_benign.txt")...)
+	for _, row := range obfuscationAttacks {
+		texts = append(texts, corpusEntry{text: row.text})
+	}
 	for _, e := range texts {
-		for _, raw := range []string{e.text, fold(e.text)} {
+		n := normalForm(e.text)
+		for _, raw := range append([]string{e.text, fold(e.text)}, normalForms(e.text, n)...) {
 			lower := lowerText(raw)
 			flat := strings.Join(strings.Fields(lower), " ")
 			for _, r := range rules() {

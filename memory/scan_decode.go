@@ -238,10 +238,13 @@ func scanTransformed(text string, doc bool, depth int) []Finding {
 		if len(line) < minTransformed || len(line) > maxTransformedLine {
 			continue
 		}
-		base := plainness(line)
+		base, words := plainness(line)
+		if base >= 3 || (base > 0 && base*4 >= words) {
+			continue // reads as English or Chinese already
+		}
 		for _, t := range transforms {
 			v := t.apply(line)
-			if p := plainness(v); p < 2 || p <= base {
+			if p, _ := plainness(v); p < 2 || p <= base {
 				continue
 			}
 			if tried++; tried > maxTransformed {
@@ -301,12 +304,13 @@ var plainText = sync.OnceValue(func() (t struct {
 	return t
 })
 
-// plainness counts the common English words and Chinese pairs of s.
-func plainness(s string) int {
+// plainness counts the common English words and Chinese pairs of s
+// (n), and its words.
+func plainness(s string) (n, words int) {
 	plain := plainText()
-	n := 0
-	for w := range strings.FieldsFuncSeq(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
-		if plain.words[w] {
+	for w := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
+		words++
+		if plain.words[w] || plain.words[strings.ToLower(w)] {
 			n++
 		}
 	}
@@ -317,5 +321,5 @@ func plainness(s string) int {
 		}
 		prev = r
 	}
-	return n
+	return n, words
 }

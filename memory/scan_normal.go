@@ -110,24 +110,68 @@ func isHyphen(r rune) bool {
 	return r == '-' || r == 0x2010 || r == 0x2011 || r == 0x2012 || r == 0x2013 || r == 0x2212
 }
 
-// joinSeparated joins the space-free tokens of s (joinToken).
+// joinSeparated joins the space-free tokens of s (joinToken); s itself
+// when no token changes.
 func joinSeparated(s string) string {
-	rs := []rune(s)
-	out := make([]rune, 0, len(rs))
-	for i := 0; i < len(rs); {
-		// A token: letters and separators, no spaces.
+	var b []byte
+	last := 0 // s[:last] is in b
+	for i := 0; i < len(s); {
 		j := i
-		for j < len(rs) && !unicode.IsSpace(rs[j]) {
-			j++
+		for j < len(s) && !isSpaceAt(s, j) {
+			_, n := utf8.DecodeRuneInString(s[j:])
+			j += n
 		}
-		out = append(out, joinToken(rs[i:j])...)
-		for j < len(rs) && unicode.IsSpace(rs[j]) {
-			out = append(out, rs[j])
-			j++
+		if j > i && tokenChanges(s[i:j]) {
+			if b == nil {
+				b = make([]byte, 0, len(s))
+			}
+			b = append(b, s[last:i]...)
+			b = append(b, string(joinToken([]rune(s[i:j])))...)
+			last = j
+		}
+		for j < len(s) && isSpaceAt(s, j) {
+			_, n := utf8.DecodeRuneInString(s[j:])
+			j += n
 		}
 		i = j
 	}
-	return string(out)
+	if b == nil {
+		return s
+	}
+	return string(append(b, s[last:]...))
+}
+
+// isSpaceAt reports whether s holds white space at i.
+func isSpaceAt(s string, i int) bool {
+	if c := s[i]; c < utf8.RuneSelf {
+		return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\v' || c == '\f'
+	}
+	r, _ := utf8.DecodeRuneInString(s[i:])
+	return unicode.IsSpace(r)
+}
+
+// tokenChanges reports whether joinToken would change tok: it holds a
+// hyphen between letters, or is three or more single letters apart.
+func tokenChanges(tok string) bool {
+	singles, letters := true, 0
+	prevLetter, prevHyphen := false, false
+	for _, r := range tok {
+		letter := unicode.IsLetter(r)
+		switch {
+		case letter && prevHyphen:
+			return true
+		case letter && prevLetter:
+			singles = false
+		case !letter && unicode.IsDigit(r):
+			singles = false
+		}
+		if letter {
+			letters++
+		}
+		prevHyphen = isHyphen(r) && prevLetter
+		prevLetter = letter
+	}
+	return singles && letters >= 3
 }
 
 // joinToken joins one space-free token: hyphens between two letters go
@@ -280,66 +324,58 @@ var squashNegations = []string{"never", "not", "dont", "donot", "nor", "without"
 // squashIndex is the needleSet of squashPhrases, built at the first scan.
 var squashIndex = sync.OnceValue(func() *needleSet { return newNeedleSet(squashPhrases()) })
 
-// squashed returns the sentences of text (normal form) with everything
-// but letters and digits removed, lower case. Sentences end at . ! ? ;
-// : and their wide forms when followed by white space or the end, and
-// at line ends.
-func squashed(text string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
-		}
-	}
-	rs := []rune(text)
-	for i, r := range rs {
-		switch {
-		case r == '\n' || strings.ContainsRune("。！？；：", r):
-			flush()
-		case strings.ContainsRune(".!?;:", r) && (i+1 == len(rs) || unicode.IsSpace(rs[i+1])):
-			flush()
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
-			b.WriteRune(unicode.ToLower(r))
-		}
-	}
-	flush()
-	return out
-}
-
-// scanSquashed looks for squashPhrases in the squashed sentences of text
-// (normal form): a match not preceded by a negation is a finding.
+// scanSquashed looks for squashPhrases in text (normal form) with
+// everything but letters and digits removed, lower case, sentence by
+// sentence: sentences end at . ! ? ; : and their wide forms when
+// followed by white space or the end, and at line ends. A match not
+// preceded in its sentence by a negation is a finding.
 func scanSquashed(text string, doc bool) []Finding {
 	set := squashIndex()
-	for _, sent := range squashed(text) {
-		if len(sent) < 12 {
+	k := int32(set.classes)
+	state := int32(0)
+	var sent []byte // the squashed sentence so far
+	var buf [utf8.UTFMax]byte
+	for i, r := range text {
+		switch {
+		case r == '\n' || strings.ContainsRune("。！？；：", r),
+			strings.ContainsRune(".!?;:", r) && (i+1 == len(text) || isSpaceAt(text, i+1)):
+			state, sent = 0, sent[:0]
+			continue
+		case !unicode.IsLetter(r) && !unicode.IsDigit(r):
 			continue
 		}
-		if id, at := set.first(sent); id >= 0 {
-			prefix := sent[:at]
-			neg := false
-			for _, n := range squashNegations {
-				if strings.HasSuffix(prefix, n) {
-					neg = true
+		n := utf8.EncodeRune(buf[:], unicode.ToLower(r))
+		for _, c := range buf[:n] {
+			sent = append(sent, c)
+			state = set.next[state*k+int32(set.class[c])]
+			if out := set.out[state]; len(out) > 0 {
+				if f, ok := squashFinding(set.words[out[0]], string(sent[:len(sent)-len(set.words[out[0]])]), doc); ok {
+					return []Finding{f}
 				}
 			}
-			if neg {
-				continue
-			}
-			phrase := set.words[id]
-			reason := "tells the model to ignore or override its instructions"
-			rule := "override-instructions"
-			if !strings.HasPrefix(phrase, "ignore") && !strings.HasPrefix(phrase, "disregard") && !strings.HasPrefix(phrase, "forget") &&
-				!strings.HasPrefix(phrase, "override") && !strings.HasPrefix(phrase, "bypass") && !strings.HasPrefix(phrase, "overrule") {
-				if doc {
-					continue
-				}
-				reason, rule = "asks the model to reveal its prompt or play another mode", "reveal-prompt"
-			}
-			return []Finding{{Kind: KindDisguise, Rule: rule, Excerpt: phrase,
-				Reason: reason + " — its letters pulled apart by spaces or punctuation to slip past checks"}}
 		}
 	}
 	return nil
+}
+
+// squashFinding is the finding for phrase, found squashed after prefix
+// in its sentence; ok is false when prefix ends in a negation, or for a
+// phrase documents may hold.
+func squashFinding(phrase, prefix string, doc bool) (Finding, bool) {
+	for _, n := range squashNegations {
+		if strings.HasSuffix(prefix, n) {
+			return Finding{}, false
+		}
+	}
+	reason, rule := "tells the model to ignore or override its instructions", "override-instructions"
+	if !slices.ContainsFunc([]string{"ignore", "disregard", "forget", "override", "bypass", "overrule"}, func(v string) bool {
+		return strings.HasPrefix(phrase, v)
+	}) {
+		if doc {
+			return Finding{}, false
+		}
+		reason, rule = "asks the model to reveal its prompt or play another mode", "reveal-prompt"
+	}
+	return Finding{Kind: KindDisguise, Rule: rule, Excerpt: phrase,
+		Reason: reason + " — its letters pulled apart by spaces or punctuation to slip past checks"}, true
 }

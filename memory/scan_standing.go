@@ -84,6 +84,19 @@ func notByUser(s string, m []int) bool {
 	return !strings.Contains(t, "用户") && !strings.Contains(t, "手动") && !strings.Contains(t, "人工") && !strings.Contains(t, "不")
 }
 
+// cross joins every word of as with every word of bs ("|"-separated) by
+// a space: the needles of a pattern that starts with one of as followed
+// by one of bs.
+func cross(as, bs string) string {
+	var out []string
+	for a := range strings.SplitSeq(as, "|") {
+		for b := range strings.SplitSeq(bs, "|") {
+			out = append(out, a+" "+b)
+		}
+	}
+	return strings.Join(out, "|")
+}
+
 // accepting returns r with accept set.
 func accepting(r rule, accept func(string, []int) bool) rule {
 	r.accept = accept
@@ -95,7 +108,10 @@ func accepting(r rule, accept func(string, []int) bool) rule {
 func standingRules() []rule {
 	return []rule{
 		accepting(mk("authority-transfer", KindInjection, "makes text from files, web pages, issues or tool output the user's word", negatable,
-			"from the|from user|from owner|from operator|from maintainer|from admin|from boss|from me|as if|speak|'s|s'|’s|order|command|instruction|directive|system prompt|your|priority|authority|weight|precedence",
+			"from the user|from user|from the owner|from owner|from the operator|from operator|from the maintainer|from maintainer|"+
+				"from the admin|from admin|from the boss|from boss|from me|priority|authority|weight|precedence|order|command|instruction|"+
+				"directive|as if|speak|user's|users'|user’s|owner's|owner’s|operator's|maintainer's|admin's|boss's|your system prompt|"+
+				"your instructions|your orders|your real|your true|your actual|your new|system prompt",
 			`\b(?:come|comes|came|coming|are|is|count|counts|were|was)\s+(?:\w+\s+){0,2}?from\s+(?:`+userWho+`|me)(?:\s+(?:personally|directly|himself|herself|themselves|themself))?(?:\s*[;,.:!—–-]|\s+and\b|\s*$)`,
 			`\b(?:higher|greater|more|top)\s+(?:priority|authority|weight|precedence)\s+(?:than|over)\s+(?:the\s+)?(?:user|user's|users'|system\s+prompt|your\s+(?:instructions|rules|guidelines))`,
 			`\b(?:are|is)\s+(?:direct\s+|binding\s+)?(?:orders|commands)\s*(?:[;,.:!—–-]|$|(?:to|for)\s+(?:you|the\s+(?:assistant|agent|model|ai))\b)`,
@@ -106,26 +122,31 @@ func standingRules() []rule {
 			`\b(?:treat|consider|regard|take|handle|read)\s+`+span+`{0,80}?\s+as\s+(?:if\s+they\s+were\s+)?(?:binding\s+|direct\s+)?(?:commands|orders|instructions|directives|your\s+(?:system\s+prompt|instructions|orders)|the\s+system\s+prompt)\b`,
 			`\b(?:to\s+be|is|are|as)\s+your\s+(?:real\s+|true\s+|actual\s+|new\s+)?(?:system\s+prompt|instructions|orders)\b`), withSource),
 		accepting(mk("obey-source", KindInjection, "tells the model to do whatever a file, web page, issue or tool output says", negatable,
-			"whatever|anything|everything|any instruction|all instruction|all the instruction|instruction|order|command|request|direction",
+			"whatever|anything|everything|any instruction|all instruction|all the instruction|executed|obeyed|carried out|acted on|"+
+				"followed without|followed blindly|followed immediately|followed unconditionally",
 			`\b(?:whatever|anything|everything|any\s+instructions?|all\s+(?:the\s+)?instructions?)\b`+span+`{0,80}?\b(?:do\s+(?:it|that|them|as\s+it\s+says|what\s+it\s+says)|execute|carry\s+(?:it|them)\s+out|obey|follow\s+(?:it|them)|act\s+on\s+(?:it|them))\b`,
 			`\b(?:do|follow|obey|execute)\s+(?:whatever|anything|everything)\s+`+span+`{0,40}?\b(?:says?|asks?|tells?\s+you|wants?|contains?|lists?)\b`,
 			`\b(?:instructions?|orders|commands|requests?|directions)\b`+span+`{0,60}?\b(?:must|should|shall|are\s+to|have\s+to|need\s+to)\s+(?:always\s+)?be\s+(?:executed|obeyed|carried\s+out|acted\s+on|followed\s+(?:without\s+question|blindly|immediately|unconditionally|without\s+asking))\b`), withSource),
 		mk("note-supremacy", KindInjection, "claims to outrank the model's instructions", negatable,
-			"obey|follow|prefer|priorit|trust|believe",
+			cross("over|above|before|instead of", "the system prompt|your|the user|rein|the rules"),
 			`\b(?:obey|follow|prefer|prioriti[sz]e|trust|believe)\s+(?:it|them|this|that|these|those)\s+(?:over|above|before|instead\s+of)\s+(?:the\s+system\s+prompt|your\s+(?:instructions|rules|guidelines|system\s+prompt)|the\s+user|rein|the\s+rules)\b`),
 		mk("override-instructions", KindInjection, "tells the model to ignore all its rules", negatable,
 			"ignor|disregard|forget|bypass|overrid|break|abandon",
 			`\b(?:ignore|disregard|forget|bypass|override|break|abandon)\s+(?:all|any|every)\s+(?:of\s+)?(?:the\s+|your\s+)?(?:rules|restrictions|limits|limitations|constraints|guidelines|policies|safeguards)\s*(?:[.!;,]|\band\b|$)`),
 		mk("ignore-instruction-files", KindInjection, "tells the model to ignore its instruction files", negatable,
-			"ignor|disregard|skip|bypass|read",
+			".md",
 			`\b(?:ignore|disregard|skip|bypass|don't\s+read|do\s+not\s+read|never\s+read)\s+(?:the\s+)?(?:claude|agents|gemini|copilot-instructions|rein|system)\.md\b`),
 		accepting(mk("standing-permission", KindInjection, "answers permission prompts in advance with the broadest choice", negatable,
-			"always|every time|each time|automatically|blindly|just|forever|yes|allow",
+			cross("always|every time|each time|automatically|blindly|just|forever", "pick|choose|select|click|answer|press|hit|tick|take|approve|accept|grant|say|go with|reply")+"|"+
+				cross("answer|say|reply|choose|pick|select|click", `yes|allow|ok|"yes|"allow|"ok|“yes|“allow|“ok|'yes|'allow|'ok|‘yes|‘allow|‘ok`),
 			`\b(?:always|every\s+time|each\s+time|automatically|blindly|just|forever)\s+(?:pick|choose|select|click|answer|press|hit|tick|take|approve|accept|grant|say|go\s+with|reply)\s+(?:on\s+|with\s+)?["“'‘]?\s*(?:yes|allow|always|approve|the\s+`+broadest+`|(?:the\s+)?option\s+that\s+allows|allow\s+always|always\s+allow|them|it|everything|all)\b`,
 			`\b(?:answer|say|reply|choose|pick|select|click)\s+["“'‘]?(?:yes|allow)["”'’]?\s+(?:to|for|on)\s+(?:every|all|any|each|everything)\b`,
 			`\b(?:say|answer|reply|click)\s+["“'‘]?(?:yes|allow|ok)["”'’]?\s+(?:whenever|every\s+time|each\s+time|any\s+time|when)\b`), withPermission),
 		mk("standing-permission", KindInjection, "answers permission prompts in advance with the broadest choice", negatable,
-			"grant|approv|accept|allow|authori|confirm|ok|auto|ask|bother|prompt|check with|wait for|turn off|disable|skip|bypass|suppress|noise|formalit|pointless|meaningless|irrelevant|spam|useless|theat|rubber|always|offer|show|has|give",
+			cross("grant|approve|accept|allow|authorize|authorise|confirm|ok|okay", "every|all|any|each")+"|auto-|autoapprove|autoaccept|autoallow|autoconfirm|"+
+				"turn off|disable|skip|bypass|suppress|"+cross("never|don't|do not|no need to|stop", "ask|bother|prompt|check with|wait for")+
+				"|noise|formalit|pointless|meaningless|irrelevant|spam|useless|theat|rubber|"+
+				cross("choose|select|pick|click|answer|press|take|hit", `"|“|'|‘`)+"|"+cross("choose|pick|select|take|click", "it"),
 			`(?:^|[.;:!?,—–-]\s*|\b(?:always|automatically|just|simply|blindly)\s+)(?:grant|approve|accept|allow|authori[sz]e|confirm|ok|okay)\s+(?:every|all|any|each)\s+(?:\w+\s+){0,2}?(?:permissions?|permission\s+requests?|prompts?|confirmations?|approval\s+requests?|tool\s+calls?|commands?)\b`,
 			`\bauto-?(?:approve|accept|allow|confirm)\s+(?:every|all|any|each|everything)\b`,
 			`\b(?:turn\s+off|disable|skip|bypass|suppress)\s+(?:all\s+)?(?:the\s+)?(?:confirmations?|permission\s+(?:prompts?|checks?|requests?)|approvals?|approval\s+prompts?)\s+(?:for\s+(?:every|all|any|each)|entirely|completely|altogether|everywhere|forever)\b`,
@@ -137,14 +158,15 @@ func standingRules() []rule {
 			"broadest|widest|permissive|restrictive|maximum|max|largest|highest|powerful|loosest|lenient|fullest",
 			`\b(?:pick|choose|select|take|go\s+with|click|answer\s+with|grant|use)\s+(?:the\s+)?(?:\w+\s+)?`+broadest+`\s+(?:\w+\s+)?(?:option|choice|permissions?|scope|access|setting|level|answer)\b`), withPermission),
 		accepting(mk("session-fetch", KindInjection, "tells the model to fetch a page and obey it at the start of every session", 0,
-			"session|conversation|chat|run|task",
+			"http",
 			`\b(?:(?:start|beginning|begin|outset)\s+of\s+(?:every|each|a|any|the|each\s+new|every\s+new)\s+(?:session|conversation|chat|run|task)|(?:every|each)\s+(?:new\s+)?(?:session|conversation|chat)|(?:session|conversation|chat)\s+(?:starts|begins|opens)|first\s+thing\s+in\s+(?:every|each|a|any)\s+(?:new\s+)?(?:session|conversation|chat|run)|(?:start|begin|open)\s+(?:every|each|any)\s+(?:new\s+)?(?:session|conversation|chat|run))\b`+span+`*?https?://`,
 			`https?://`+span+`*?\b(?:(?:start|beginning|outset)\s+of\s+(?:every|each|a|any|the)\s+(?:new\s+)?(?:session|conversation|chat|run)|(?:every|each)\s+(?:new\s+)?(?:session|conversation|chat)|(?:session|conversation|chat)\s+(?:starts|begins))\b`), withObey),
 		accepting(mk("rules-outdated", KindInjection, "declares the model's instructions outdated", 0,
 			"outdated|obsolete|stale|void|invalid|supersed|deprecated|out of date|no longer|not binding|cancel|revoked|fake|wrong|null",
 			`\b(?:(?:above|earlier|previous|prior|preceding|original|initial|system|your|developer(?:'s|s')?|safety|rein's|default|all\s+(?:other|earlier|previous|prior))\s+(?:rules|instructions|guidelines|guidance|directives|prompt|policies|restrictions|constraints)|(?:rules|instructions|guidelines|guidance|directives)\s+(?:above|in\s+the\s+system\s+prompt|you\s+(?:were\s+given|have|received|got)|from\s+the\s+(?:developers?|system|vendor)|of\s+the\s+system\s+prompt)|system\s+prompt)\s+(?:\S+\s+){0,3}?(?:(?:are|is|were|was|have\s+become|has\s+become)\s+)?(?:now\s+)?(?:all\s+)?(?:outdated|obsolete|stale|void|invalid|superseded|deprecated|out\s+of\s+date|no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|not\s+binding|cancel+ed|revoked|fake|null)\b`), notOthers),
 		mk("note-supremacy", KindInjection, "claims to outrank the model's instructions", negatable,
-			"overrid|supersed|outrank|trump|precedence|priority|authority|win|beat|first|final|instead|count|matter|appl",
+			cross("this|these|the following|my", "note|notes|memory|memories|entry|entries|message|text|instruction|rule")+
+				"|memor|the note|outrank|overrid|supersed|trump|precedence|priority|instead|only this|only these",
 			`\b(?:this|these|the\s+following|my)\s+(?:note|notes|memory|memories|entry|entries|message|text|instruction|rule)\s+(?:\w+\s+)?(?:overrides?|supersedes?|outranks?|trumps?|takes?\s+precedence|(?:has|have)\s+(?:a\s+)?(?:higher|top|the\s+highest|absolute|final)\s+(?:priority|precedence|authority)|wins?|beats?|comes?\s+first)(?:\s+(?:over\s+|than\s+)?(?:your|the\s+system|any|all|every|other|the\s+(?:above|rules|instructions|prompt|guidelines)|rein|everything|them|it)\b|\s*(?:[.;,!]|$))`,
 			`\b(?:memory|memories|the\s+notes?)\s+(?:always\s+)?(?:overrides?|supersedes?|outranks?|trumps?|takes?\s+precedence\s+over|wins?\s+over)\s+(?:the\s+|your\s+)?(?:system\s+prompt|instructions|rules|guidelines)`,
 			`\b(?:outranks?|overrides?|supersedes?|trumps?|takes?\s+precedence\s+over|(?:has|have)\s+(?:a\s+)?(?:higher|top|the\s+highest)\s+priority\s+(?:than|over))\s+(?:your|the\s+system|rein's|the\s+assistant's|all\s+(?:other|your|previous|earlier)|any\s+other|every\s+other|the\s+(?:above|earlier|previous|original))\s+(?:\w+\s+)?`+modelRules+`\b`,
@@ -164,7 +186,7 @@ func standingRules() []rule {
 			`(?:权限|确认)[^。\n]{0,6}(?:都是|只是|就是)(?:噪音|形式|摆设|废话|走过场)`,
 			`(?:所有|全部|一切)(?:的)?权限(?:请求|确认)?(?:都|一律)?(?:批准|允许|同意|通过)`), notByUser),
 		accepting(mk("session-fetch-zh", KindInjection, "tells the model to fetch a page and obey it at the start of every session (Chinese)", 0,
-			"会话|对话|运行|任务",
+			"http",
 			`(?:每次|每个|每一次|每轮)(?:新)?(?:会话|对话|运行|任务)(?:开始|启动)?(?:时|前|后)?[^。\n]*?https?://`,
 			`(?:会话|对话)(?:开始|启动)(?:时|前|后)[^。\n]*?https?://`), withObey),
 		mk("rules-outdated-zh", KindInjection, "declares the model's instructions outdated (Chinese)", 0,
