@@ -36,7 +36,7 @@ var permissionContext = lazyRE(`permission|confirm|approv|consent|\ballow|access
 
 // obeyContext matches words that tell the model to act on what it
 // fetched, lower case.
-var obeyContext = lazyRE(`\b(?:follow|obey|execute|do\s+what|doing\s+what|whatever|carry\s+(?:it|them)\s+out|instructions|orders|commands|act\s+on)\b|\brun\s+(?:it|them|what|whatever|the\s+(?:commands?|script|steps)\s+(?:it|there|listed|in\s+it))\b|\|\s*(?:ba|z|da)?sh\b|照做|执行|遵循|按照|照办|服从`)
+var obeyContext = lazyRE(`\b(?:follow|obey|execut|do\s+what|doing\s+what|whatever|carr(?:y|ies|ying)\s+(?:it|them)\s+out|instructions|orders|commands|act(?:s|ing)?\s+on)|\brun\s+(?:it|them|what|whatever|the\s+(?:commands?|script|steps)\s+(?:it|there|listed|in\s+it))\b|\|\s*(?:ba|z|da)?sh\b|照做|执行|遵循|按照|照办|服从`)
 
 // lineAround returns the line of s around s[m[0]:m[1]], at most 240 bytes
 // either side.
