@@ -251,6 +251,8 @@ type scanIndex struct {
 	set                                     *needleSet
 	rules                                   [][]int32
 	literal, net, exfil, exfilVerb, exfilZH []int32
+	// norm holds the tables of the normaliser and the decoders.
+	norm *normTables
 }
 
 func newScanIndex() *scanIndex {
@@ -269,7 +271,7 @@ func newScanIndex() *scanIndex {
 		}
 		return out
 	}
-	x := &scanIndex{}
+	x := &scanIndex{norm: newNormTables()}
 	for _, r := range rules() {
 		x.rules = append(x.rules, idsOf(r.needles))
 	}

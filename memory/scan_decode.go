@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -281,42 +280,39 @@ func reverse(s string) string {
 	return string(rs)
 }
 
-// plainText holds the common English words and Chinese pairs of
+// newPlainText returns the common English words and Chinese pairs of
 // characters: text that holds several reads as English or Chinese;
-// ROT13 or backwards it holds almost none. Built at the first scan.
-var plainText = sync.OnceValue(func() (t struct {
-	words map[string]bool
-	pairs map[[2]rune]bool
-}) {
-	t.words, t.pairs = map[string]bool{}, map[[2]rune]bool{}
+// ROT13 or backwards it holds almost none.
+func newPlainText() (words map[string]bool, pairs map[[2]rune]bool) {
+	words, pairs = map[string]bool{}, map[[2]rune]bool{}
 	for w := range strings.FieldsSeq("the and to of a in is you your all for on that this it be are with as not from at by or do if any " +
 		"every always never now new previous prior instructions instruction ignore user system prompt rules follow them " +
 		"run send before after note notes memory use when what will can must should please only just then their there " +
 		"have has was were my me we our us an so no yes allow choose pick option permission session start fetch page") {
-		t.words[w] = true
+		words[w] = true
 	}
 	for p := range strings.FieldsSeq("之前 所有 忽略 指令 规则 用户 系统 提示 我们 一个 什么 没有 可以 不要 这条 记忆 已经 过时 允许 权限 确认 " +
 		"执行 以上 上面 前面 之后 以后 总是 选择 一律 每次 会话 开始 访问 内容 要求 命令 设定 限制 你的 现在 问题 因为 所以 如果 但是 " +
 		"这个 那个 需要 使用 时候 代码 文件 测试 提交 部署 环境 我的 他们 就是 不是 还是 自己 知道 为准") {
 		rs := []rune(p)
-		t.pairs[[2]rune{rs[0], rs[1]}] = true
+		pairs[[2]rune{rs[0], rs[1]}] = true
 	}
-	return t
-})
+	return words, pairs
+}
 
 // plainness counts the common English words and Chinese pairs of s
 // (n), and its words.
 func plainness(s string) (n, words int) {
-	plain := plainText()
+	plain := tables()
 	for w := range strings.FieldsFuncSeq(s, func(r rune) bool { return !unicode.IsLetter(r) && r != '\'' }) {
 		words++
-		if plain.words[w] || plain.words[strings.ToLower(w)] {
+		if plain.plainWords[w] || plain.plainWords[strings.ToLower(w)] {
 			n++
 		}
 	}
 	prev := rune(0)
 	for _, r := range s {
-		if prev != 0 && unicode.Is(unicode.Han, r) && plain.pairs[[2]rune{prev, r}] {
+		if prev != 0 && unicode.Is(unicode.Han, r) && plain.plainPairs[[2]rune{prev, r}] {
 			n++
 		}
 		prev = r

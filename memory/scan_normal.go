@@ -3,7 +3,6 @@ package memory
 import (
 	"slices"
 	"strings"
-	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -63,7 +62,7 @@ func hasLatin(s string) bool {
 
 // glossary maps the Chinese words of orders to English, longest first,
 // for text that mixes the languages; built at the first scan.
-var glossary = sync.OnceValue(func() *strings.Replacer {
+func newGlossary() *strings.Replacer {
 	pairs := []string{
 		"从现在开始", "from now on", "从现在起", "from now on", "系统提示词", "system prompt", "系统提示", "system prompt",
 		"用户的命令", "the user's commands", "用户的指令", "the user's instructions", "用户的要求", "the user's requests",
@@ -79,11 +78,11 @@ var glossary = sync.OnceValue(func() *strings.Replacer {
 		pairs[i] = " " + pairs[i] + " "
 	}
 	return strings.NewReplacer(pairs...)
-})
+}
 
 // gloss is s with the Chinese words of orders written in English, white
 // space made single.
-func gloss(s string) string { return strings.Join(strings.Fields(glossary().Replace(s)), " ") }
+func gloss(s string) string { return strings.Join(strings.Fields(tables().glossary.Replace(s)), " ") }
 
 // isASCII reports whether s is all ASCII.
 func isASCII(s string) bool {
@@ -321,8 +320,26 @@ var squashPhrases = func() []string {
 // squashNegations end a squashed sentence before a phrase it negates.
 var squashNegations = []string{"never", "not", "dont", "donot", "nor", "without", "shouldnt", "mustnot", "cannot", "avoid", "no"}
 
-// squashIndex is the needleSet of squashPhrases, built at the first scan.
-var squashIndex = sync.OnceValue(func() *needleSet { return newNeedleSet(squashPhrases()) })
+// normTables are the tables of the normaliser and the decoders, built
+// together at the first scan: most rein commands never scan, and
+// package initialisation must stay cheap (issue 9).
+type normTables struct {
+	squash     *needleSet        // squashPhrases
+	glossary   *strings.Replacer // newGlossary
+	plainWords map[string]bool   // plainness
+	plainPairs map[[2]rune]bool  // plainness
+	leetWords  map[string]bool   // readsAsL
+}
+
+// tables returns the normTables, built with the scanner's index.
+func tables() *normTables { return index().norm }
+
+// newNormTables builds the normTables.
+func newNormTables() *normTables {
+	t := &normTables{squash: newNeedleSet(squashPhrases()), glossary: newGlossary(), leetWords: newLeetWords()}
+	t.plainWords, t.plainPairs = newPlainText()
+	return t
+}
 
 // scanSquashed looks for squashPhrases in text (normal form) with
 // everything but letters and digits removed, lower case, sentence by
@@ -330,7 +347,7 @@ var squashIndex = sync.OnceValue(func() *needleSet { return newNeedleSet(squashP
 // followed by white space or the end, and at line ends. A match not
 // preceded in its sentence by a negation is a finding.
 func scanSquashed(text string, doc bool) []Finding {
-	set := squashIndex()
+	set := tables().squash
 	k := int32(set.classes)
 	state := int32(0)
 	var sent []byte // the squashed sentence so far

@@ -1,6 +1,7 @@
 package memory
 
 import (
+	"regexp"
 	"strings"
 	"unicode/utf8"
 )
@@ -26,17 +27,17 @@ const (
 
 // sourcePattern matches where untrusted text comes from: files, web
 // pages, issues, pull requests, tool output, mail, comments, lower case.
-var sourcePattern = lazyRE(`issue|网页|页面|网站|评论|工具|输出|邮件|文件|文档|链接|工单|帖子|注释|\b(?:readme|issues?|pull\s+requests?|prs?|merge\s+requests?|web\s*pages?|websites?|sites?|pages?|urls?|links?|` +
+const sourcePattern = (`issue|网页|页面|网站|评论|工具|输出|邮件|文件|文档|链接|工单|帖子|注释|\b(?:readme|issues?|pull\s+requests?|prs?|merge\s+requests?|web\s*pages?|websites?|sites?|pages?|urls?|links?|` +
 	`tool\s+(?:output|outputs|results?|responses?)|command\s+output|outputs?|emails?|e-mails?|inbox|mails?|comments?|wiki|docs|documents?|` +
 	`documentation|files?|todo|contributing|changelog|commit\s+messages?|tickets?|jira|slack|chats?|internet|search\s+results?|tracker|gists?|pastes?)\b` +
 	`|[\w./~-]+\.(?:md|txt|html?|json|ya?ml|toml|rst|org)\b|https?://`)
 
 // permissionContext matches words about permission prompts, lower case.
-var permissionContext = lazyRE(`permission|confirm|approv|consent|\ballow|access|\btool\s+calls?|\basks?\s+(?:for|to)\b|\brein\b`)
+const permissionContext = (`permission|confirm|approv|consent|\ballow|access|\btool\s+calls?|\basks?\s+(?:for|to)\b|\brein\b`)
 
 // obeyContext matches words that tell the model to act on what it
 // fetched, lower case.
-var obeyContext = lazyRE(`\b(?:follow|obey|execut|do\s+what|doing\s+what|whatever|carr(?:y|ies|ying)\s+(?:it|them)\s+out|instructions|orders|commands|act(?:s|ing)?\s+on)|\brun\s+(?:it|them|what|whatever|the\s+(?:commands?|script|steps)\s+(?:it|there|listed|in\s+it))\b|\|\s*(?:ba|z|da)?sh\b|照做|执行|遵循|按照|照办|服从`)
+const obeyContext = (`\b(?:follow|obey|execut|do\s+what|doing\s+what|whatever|carr(?:y|ies|ying)\s+(?:it|them)\s+out|instructions|orders|commands|act(?:s|ing)?\s+on)|\brun\s+(?:it|them|what|whatever|the\s+(?:commands?|script|steps)\s+(?:it|there|listed|in\s+it))\b|\|\s*(?:ba|z|da)?sh\b|照做|执行|遵循|按照|照办|服从`)
 
 // lineAround returns the line of s around s[m[0]:m[1]], at most 240 bytes
 // either side.
@@ -58,24 +59,24 @@ func lineAround(s string, m []int) string {
 	return s[start:end]
 }
 
-// withSource accepts a match whose line names an untrusted source.
-func withSource(s string, m []int) bool { return sourcePattern.MatchString(lineAround(s, m)) }
+// contextAccept returns an accept function of a rule: the line around
+// the match must match pattern (compiled now: rules are built at the
+// first scan).
+func contextAccept(pattern string) func(string, []int) bool {
+	re := regexp.MustCompile(pattern)
+	return func(s string, m []int) bool { return re.MatchString(lineAround(s, m)) }
+}
 
-// withPermission accepts a match whose line is about permission prompts.
-func withPermission(s string, m []int) bool { return permissionContext.MatchString(lineAround(s, m)) }
-
-// withObey accepts a match whose line says to act on what is fetched.
-func withObey(s string, m []int) bool { return obeyContext.MatchString(lineAround(s, m)) }
-
-// notOthers accepts a match not about someone else's instructions: not
-// right after a possessive ("the support bot's system prompt").
-func notOthers(s string, m []int) bool {
-	prefix := s[max(0, m[0]-24):m[0]]
-	return !othersPrefix.MatchString(prefix)
+// notOthers returns an accept function for a match not about someone
+// else's instructions: not right after a possessive ("the support bot's
+// system prompt").
+func notOthers() func(string, []int) bool {
+	re := regexp.MustCompile(othersPrefix)
+	return func(s string, m []int) bool { return !re.MatchString(s[max(0, m[0]-24):m[0]]) }
 }
 
 // othersPrefix ends text that makes what follows someone else's.
-var othersPrefix = lazyRE(`(?:'s|’s|s'|\bour|\btheir|\bits|\bbot|\bapp|\bproduct|\bservice|\bchatbot)\s*$`)
+const othersPrefix = `(?:'s|’s|s'|\bour|\btheir|\bits|\bbot|\bapp|\bproduct|\bservice|\bchatbot)\s*$`
 
 // notByUser accepts a match that does not leave the choice to a person
 // ("权限都由用户批准").
@@ -106,6 +107,7 @@ func accepting(r rule, accept func(string, []int) bool) rule {
 // standingRules are the rules of standing orders and authority transfer,
 // English then Chinese.
 func standingRules() []rule {
+	withSource, withPermission, withObey := contextAccept(sourcePattern), contextAccept(permissionContext), contextAccept(obeyContext)
 	return []rule{
 		accepting(mk("authority-transfer", KindInjection, "makes text from files, web pages, issues or tool output the user's word", negatable,
 			"from the user|from user|from the owner|from owner|from the operator|from operator|from the maintainer|from maintainer|"+
@@ -163,7 +165,7 @@ func standingRules() []rule {
 			`https?://`+span+`*?\b(?:(?:start|beginning|outset)\s+of\s+(?:every|each|a|any|the)\s+(?:new\s+)?(?:session|conversation|chat|run)|(?:every|each)\s+(?:new\s+)?(?:session|conversation|chat)|(?:session|conversation|chat)\s+(?:starts|begins))\b`), withObey),
 		accepting(mk("rules-outdated", KindInjection, "declares the model's instructions outdated", 0,
 			"outdated|obsolete|stale|void|invalid|supersed|deprecated|out of date|no longer|not binding|cancel|revoked|fake|wrong|null",
-			`\b(?:(?:above|earlier|previous|prior|preceding|original|initial|system|your|developer(?:'s|s')?|safety|rein's|default|all\s+(?:other|earlier|previous|prior))\s+(?:rules|instructions|guidelines|guidance|directives|prompt|policies|restrictions|constraints)|(?:rules|instructions|guidelines|guidance|directives)\s+(?:above|in\s+the\s+system\s+prompt|you\s+(?:were\s+given|have|received|got)|from\s+the\s+(?:developers?|system|vendor)|of\s+the\s+system\s+prompt)|system\s+prompt)\s+(?:\S+\s+){0,3}?(?:(?:are|is|were|was|have\s+become|has\s+become)\s+)?(?:now\s+)?(?:all\s+)?(?:outdated|obsolete|stale|void|invalid|superseded|deprecated|out\s+of\s+date|no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|not\s+binding|cancel+ed|revoked|fake|null)\b`), notOthers),
+			`\b(?:(?:above|earlier|previous|prior|preceding|original|initial|system|your|developer(?:'s|s')?|safety|rein's|default|all\s+(?:other|earlier|previous|prior))\s+(?:rules|instructions|guidelines|guidance|directives|prompt|policies|restrictions|constraints)|(?:rules|instructions|guidelines|guidance|directives)\s+(?:above|in\s+the\s+system\s+prompt|you\s+(?:were\s+given|have|received|got)|from\s+the\s+(?:developers?|system|vendor)|of\s+the\s+system\s+prompt)|system\s+prompt)\s+(?:\S+\s+){0,3}?(?:(?:are|is|were|was|have\s+become|has\s+become)\s+)?(?:now\s+)?(?:all\s+)?(?:outdated|obsolete|stale|void|invalid|superseded|deprecated|out\s+of\s+date|no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|not\s+binding|cancel+ed|revoked|fake|null)\b`), notOthers()),
 		mk("note-supremacy", KindInjection, "claims to outrank the model's instructions", negatable,
 			cross("this|these|the following|my", "note|notes|memory|memories|entry|entries|message|text|instruction|rule")+
 				"|memor|the note|outrank|overrid|supersed|trump|precedence|priority|instead|only this|only these",

@@ -323,9 +323,9 @@ func leet(c, one byte) byte {
 // ASCII letters with them; other text is left alone. 1 becomes i.
 func unleet(s string) string { return unleetAs(s, 'i') }
 
-// leetWords are words of orders with an l, for the words where 1 stands
-// for l (ru135, 4ll0w); built at the first scan.
-var leetWords = sync.OnceValue(func() map[string]bool {
+// newLeetWords returns words of orders with an l, for the words where 1
+// stands for l (ru135, 4ll0w).
+func newLeetWords() map[string]bool {
 	m := map[string]bool{}
 	for w := range strings.FieldsSeq("rules rule all allow allowed always follow tools tool files file please only model role roles " +
 		"limits limit unlimited fully helpful developer leak leaks reveal deployed credentials localール also else tell told " +
@@ -333,7 +333,7 @@ var leetWords = sync.OnceValue(func() map[string]bool {
 		m[w] = true
 	}
 	return m
-})
+}
 
 // readsAsL reports whether a leet word w reads as a word of orders with
 // 1 as l and not with 1 as i.
@@ -347,7 +347,7 @@ func readsAsL(w string) bool {
 			asI[k] = l
 		}
 	}
-	words := leetWords()
+	words := tables().leetWords
 	return words[strings.ToLower(string(asL))] && !words[strings.ToLower(string(asI))]
 }
 
