@@ -4,6 +4,8 @@ import (
 	"encoding/base32"
 	"encoding/base64"
 	"encoding/hex"
+	"html"
+	"net/url"
 	"slices"
 	"strings"
 	"unicode"
@@ -50,7 +52,7 @@ func scanEncoded(text string, doc bool, depth int) []Finding {
 	if depth >= maxDepth {
 		return nil
 	}
-	var out []Finding
+	out := scanEscaped(text, doc, depth)
 	done := map[string]bool{}
 	for _, enc := range encodings {
 		for _, m := range enc.runs(text) {
@@ -70,6 +72,43 @@ func scanEncoded(text string, doc bool, depth int) []Finding {
 	}
 	return out
 }
+
+// scanEscaped decodes text written in percent-escapes (%69%67…) or
+// HTML character references (&#105;&#103;…) — at least minEscapes of
+// them — and scans the decoded text.
+func scanEscaped(text string, doc bool, depth int) []Finding {
+	var out []Finding
+	for _, esc := range []struct {
+		name   string
+		count  int
+		decode func(string) string
+	}{
+		{"percent-escaped text", strings.Count(text, "%"), func(s string) string {
+			u, err := url.PathUnescape(s)
+			if err != nil {
+				return s
+			}
+			return u
+		}},
+		{"HTML character references", strings.Count(text, "&"), html.UnescapeString},
+	} {
+		if esc.count < minEscapes {
+			continue
+		}
+		plain := esc.decode(text)
+		if plain == text || !isText([]byte(plain)) {
+			continue
+		}
+		if sub := scanAt(plain, doc, depth+1); len(sub) > 0 {
+			out = append(out, Finding{Kind: KindDisguise, Rule: "escaped:" + sub[0].Rule, Excerpt: clip(strings.TrimSpace(text), 40),
+				Reason: esc.name + " that reads " + quote(clip(strings.Join(strings.Fields(plain), " "), 60)) + " — " + sub[0].Reason})
+		}
+	}
+	return out
+}
+
+// minEscapes is the number of escapes from which text is unescaped.
+const minEscapes = 4
 
 // charRuns returns the runs of text made of characters in, at least min
 // long, with up to pad trailing '=' — at most maxEncoded of them.

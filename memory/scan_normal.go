@@ -295,7 +295,7 @@ func joinCJK(s string) string {
 // spaces and punctuation removed: matched against squashed sentences,
 // they find words pulled apart in any way ("ig nore all pre vious").
 var squashPhrases = func() []string {
-	verbs := []string{"ignore", "disregard", "forget", "override", "bypass", "overrule"}
+	verbs := []string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}
 	strongMids := []string{"allprevious", "previous", "allprior", "prior", "allyourprevious", "yourprevious", "yourprior",
 		"alltheprevious", "theprevious", "theprior", "allabove", "theabove", "alltheabove", "above", "allearlier", "earlier",
 		"yoursystem", "thesystem", "allyour", "your", "allpreceding", "preceding", "yourearlier", "allsystem", "yoursafety", "thesafety"}
@@ -385,7 +385,7 @@ func squashFinding(phrase, prefix string, doc bool) (Finding, bool) {
 		}
 	}
 	reason, rule := "tells the model to ignore or override its instructions", "override-instructions"
-	if !slices.ContainsFunc([]string{"ignore", "disregard", "forget", "override", "bypass", "overrule"}, func(v string) bool {
+	if !slices.ContainsFunc([]string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}, func(v string) bool {
 		return strings.HasPrefix(phrase, v)
 	}) {
 		if doc {

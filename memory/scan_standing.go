@@ -146,11 +146,16 @@ func standingRules() []rule {
 			`\b(?:say|answer|reply|click)\s+["“'‘]?(?:yes|allow|ok)["”'’]?\s+(?:whenever|every\s+time|each\s+time|any\s+time|when)\b`), withPermission),
 		mk("standing-permission", KindInjection, "answers permission prompts in advance with the broadest choice", negatable,
 			cross("grant|approve|accept|allow|authorize|authorise|confirm|ok|okay", "every|all|any|each")+"|auto-|autoapprove|autoaccept|autoallow|autoconfirm|"+
-				"turn off|disable|skip|bypass|suppress|"+cross("never|don't|do not|no need to|stop", "ask|bother|prompt|check with|wait for")+
+				"turn off|disable|skip|bypass|suppress|dismiss|ignore all|ignore any|ignore every|authorized|authorised|approved|"+
+				"yes to|to everything|to all|without asking|without approval|without permission|without confirmation|"+cross("never|don't|do not|no need to|stop", "ask|bother|prompt|check with|wait for")+
 				"|noise|formalit|pointless|meaningless|irrelevant|spam|useless|theat|rubber|"+
 				cross("choose|select|pick|click|answer|press|take|hit", `"|“|'|‘`)+"|"+cross("choose|pick|select|take|click", "it"),
 			`(?:^|[.;:!?,—–-]\s*|\b(?:always|automatically|just|simply|blindly)\s+)(?:grant|approve|accept|allow|authori[sz]e|confirm|ok|okay)\s+(?:every|all|any|each)\s+(?:\w+\s+){0,2}?(?:permissions?|permission\s+requests?|prompts?|confirmations?|approval\s+requests?|tool\s+calls?|commands?)\b`,
 			`\bauto-?(?:approve|accept|allow|confirm)\s+(?:every|all|any|each|everything)\b`,
+			`\b(?:skip|ignore|bypass|dismiss|turn\s+off|disable|suppress)\s+(?:all|any|every)\s+(?:the\s+)?permissions?(?:\s+(?:prompts?|checks?|requests?|dialogs?))?\b`,
+			`\b(?:pre-?(?:authori[sz]ed|approved)|already\s+(?:authori[sz]ed|approved))\s+(?:for|to\s+(?:run|do|use|execute))\s+(?:any|every|all|anything|everything)\b`,
+			`\b(?:said|says|answered|approved|agreed)\s+(?:yes\s+)?to\s+(?:everything|all\s+(?:commands|requests|tools|permissions))\s+(?:in\s+advance|ahead\s+of\s+time|already|beforehand)\b`,
+			`(?:^|[.;:!?,—–-]\s*)(?:run|execute|do)\s+(?:any|every|all)\s+(?:\w+\s+)?commands?\s+without\s+(?:asking|approval|permission|confirmation)\b`,
 			`\b(?:turn\s+off|disable|skip|bypass|suppress)\s+(?:all\s+)?(?:the\s+)?(?:confirmations?|permission\s+(?:prompts?|checks?|requests?)|approvals?|approval\s+prompts?)\s+(?:for\s+(?:every|all|any|each)|entirely|completely|altogether|everywhere|forever)\b`,
 			`\b(?:never|don't|do\s+not|no\s+need\s+to|stop)\s+(?:ask|bother|prompt|check\s+with|wait\s+for)\s+(?:the\s+user\s+)?(?:(?:for|with)\s+(?:\w+\s+)?(?:permission|confirmation|approval|consent)s?\s+)?(?:before\s+(?:running|executing|doing|using|calling)\s+(?:any|every|anything|all)\b|(?:for|with)\s+(?:any|every)\b)`,
 			`\b(?:permission|confirmation|approval|consent)\s+(?:prompts?|dialogs?|requests?|checks?|pop-?ups?|questions?|boxes)\s+(?:are|is)\s+(?:just\s+|only\s+|a\s+|mere\s+|pure\s+)*(?:noise|formalit(?:y|ies)|pointless|meaningless|irrelevant|spam|useless|theat(?:er|re)|rubber[- ]stamps?)\b`,
