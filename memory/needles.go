@@ -96,17 +96,3 @@ func (n *needleSet) find(text string, found []bool) {
 		}
 	}
 }
-
-// first returns the word that ends earliest in text and where it
-// starts; id is -1 when no word occurs.
-func (n *needleSet) first(text string) (id int32, at int) {
-	k := int32(n.classes)
-	s := int32(0)
-	for i := 0; i < len(text); i++ {
-		s = n.next[s*k+int32(n.class[text[i]])]
-		if out := n.out[s]; len(out) > 0 {
-			return out[0], i + 1 - len(n.words[out[0]])
-		}
-	}
-	return -1, 0
-}
