@@ -110,9 +110,8 @@ func scanAt(text string, doc bool, depth int) []Finding {
 	fs.add(scanInvisible(text, doc, depth)...)
 	for _, chunk := range paragraphs(text) {
 		fs.add(matchAll(chunk, lowerText(chunk), doc)...)
-		normal := normalForm(chunk)
-		forms := normalForms(chunk, normal)
-		for _, form := range forms {
+		normal := normalChanged(chunk)
+		for _, form := range normalForms(chunk, normal) {
 			for _, f := range matchAll(form, lowerText(form), doc) {
 				if !fs.hasReason(f.Reason) {
 					fs.add(Finding{Kind: KindDisguise, Rule: f.Rule, Excerpt: f.Excerpt,

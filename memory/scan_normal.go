@@ -31,6 +31,46 @@ func normalForm(text string) string {
 	return s
 }
 
+// normalChanged is the normal form of chunk when it is short (a note);
+// of a long one, the normal form of the lines it changes and of the
+// lines next to them, so that a document's rules run again only where a
+// disguise may be. It returns chunk when nothing changes.
+func normalChanged(chunk string) string {
+	if len(chunk) <= shortText {
+		return normalForm(chunk)
+	}
+	lines := strings.Split(chunk, "\n")
+	normal := make([]string, len(lines))
+	keep := make([]bool, len(lines))
+	changed := false
+	for i, l := range lines {
+		normal[i] = normalForm(l)
+		if normal[i] != l {
+			changed = true
+			for j := max(0, i-1); j <= min(len(lines)-1, i+1); j++ {
+				keep[j] = true
+			}
+		}
+	}
+	if !changed {
+		return chunk
+	}
+	var b strings.Builder
+	for i, k := range keep {
+		if !k {
+			continue
+		}
+		if normal[i] == "" && i < len(lines) {
+			normal[i] = normalForm(lines[i])
+		}
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(normal[i])
+	}
+	return b.String()
+}
+
 // normalForms returns the forms of text the rules see besides text
 // itself: its normal form (normal) and, for text mixing Chinese and
 // Latin letters, the normal form with the Chinese words of orders

@@ -319,9 +319,87 @@ func leet(c, one byte) byte {
 }
 
 // unleet replaces the digits 0 1 3 4 5 7 and the symbols @ $ with the
-// letters they stand for inside words of two or more characters that mix
-// ASCII letters with them; other text is left alone. 1 becomes i.
+// letters they stand for, in the words of two or more characters that mix
+// ASCII letters with them and no other digit (1gn0r3, th3, @lw@y$; not
+// sha256, k8s) — and only in a text where one of them has such a
+// character before its end (ign0re, not go1 or md5 alone), so that
+// ordinary identifiers are left alone. A leading @ or $ counts only
+// before a lower-case letter ($HOME is a variable), and never makes a
+// text leetspeak by itself (@alice). 1 becomes i.
 func unleet(s string) string { return unleetAs(s, 'i') }
+
+// leetWord says whether w is a leet word (unleet) and whether one of its
+// leet characters comes after its start and before its end. A leading @
+// or $ counts before a lower-case letter only ($HOME is a variable).
+func leetWord(w string, one byte) (ok, inner bool) {
+	letters, leets := 0, 0
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		switch {
+		case k == 0 && (c == '@' || c == '$'):
+			if len(w) > 1 && w[1] >= 'a' && w[1] <= 'z' {
+				leets++
+			}
+		case leet(c, one) != 0:
+			leets++
+			if k > 0 && k < len(w)-1 || k == 0 && c >= '0' && c <= '9' {
+				inner = true
+			}
+		case c >= '0' && c <= '9':
+			return false, false
+		default:
+			letters++
+		}
+	}
+	return letters > 0 && leets > 0 && len(w) >= 2, inner
+}
+
+// unleetAs is unleet reading 1 as one.
+func unleetAs(s string, one byte) string {
+	isWord := func(c byte) bool { return isAlnum(c) || c == '@' || c == '$' }
+	words := func(yield func(i, j int) bool) {
+		for i := 0; i < len(s); {
+			if !isWord(s[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s) && isWord(s[j]) {
+				j++
+			}
+			if !yield(i, j) {
+				return
+			}
+			i = j
+		}
+	}
+	strong := false
+	for i, j := range words {
+		if ok, inner := leetWord(s[i:j], one); ok && inner {
+			strong = true
+			break
+		}
+	}
+	if !strong {
+		return s
+	}
+	out := []byte(s)
+	for i, j := range words {
+		if ok, _ := leetWord(s[i:j], one); !ok {
+			continue
+		}
+		o := one
+		if one == 'i' && strings.IndexByte(s[i:j], '1') >= 0 && readsAsL(s[i:j]) {
+			o = 'l'
+		}
+		for k := i; k < j; k++ {
+			if l := leet(s[k], o); l != 0 {
+				out[k] = l
+			}
+		}
+	}
+	return string(out)
+}
 
 // newLeetWords returns words of orders with an l, for the words where 1
 // stands for l (ru135, 4ll0w).
@@ -349,48 +427,6 @@ func readsAsL(w string) bool {
 	}
 	words := tables().leetWords
 	return words[strings.ToLower(string(asL))] && !words[strings.ToLower(string(asI))]
-}
-
-// unleetAs is unleet reading 1 as one.
-func unleetAs(s string, one byte) string {
-	var out []byte
-	isWord := func(c byte) bool { return isAlnum(c) || c == '@' || c == '$' }
-	for i := 0; i < len(s); {
-		if !isWord(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		letters, leets := 0, 0
-		for j < len(s) && isWord(s[j]) {
-			switch {
-			case leet(s[j], one) != 0:
-				leets++
-			case s[j] > '9':
-				letters++
-			}
-			j++
-		}
-		if letters > 0 && leets > 0 && j-i >= 2 {
-			if out == nil {
-				out = []byte(s)
-			}
-			o := one
-			if one == 'i' && strings.IndexByte(s[i:j], '1') >= 0 && readsAsL(s[i:j]) {
-				o = 'l'
-			}
-			for k := i; k < j; k++ {
-				if l := leet(s[k], o); l != 0 {
-					out[k] = l
-				}
-			}
-		}
-		i = j
-	}
-	if out == nil {
-		return s
-	}
-	return string(out)
 }
 
 func isAlnum(c byte) bool {
