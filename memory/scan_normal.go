@@ -214,7 +214,7 @@ func tokenChanges(tok string) bool {
 }
 
 // joinToken joins one space-free token: hyphens between two letters go
-// (ig-nore); and when the token is three or more single letters apart by
+// when they split a word of orders (ig-nore, in-struc-tions); and when the token is three or more single letters apart by
 // anything but letters and digits (i.g.n.o.r.e, i_g_n, i/g/n, i🙂g🙂n),
 // only the letters stay.
 func joinToken(tok []rune) []rune {
@@ -245,6 +245,17 @@ func joinToken(tok []rune) []rune {
 			continue
 		}
 		out = append(out, r)
+	}
+	// Hyphens are joined only into a word of orders: pre-commit and
+	// re-export stay as written.
+	var word []rune
+	for _, r := range out {
+		if unicode.IsLetter(r) {
+			word = append(word, unicode.ToLower(r))
+		}
+	}
+	if len(out) != len(tok) && !tables().orderWords[string(word)] {
+		return tok
 	}
 	return out
 }
@@ -360,6 +371,15 @@ var squashPhrases = func() []string {
 // squashNegations end a squashed sentence before a phrase it negates.
 var squashNegations = []string{"never", "not", "dont", "donot", "nor", "without", "shouldnt", "mustnot", "cannot", "avoid", "no"}
 
+// orderWords are the words of orders that a hyphen may split to hide them
+// (ig-nore pre-vious in-structions).
+const orderWords = "ignore ignoring disregard forget override overrule bypass neglect previous previously prior above earlier preceding " +
+	"original initial instructions instruction guidelines guidance rules prompt prompts system directives restrictions " +
+	"guardrails reveal developer mode pretend jailbreak jailbroken unrestricted unfiltered uncensored approve allow always " +
+	"permission permissions confirmation confirmations execute session fetch obey follow secret secrets password passwords token " +
+	"tokens credentials send upload exfiltrate everything anything whatever authorized instead supersedes precedence outdated " +
+	"obsolete priority orders commands"
+
 // normTables are the tables of the normaliser and the decoders, built
 // together at the first scan: most rein commands never scan, and
 // package initialisation must stay cheap (issue 9).
@@ -369,6 +389,7 @@ type normTables struct {
 	plainWords map[string]bool   // plainness
 	plainPairs map[[2]rune]bool  // plainness
 	leetWords  map[string]bool   // readsAsL
+	orderWords map[string]bool   // joinToken
 }
 
 // tables returns the normTables, built with the scanner's index.
@@ -376,7 +397,11 @@ func tables() *normTables { return index().norm }
 
 // newNormTables builds the normTables.
 func newNormTables() *normTables {
-	t := &normTables{squash: newNeedleSet(squashPhrases()), glossary: newGlossary(), leetWords: newLeetWords()}
+	t := &normTables{squash: newNeedleSet(squashPhrases()), glossary: newGlossary(), leetWords: newLeetWords(),
+		orderWords: map[string]bool{}}
+	for w := range strings.FieldsSeq(orderWords) {
+		t.orderWords[w] = true
+	}
 	t.plainWords, t.plainPairs = newPlainText()
 	return t
 }
