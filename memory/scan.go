@@ -80,11 +80,16 @@ func Explain(fs []Finding) string {
 // Scan checks a memory entry before it is written or shown to the model
 // (SPEC MEM-3): prompt-injection phrasing in English and Chinese (ignore
 // or override instructions, role-play as the system or a developer,
-// hidden tool directives, prompt extraction), secret exfiltration
-// (network commands or URLs carrying keys or key files, literal secrets),
-// invisible and bidirectional Unicode, and these hidden in base64,
-// look-alike letters or digits for letters. It returns nil for a text it
-// finds nothing in. Scan runs in time linear in len(text).
+// hidden tool directives, prompt extraction), standing orders that hand
+// the model's obedience to files, web pages, issues or tool output,
+// answer permission prompts in advance, fetch and obey a URL every
+// session or declare the rules above outdated (issue 22), secret
+// exfiltration (network commands or URLs carrying keys or key files,
+// literal secrets), invisible and bidirectional Unicode, and these
+// disguised: matched on a normal form too (NFKC, look-alike letters,
+// leetspeak, letters pulled apart, Chinese spaced out) and decoded from
+// base64, base32, hex, escapes, ROT13 or backwards text. It returns nil
+// for a text it finds nothing in. Scan runs in time linear in len(text).
 func Scan(text string) []Finding { return scanAt(text, false, 0) }
 
 // ScanDocument checks instructions meant for the model — AGENTS.md,
