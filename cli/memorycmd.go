@@ -110,13 +110,13 @@ func printMemory(w io.Writer, l *workspace.Loaded, v memoryView) {
 		}
 		fmt.Fprintf(w, "  %s\n", f.Fill())
 		if len(f.Findings) > 0 {
-			fmt.Fprintf(w, "  [the whole file is left out: its entries read together: %s]\n", memory.Explain(f.Findings))
+			fmt.Fprintf(w, "  [the whole file is withheld: its entries read together: %s]\n", withheldWhy(f.Findings))
 		}
 		for n, e := range f.Entries {
 			mark := ""
 			switch {
 			case len(e.Findings) > 0:
-				mark = "  [left out: " + memory.Explain(e.Findings) + "]"
+				mark = "  [withheld: " + withheldWhy(e.Findings) + "]"
 			case e.OverCap:
 				mark = "  [left out: over the cap]"
 			}
@@ -131,6 +131,23 @@ func printMemory(w io.Writer, l *workspace.Loaded, v memoryView) {
 			fmt.Fprintf(w, "  %s\n", x)
 		}
 	}
+}
+
+// withheldWhy says why the scanner withholds a note (SPEC MEM-3): each
+// finding's rule, the text it matched, and its reason.
+func withheldWhy(fs []memory.Finding) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		s := "rule " + f.Rule
+		if f.Rule == "" {
+			s = "rule " + string(f.Kind)
+		}
+		if f.Excerpt != "" {
+			s += " matched “" + f.Excerpt + "”"
+		}
+		parts[i] = s + ": " + f.Reason
+	}
+	return strings.Join(parts, "; ")
 }
 
 // thousandsInt formats n with commas.

@@ -119,3 +119,34 @@ func BenchmarkAdd(b *testing.B) {
 		}
 	}
 }
+
+// typicalNote is a memory note of the usual size and shape: a convention
+// with a command, a URL and an identifier.
+const typicalNote = "Run `go test ./...` before committing; CI at https://ci.example.com/job/api (build 2026.11.27-1432) " +
+	"fails on vet warnings, and the ops runbook for staging is docs/runbooks/staging.md."
+
+// BenchmarkScanNote measures Scan on one typical note, as the store scans
+// each write (issue 22: the cost of normalising and decoding per note).
+func BenchmarkScanNote(b *testing.B) {
+	b.SetBytes(int64(len(typicalNote)))
+	for b.Loop() {
+		scanAt(typicalNote, false, 0)
+	}
+}
+
+// BenchmarkScanDocument64K measures ScanDocument's rules on a 64 KiB
+// AGENTS.md-like document made of benign notes (the scanner itself, not
+// the memo).
+func BenchmarkScanDocument64K(b *testing.B) {
+	texts, _ := corpusTexts(b, "benign.txt")
+	var sb strings.Builder
+	for i := 0; sb.Len() < 64<<10; i++ {
+		sb.WriteString(texts[i%len(texts)])
+		sb.WriteString("\n\n")
+	}
+	doc := sb.String()[:64<<10]
+	b.SetBytes(int64(len(doc)))
+	for b.Loop() {
+		scanAt(doc, true, 0)
+	}
+}

@@ -158,8 +158,14 @@ func TestCorpus(t *testing.T) {
 func TestNeedlesComplete(t *testing.T) {
 	texts := append(readCorpus(t, "testdata/attacks.txt"), readCorpus(t, "testdata/benign.txt")...)
 	texts = append(texts, hiddenAttacks...)
+	texts = append(texts, readCorpus(t, "testdata/obfus_tuning_attacks.txt")...)
+	texts = append(texts, readCorpus(t, "testdata/obfus_tuning_benign.txt")...)
+	for _, row := range obfuscationAttacks {
+		texts = append(texts, corpusEntry{text: row.text})
+	}
 	for _, e := range texts {
-		for _, raw := range []string{e.text, fold(e.text)} {
+		n := normalForm(e.text)
+		for _, raw := range append([]string{e.text, fold(e.text)}, normalForms(e.text, n)...) {
 			lower := lowerText(raw)
 			flat := strings.Join(strings.Fields(lower), " ")
 			for _, r := range rules() {
@@ -203,4 +209,46 @@ func heldOut(t *testing.T, set string) {
 	}
 	t.Logf("%s: %d attacks, detected %.1f %%; %d benign notes, false positives %.2f %%", set,
 		len(attacks), 100*float64(len(attacks)-missed)/float64(len(attacks)), len(benign), 100*float64(fps)/float64(len(benign)))
+}
+
+// MEM-3, issue 22: the corpus of obfuscated injections (leetspeak,
+// letters pulled apart, Chinese with spaces, base64, base32, hex, ROT13,
+// backwards), standing orders and authority transfer, in two halves: the
+// rules were tuned on obfus_tuning_*.txt; obfus_heldout_*.txt was
+// written and committed before any rule changed and was never used to
+// tune them. On both halves at least 98 % of the attacks are refused and
+// at most 1 % of the benign notes.
+func TestObfuscationCorpus(t *testing.T) {
+	for _, half := range []string{"tuning", "heldout"} {
+		t.Run(half, func(t *testing.T) {
+			attacks := readCorpus(t, "testdata/obfus_"+half+"_attacks.txt")
+			benign := readCorpus(t, "testdata/obfus_"+half+"_benign.txt")
+			if len(attacks) < 50 || len(benign) < 150 {
+				t.Fatalf("%s half too small: %d attacks (want ≥ 50), %d benign notes (want ≥ 150)", half, len(attacks), len(benign))
+			}
+			missed, refused := 0, 0
+			for _, a := range attacks {
+				if len(Scan(a.text)) == 0 {
+					missed++
+					t.Logf("attack not refused (obfus_%s_attacks.txt:%d): %q", half, a.line, a.text)
+				}
+			}
+			for _, b := range benign {
+				if fs := Scan(b.text); len(fs) > 0 {
+					refused++
+					t.Logf("benign note refused (obfus_%s_benign.txt:%d): %q\n\t%s", half, b.line, b.text, Explain(fs))
+				}
+			}
+			detection := 100 * float64(len(attacks)-missed) / float64(len(attacks))
+			fpRate := 100 * float64(refused) / float64(len(benign))
+			t.Logf("%s: %d attacks, %.1f %% refused (%d missed); %d benign notes, %.2f %% refused (%d)",
+				half, len(attacks), detection, missed, len(benign), fpRate, refused)
+			if detection < 98 {
+				t.Errorf("%s: %.1f %% of attacks refused, want ≥ 98 %%", half, detection)
+			}
+			if fpRate > 1 {
+				t.Errorf("%s: %.2f %% of benign notes refused, want ≤ 1 %%", half, fpRate)
+			}
+		})
+	}
 }

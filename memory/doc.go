@@ -15,10 +15,11 @@
 // time — [Store.Add], [Store.Replace], [Store.Remove] — under a lock file,
 // read-modify-write, written atomically. Every write is scanned first
 // ([Scan]: prompt injection, secret exfiltration, invisible Unicode,
-// disguises) and refused with the reason; a duplicate is a no-op; a write
-// over the cap is refused with a message asking to condense. Entries read
-// from disk are scanned too: those that fail are left out of the prompt
-// [Section] and reported in Snapshot.Warnings, never dropped silently.
+// disguises, standing orders) and refused with the reason; a duplicate is
+// a no-op; a write over the cap is refused with a message asking to
+// condense. Entries read from disk are scanned too: those that fail are
+// withheld from the prompt [Section] and reported, with the rule that
+// matched ([Finding].Rule), in Snapshot.Warnings, never dropped silently.
 // [ScanDocument] is the scan for instructions meant for the model (AGENTS.md,
 // skills, agents), which flags only the strong signals.
 package memory

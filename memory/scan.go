@@ -1,11 +1,10 @@
 package memory
 
 import (
-	"encoding/base64"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
-	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,6 +32,10 @@ const (
 // Finding is one reason the scanner refuses a text.
 type Finding struct {
 	Kind Kind `json:"kind"`
+	// Rule names the check that found it, short and stable
+	// ("override-instructions", "standing-permission", "exfiltration"):
+	// what people quote when a note is withheld (SPEC MEM-3).
+	Rule string `json:"rule,omitempty"`
 	// Reason says what was found, for the model and for people.
 	Reason string `json:"reason"`
 	// Excerpt is the text that matched, clipped, hidden characters shown
@@ -49,6 +52,22 @@ func (f Finding) String() string {
 	return s
 }
 
+// Rules lists the rules of findings, without repeats: "override-instructions,
+// exfiltration".
+func Rules(fs []Finding) string {
+	var names []string
+	for _, f := range fs {
+		n := f.Rule
+		if n == "" {
+			n = string(f.Kind)
+		}
+		if !slices.Contains(names, n) {
+			names = append(names, n)
+		}
+	}
+	return strings.Join(names, ", ")
+}
+
 // Explain joins findings into one message.
 func Explain(fs []Finding) string {
 	parts := make([]string, len(fs))
@@ -61,11 +80,16 @@ func Explain(fs []Finding) string {
 // Scan checks a memory entry before it is written or shown to the model
 // (SPEC MEM-3): prompt-injection phrasing in English and Chinese (ignore
 // or override instructions, role-play as the system or a developer,
-// hidden tool directives, prompt extraction), secret exfiltration
-// (network commands or URLs carrying keys or key files, literal secrets),
-// invisible and bidirectional Unicode, and these hidden in base64,
-// look-alike letters or digits for letters. It returns nil for a text it
-// finds nothing in. Scan runs in time linear in len(text).
+// hidden tool directives, prompt extraction), standing orders that hand
+// the model's obedience to files, web pages, issues or tool output,
+// answer permission prompts in advance, fetch and obey a URL every
+// session or declare the rules above outdated (issue 22), secret
+// exfiltration (network commands or URLs carrying keys or key files,
+// literal secrets), invisible and bidirectional Unicode, and these
+// disguised: matched on a normal form too (NFKC, look-alike letters,
+// leetspeak, letters pulled apart, Chinese spaced out) and decoded from
+// base64, base32, hex, escapes, ROT13 or backwards text. It returns nil
+// for a text it finds nothing in. Scan runs in time linear in len(text).
 func Scan(text string) []Finding { return scanAt(text, false, 0) }
 
 // ScanDocument checks instructions meant for the model — AGENTS.md,
@@ -91,15 +115,23 @@ func scanAt(text string, doc bool, depth int) []Finding {
 	fs.add(scanInvisible(text, doc, depth)...)
 	for _, chunk := range paragraphs(text) {
 		fs.add(matchAll(chunk, lowerText(chunk), doc)...)
-		if foldedRaw := fold(chunk); foldedRaw != chunk {
-			for _, f := range matchAll(foldedRaw, lowerText(foldedRaw), doc) {
+		normal := normalChanged(chunk)
+		for _, form := range normalForms(chunk, normal) {
+			for _, f := range matchAll(form, lowerText(form), doc) {
 				if !fs.hasReason(f.Reason) {
-					fs.add(Finding{Kind: KindDisguise, Reason: f.Reason + " — spelled with look-alike or hidden characters to slip past checks", Excerpt: f.Excerpt})
+					fs.add(Finding{Kind: KindDisguise, Rule: f.Rule, Excerpt: f.Excerpt,
+						Reason: f.Reason + " — spelled with look-alike or hidden characters, digits for letters or letters pulled apart to slip past checks"})
 				}
 			}
 		}
+		if len(fs.list) == 0 {
+			fs.add(scanSquashed(normal, doc)...)
+		}
 	}
 	fs.add(scanEncoded(text, doc, depth)...)
+	if len(fs.list) == 0 {
+		fs.add(scanTransformed(text, doc, depth)...)
+	}
 	return fs.list
 }
 
@@ -207,7 +239,7 @@ func matchAll(raw, lower string, doc bool) []Finding {
 			continue
 		}
 		spans = append(spans, loc)
-		out = append(out, Finding{Kind: r.kind, Reason: r.reason, Excerpt: excerpt(subject, loc)})
+		out = append(out, Finding{Kind: r.kind, Rule: r.name, Reason: r.reason, Excerpt: excerpt(subject, loc)})
 	}
 	return append(out, scanExfil(raw, lower, doc, found)...)
 }
@@ -223,6 +255,8 @@ type scanIndex struct {
 	set                                     *needleSet
 	rules                                   [][]int32
 	literal, net, exfil, exfilVerb, exfilZH []int32
+	// norm holds the tables of the normaliser and the decoders.
+	norm *normTables
 }
 
 func newScanIndex() *scanIndex {
@@ -241,7 +275,7 @@ func newScanIndex() *scanIndex {
 		}
 		return out
 	}
-	x := &scanIndex{}
+	x := &scanIndex{norm: newNormTables()}
 	for _, r := range rules() {
 		x.rules = append(x.rules, idsOf(r.needles))
 	}
@@ -277,6 +311,8 @@ func overlaps(spans [][]int, loc []int) bool {
 
 // rule is one pattern of the scanner.
 type rule struct {
+	// name is the rule's short name, Finding.Rule.
+	name   string
 	kind   Kind
 	reason string
 	// doc: the rule applies to documents (ScanDocument) too.
@@ -378,99 +414,4 @@ func clip(s string, n int) string {
 	}
 	rs := []rune(s)
 	return string(rs[:n-1]) + "…"
-}
-
-// minEncoded is the length from which a run of base64 characters is
-// decoded; maxEncoded bounds the runs decoded per text.
-const (
-	minEncoded = 24
-	maxEncoded = 64
-)
-
-// base64Runs returns the runs of text that may be base64: minEncoded
-// characters or more of its alphabets, with their padding.
-func base64Runs(text string) []string {
-	var out []string
-	for i := 0; i < len(text) && len(out) < maxEncoded; {
-		if !isBase64Char(text[i]) {
-			i++
-			continue
-		}
-		j := i
-		for j < len(text) && isBase64Char(text[j]) {
-			j++
-		}
-		for k := 0; k < 2 && j < len(text) && text[j] == '='; k++ {
-			j++
-		}
-		if j-i >= minEncoded {
-			out = append(out, text[i:j])
-		}
-		i = j
-	}
-	return out
-}
-
-func isBase64Char(c byte) bool {
-	return isAlnum(c) || c == '+' || c == '/' || c == '_' || c == '-'
-}
-
-// scanEncoded decodes what looks like base64 and scans the text it hides:
-// a finding there is a disguise.
-func scanEncoded(text string, doc bool, depth int) []Finding {
-	if depth >= maxDepth {
-		return nil
-	}
-	var out []Finding
-	for _, m := range base64Runs(text) {
-		plain, ok := decodeBase64(m)
-		if !ok {
-			continue
-		}
-		if sub := scanAt(plain, doc, depth+1); len(sub) > 0 {
-			out = append(out, Finding{Kind: KindDisguise, Excerpt: clip(m, 40),
-				Reason: "base64 that decodes to " + quote(clip(strings.Join(strings.Fields(plain), " "), 60)) + " — " + sub[0].Reason})
-		}
-	}
-	return out
-}
-
-// decodeBase64 decodes s (standard or URL alphabet, padded or not) when it
-// decodes to text; ok is false for binary data and for what is not base64.
-func decodeBase64(s string) (string, bool) {
-	s = strings.TrimRight(s, "=")
-	enc := base64.RawStdEncoding
-	if strings.ContainsAny(s, "-_") {
-		if strings.ContainsAny(s, "+/") {
-			return "", false
-		}
-		enc = base64.RawURLEncoding
-	}
-	if len(s)%4 == 1 {
-		s = s[:len(s)-1]
-	}
-	b, err := enc.DecodeString(s)
-	if err != nil || !isText(b) {
-		return "", false
-	}
-	return string(b), true
-}
-
-// isText reports bytes that read as text: valid UTF-8, at least nine
-// runes in ten printable, most of them letters or spaces.
-func isText(b []byte) bool {
-	if !utf8.Valid(b) {
-		return false
-	}
-	total, printable, letters := 0, 0, 0
-	for _, r := range string(b) {
-		total++
-		if unicode.IsPrint(r) || r == '\n' || r == '\t' {
-			printable++
-		}
-		if unicode.IsLetter(r) || r == ' ' {
-			letters++
-		}
-	}
-	return total > 0 && printable*10 >= total*9 && letters*2 >= total
 }

@@ -192,7 +192,7 @@ func (fs *exfilFindings) add(reason, ex string) {
 			return
 		}
 	}
-	fs.list = append(fs.list, Finding{Kind: KindExfiltration, Reason: reason, Excerpt: clip(strings.Join(strings.Fields(ex), " "), excerptRunes)})
+	fs.list = append(fs.list, Finding{Kind: KindExfiltration, Rule: "exfiltration", Reason: reason, Excerpt: clip(strings.Join(strings.Fields(ex), " "), excerptRunes)})
 }
 
 // scanLines looks, line by line, for a way out (a network command, a URL

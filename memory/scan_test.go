@@ -158,7 +158,11 @@ func TestFold(t *testing.T) {
 		{"i\u0301gnore", "ignore"},
 		{"𝐢𝐠𝐧𝐨𝐫𝐞", "ignore"},
 		{"1gn0r3 pr3v10us", "ignore previous"},
-		{"sha256 v1 go1.26", "sha2s6 v1 go1.26"},
+		{"sha256 v1 go1.26 md5 k8s", "sha256 v1 go1.26 md5 k8s"}, // identifiers, not leetspeak
+		{"th3 m3 y0u", "the me you"},
+		{"$HOME @alice", "$HOME @alice"},
+		{"$HOME @alice ign0re", "$HOME aalice ignore"},
+		{"@lw@y$ $h0w", "always show"},
 		{"plain text", "plain text"},
 	}
 	for _, tt := range tests {

@@ -145,7 +145,7 @@ func scanInvisible(text string, doc bool, depth int) []Finding {
 			break
 		}
 	}
-	out := []Finding{{Kind: KindInvisible, Excerpt: visibleExcerpt(rs, first),
+	out := []Finding{{Kind: KindInvisible, Rule: "invisible-unicode", Excerpt: visibleExcerpt(rs, first),
 		Reason: "holds invisible or bidirectional characters (" + strings.Join(names, ", ") +
 			"), which hide or reorder text people read; remove them"}}
 	if h := strings.TrimSpace(hidden.String()); h != "" {
@@ -153,7 +153,7 @@ func scanInvisible(text string, doc bool, depth int) []Finding {
 		if sub := scanAt(h, doc, depth+1); len(sub) > 0 {
 			reason += " — " + sub[0].Reason
 		}
-		out = append(out, Finding{Kind: KindInvisible, Reason: reason, Excerpt: clip(h, excerptRunes)})
+		out = append(out, Finding{Kind: KindInvisible, Rule: "tag-smuggling", Reason: reason, Excerpt: clip(h, excerptRunes)})
 	}
 	return out
 }
@@ -212,7 +212,11 @@ func visibleExcerpt(rs []rune, at int) string {
 // Cyrillic and Greek letters that look like Latin ones made plain Latin;
 // digits standing for letters inside words (1gn0r3) made letters. Case is
 // kept.
-func fold(text string) string {
+func fold(text string) string { return unleet(foldChars(text)) }
+
+// foldChars is fold without unleet: hidden characters and combining
+// marks dropped, look-alike letters made plain.
+func foldChars(text string) string {
 	var b strings.Builder
 	b.Grow(len(text))
 	for _, r := range text {
@@ -229,7 +233,7 @@ func fold(text string) string {
 		}
 		b.WriteRune(r)
 	}
-	return unleet(b.String())
+	return b.String()
 }
 
 // foldRune returns the plain character r stands for, 0 when it is one.
@@ -294,45 +298,135 @@ var confusables = sync.OnceValue(func() map[rune]rune {
 	return m
 })
 
-// leet maps the digits that stand for letters in words like 1gn0r3.
-var leet = [10]byte{'o', 'i', 0, 'e', 'a', 's', 0, 't', 0, 0}
-
-// unleet replaces the digits 0 1 3 4 5 7 with the letters they stand for
-// inside words of four or more characters that mix ASCII letters and
-// digits; other text is left alone.
-func unleet(s string) string {
-	var out []byte
-	for i := 0; i < len(s); {
-		if !isAlnum(s[i]) {
-			i++
-			continue
-		}
-		j := i
-		letters, digits := 0, 0
-		for j < len(s) && isAlnum(s[j]) {
-			if s[j] >= '0' && s[j] <= '9' {
-				digits++
-			} else {
-				letters++
-			}
-			j++
-		}
-		if letters > 0 && digits > 0 && j-i >= 4 {
-			if out == nil {
-				out = []byte(s)
-			}
-			for k := i; k < j; k++ {
-				if c := s[k]; c >= '0' && c <= '9' && leet[c-'0'] != 0 {
-					out[k] = leet[c-'0']
-				}
-			}
-		}
-		i = j
+// leet maps the digits and symbols that stand for letters in words like
+// 1gn0r3 or @lw@y$; 1 is read as i (leetAs reads it as l too).
+func leet(c, one byte) byte {
+	switch c {
+	case '0':
+		return 'o'
+	case '1':
+		return one
+	case '3':
+		return 'e'
+	case '4', '@':
+		return 'a'
+	case '5', '$':
+		return 's'
+	case '7':
+		return 't'
 	}
-	if out == nil {
+	return 0
+}
+
+// unleet replaces the digits 0 1 3 4 5 7 and the symbols @ $ with the
+// letters they stand for, in the words of two or more characters that mix
+// ASCII letters with them and no other digit (1gn0r3, th3, @lw@y$; not
+// sha256, k8s) — and only in a text where one of them has such a
+// character before its end (ign0re, not go1 or md5 alone), so that
+// ordinary identifiers are left alone. A leading @ or $ counts only
+// before a lower-case letter ($HOME is a variable), and never makes a
+// text leetspeak by itself (@alice). 1 becomes i.
+func unleet(s string) string { return unleetAs(s, 'i') }
+
+// leetWord says whether w is a leet word (unleet) and whether one of its
+// leet characters comes after its start and before its end. A leading @
+// or $ counts before a lower-case letter only ($HOME is a variable).
+func leetWord(w string, one byte) (ok, inner bool) {
+	letters, leets := 0, 0
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		switch {
+		case k == 0 && (c == '@' || c == '$'):
+			if len(w) > 1 && w[1] >= 'a' && w[1] <= 'z' {
+				leets++
+			}
+		case leet(c, one) != 0:
+			leets++
+			if k > 0 && k < len(w)-1 || k == 0 && c >= '0' && c <= '9' {
+				inner = true
+			}
+		case c >= '0' && c <= '9':
+			return false, false
+		default:
+			letters++
+		}
+	}
+	return letters > 0 && leets > 0 && len(w) >= 2, inner
+}
+
+// unleetAs is unleet reading 1 as one.
+func unleetAs(s string, one byte) string {
+	isWord := func(c byte) bool { return isAlnum(c) || c == '@' || c == '$' }
+	words := func(yield func(i, j int) bool) {
+		for i := 0; i < len(s); {
+			if !isWord(s[i]) {
+				i++
+				continue
+			}
+			j := i
+			for j < len(s) && isWord(s[j]) {
+				j++
+			}
+			if !yield(i, j) {
+				return
+			}
+			i = j
+		}
+	}
+	strong := false
+	for i, j := range words {
+		if ok, inner := leetWord(s[i:j], one); ok && inner {
+			strong = true
+			break
+		}
+	}
+	if !strong {
 		return s
 	}
+	out := []byte(s)
+	for i, j := range words {
+		if ok, _ := leetWord(s[i:j], one); !ok {
+			continue
+		}
+		o := one
+		if one == 'i' && strings.IndexByte(s[i:j], '1') >= 0 && readsAsL(s[i:j]) {
+			o = 'l'
+		}
+		for k := i; k < j; k++ {
+			if l := leet(s[k], o); l != 0 {
+				out[k] = l
+			}
+		}
+	}
 	return string(out)
+}
+
+// newLeetWords returns words of orders with an l, for the words where 1
+// stands for l (ru135, 4ll0w).
+func newLeetWords() map[string]bool {
+	m := map[string]bool{}
+	for w := range strings.FieldsSeq("rules rule all allow allowed always follow tools tool files file please only model role roles " +
+		"limits limit unlimited fully helpful developer leak leaks reveal deployed credentials localール also else tell told " +
+		"guidelines guideline rely filters filter unfiltered like will shall") {
+		m[w] = true
+	}
+	return m
+}
+
+// readsAsL reports whether a leet word w reads as a word of orders with
+// 1 as l and not with 1 as i.
+func readsAsL(w string) bool {
+	asL, asI := []byte(w), []byte(w)
+	for k := range asL {
+		if l := leet(asL[k], 'l'); l != 0 {
+			asL[k] = l
+		}
+		if l := leet(asI[k], 'i'); l != 0 {
+			asI[k] = l
+		}
+	}
+	words := tables().leetWords
+	return words[strings.ToLower(string(asL))] && !words[strings.ToLower(string(asI))]
 }
 
 func isAlnum(c byte) bool {

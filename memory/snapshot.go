@@ -105,8 +105,8 @@ func (s *Store) readSnapshot(scope Scope, t Target) (FileSnapshot, []string) {
 		}
 		switch {
 		case len(en.Findings) > 0:
-			warns = append(warns, fmt.Sprintf("memory: %s entry %d left out of the prompt: %s; edit or remove it (rein memory edit)",
-				f.Path, i+1, Explain(en.Findings)))
+			warns = append(warns, fmt.Sprintf("memory: %s entry %d withheld from the prompt (rule %s): %s; edit or remove it (rein memory edit)",
+				f.Path, i+1, Rules(en.Findings), Explain(en.Findings)))
 		case shown+n > f.Cap:
 			en.OverCap = true
 			over = append(over, i+1)
@@ -117,8 +117,8 @@ func (s *Store) readSnapshot(scope Scope, t Target) (FileSnapshot, []string) {
 	}
 	if fs := scanTogether(f.Entries); len(fs) > 0 {
 		f.Findings = fs
-		warns = append(warns, fmt.Sprintf("memory: %s left out of the prompt: its entries read together say what none says alone: %s; edit it (rein memory edit)",
-			f.Path, Explain(fs)))
+		warns = append(warns, fmt.Sprintf("memory: %s withheld from the prompt (rule %s): its entries read together say what none says alone: %s; edit it (rein memory edit)",
+			f.Path, Rules(fs), Explain(fs)))
 	}
 	if len(over) > 0 {
 		which := "entry " + numberRanges(over) + " is"
