@@ -247,12 +247,16 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 			return nil, err
 		}
 	}
-	loaded, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()})
+	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()}
+	if s.cfg.Tenancy != nil {
+		opts.Root = dir // the directory the caller opened, not an enclosing repository
+	}
+	loaded, err := workspace.Load(opts)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
 	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
-		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
+		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Tenancy: s.cfg.Tenancy, Getenv: s.cfg.Getenv,
 		Logger: s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller), Now: s.cfg.Now})
 	if err != nil {
 		return nil, err

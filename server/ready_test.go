@@ -74,7 +74,7 @@ func TestProbeHandler(t *testing.T) {
 		},
 		"bus": func(context.Context) error { return nil },
 	}
-	ts := httptest.NewServer(server.ProbeHandler("v1", checks, slog.New(slog.DiscardHandler)))
+	ts := httptest.NewServer(server.ProbeHandler("v1", "refused", checks, slog.New(slog.DiscardHandler)))
 	defer ts.Close()
 	get := func(path string) (*http.Response, []byte) {
 		resp, err := http.Get(ts.URL + path)
@@ -91,7 +91,7 @@ func TestProbeHandler(t *testing.T) {
 	resp, b := get("/ready")
 	var ready api.Ready
 	if err := json.Unmarshal(b, &ready); err != nil || resp.StatusCode != http.StatusOK ||
-		!cmp.Equal(ready, api.Ready{Status: "ready", Checks: map[string]string{"store": "ok", "bus": "ok"}}) {
+		!cmp.Equal(ready, api.Ready{Status: "ready", Checks: map[string]string{"store": "ok", "bus": "ok"}, Commands: "refused"}) {
 		t.Errorf("/ready: %d %s", resp.StatusCode, b)
 	}
 	storeDown.Store(true)

@@ -47,9 +47,9 @@ func (f Fence) Check(abs string) error {
 		return fmt.Errorf("%w: %s is rein's own data (.rein/data: the history mirror and the knowledge base), which no tool reads or writes; "+
 			"use kb_search for the knowledge base, or `rein mirror` on the command line", ErrFenced, abs)
 	}
-	for _, h := range f.Hidden {
-		if hr, err := filepath.EvalSymlinks(h); err == nil && (isWithin(hr, real) || isWithin(h, abs)) {
-			return fmt.Errorf("%w: %s lies in the server's data directory, which no tool reaches", ErrFenced, abs)
+	for _, h := range f.hidden() {
+		if isWithin(h, real) || isWithin(h, abs) {
+			return fmt.Errorf("%w: %s lies in a directory of the server's own (its data, or another root), which no tool reaches", ErrFenced, abs)
 		}
 	}
 	if f.Root == "" {
@@ -68,6 +68,29 @@ func (f Fence) Check(abs string) error {
 			"whatever is approved: work inside it, or open the other directory as a workspace of its own", ErrFenced, shown, f.Root)
 	}
 	return nil
+}
+
+// hidden are the Hidden directories, as given and with links resolved,
+// but for those holding Root: the root a workspace lies in hides the
+// other workspaces it holds, not this one.
+func (f Fence) hidden() []string {
+	root := f.Root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	var out []string
+	for _, h := range f.Hidden {
+		hs := []string{filepath.Clean(h)}
+		if r, err := filepath.EvalSymlinks(h); err == nil && r != hs[0] {
+			hs = append(hs, r)
+		}
+		for _, p := range hs {
+			if f.Root == "" || !isWithin(p, root) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
 }
 
 // refuse returns the tool error for a path the fence refuses, nil when

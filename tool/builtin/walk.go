@@ -206,12 +206,7 @@ type exclusion struct {
 
 // withFence returns e leaving out what f hides too.
 func (e exclusion) withFence(f Fence) exclusion {
-	e.fenced = slices.Clone(f.Hidden)
-	for _, h := range f.Hidden {
-		if r, err := filepath.EvalSymlinks(h); err == nil && r != h {
-			e.fenced = append(e.fenced, r)
-		}
-	}
+	e.fenced = f.hidden()
 	return e
 }
 
