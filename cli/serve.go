@@ -198,7 +198,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	defer stopTracing(context.WithoutCancel(ctx))
 	obs := runner.NewTelemetry(metrics, tp)
 	tenancy, commands := serveTenancy(o, auth, dataDir, roots, logger)
-	cfg := runner.ServiceConfig{Tenancy: tenancy,Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
+	cfg := runner.ServiceConfig{Tenancy: tenancy, Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
 		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass, Observer: obs,
 		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version()}
 	if o.mode != modeAPI {

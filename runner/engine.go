@@ -102,15 +102,15 @@ type Config struct {
 	Audit func(s *session.Session) (permission.Auditor, hook.Auditor, error)
 	// UserAgent names rein to web servers (web_fetch).
 	UserAgent string
-	// Tenancy, when set, confines the tools to the workspace as a
-	// server's runs need (SPEC API-9; see [Tenancy]).
-	Tenancy *Tenancy
-	Getenv  func(string) string
+	Getenv    func(string) string
 	Logger    *slog.Logger
 	// Notice receives notes for the user (a sandbox fallback, a tool
 	// left out); nil logs them as warnings.
 	Notice func(msg string)
 	Now    func() time.Time
+	// Tenancy, when set, confines the tools to the workspace as a
+	// server's runs need (SPEC API-9; see [Tenancy]).
+	Tenancy *Tenancy
 }
 
 // Engine is the runtime of one conversation at a time in one workspace
