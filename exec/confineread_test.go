@@ -87,6 +87,8 @@ func TestConfinedSandboxAttacks(t *testing.T) {
 		{"read the host's root through /proc/1/root", "ls -A /proc/1/root/root 2>/dev/null | grep -q ."},
 		{"new user and mount namespace, then look at the host", "unshare -Urm sh -c 'ls -A /root /home' 2>/dev/null | grep -q ."},
 		{"the host's /tmp", "ls -A /tmp | grep -q " + filepath.Base(f.other)},
+		{"a symlink the command makes to the data directory", "ln -s " + f.data + " d2 && " + grepQ + "d2/rein.db"},
+		{"a hard link the command makes to the database", "ln " + filepath.Join(f.data, "rein.db") + " h && " + grepQ + "h"},
 	}
 	if fi, err := os.Stat(filepath.Dir(f.homeSecret)); err == nil && !fi.IsDir() {
 		t.Fatal("home is not a directory")
@@ -169,5 +171,30 @@ func TestConfinedSandboxWorks(t *testing.T) {
 	}
 	if ents, err := os.ReadDir(filepath.Join(f.s.Cache, "go-build")); err != nil || len(ents) == 0 {
 		t.Errorf("the Go build cache was not kept in Cache: %v", err)
+	}
+}
+
+// API-9: without ConfineReads (the CLI's sandbox), .rein/data is covered
+// all the same: no command reads the history mirror or knowledge base.
+func TestSandboxCoversReinData(t *testing.T) {
+	s, ws := newSandbox(t)
+	for _, dir := range []string{".rein/data", "sub/.rein/data"} {
+		p := filepath.Join(ws, dir, "history.db")
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(confinedSecret), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, err := s.Run(context.Background(), Command{Script: "cat .rein/data/history.db sub/.rein/data/history.db; grep -rqs " + confinedSecret + " .", Dir: ws, Timeout: guard})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.ExitCode == 0 || strings.Contains(string(out.Combined), confinedSecret) {
+		t.Errorf("the mirror was read: exit %d, %q", out.ExitCode, out.Combined)
+	}
+	if data, err := os.ReadFile(filepath.Join(ws, ".rein", "data", "history.db")); err != nil || string(data) != confinedSecret {
+		t.Errorf("the mirror changed on the host: %q, %v", data, err)
 	}
 }
