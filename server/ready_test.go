@@ -31,6 +31,11 @@ func TestReady(t *testing.T) {
 	if d := cmp.Diff(api.Ready{Status: "ready", Checks: map[string]string{"store": "ok", "bus": "ok"}}, got); d != "" {
 		t.Error(d)
 	}
+	// API-9: /ready says how runs' commands run here.
+	e = newEnv(t, func(c *server.Config) { c.Commands = "refused" })
+	if got := decode[api.Ready](t, e.do(t, "GET", "/ready", "", nil), http.StatusOK); got.Commands != "refused" {
+		t.Errorf("/ready commands = %q, want refused", got.Commands)
+	}
 
 	e = newEnv(t, func(c *server.Config) {
 		c.Checks = map[string]func(context.Context) error{"store": down, "bus": ok, "queue": hung}
