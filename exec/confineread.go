@@ -91,6 +91,25 @@ func (s *Sandbox) readOnlyDirs() []string {
 	return dirs
 }
 
+// confinedCovers are the options that empty, before the writable binds,
+// each HidePaths directory that holds a writable directory and lies in a
+// directory shown read-only — a server's root under /opt, say: the
+// workspace is bound again on top, its neighbours are gone.
+func (s *Sandbox) confinedCovers(writable []string) []string {
+	shown := s.confinedVisible(nil)
+	var a []string
+	for _, p := range s.HidePaths {
+		h, err := filepath.EvalSymlinks(p)
+		if err != nil || !withinAny(shown, h) {
+			continue
+		}
+		if slices.ContainsFunc(writable, func(w string) bool { return within(h, w) }) {
+			a = append(a, "--tmpfs", h)
+		}
+	}
+	return a
+}
+
 // confinedVisible are the host directories a confined command sees:
 // the system directories, ReadOnly and the writable directories, links
 // resolved.

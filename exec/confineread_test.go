@@ -109,6 +109,47 @@ func TestConfinedSandboxAttacks(t *testing.T) {
 	}
 }
 
+// API-9: a server's root that lies in a directory the confined sandbox
+// shows read-only (under /opt, say) is emptied but for the run's
+// workspace: the other workspaces in it are not there.
+func TestConfinedSandboxCoversRootInShownDir(t *testing.T) {
+	s, _ := newSandbox(t)
+	// Not under /tmp, which the sandbox replaces with its own.
+	root, err := os.MkdirTemp("/var/tmp", "rein-root-")
+	if err != nil {
+		t.Skipf("environment: no /var/tmp to make a root outside /tmp in: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(root) })
+	ws, other := filepath.Join(root, "alice"), filepath.Join(root, "bob")
+	for _, d := range []string{ws, other} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(other, "notes.txt"), []byte(confinedSecret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s.Workspace, s.ConfineReads, s.ReadOnly, s.HidePaths = ws, true, []string{root}, []string{root}
+	for _, script := range []string{"grep -rqs " + confinedSecret + " " + root, "ls -A " + root + " | grep -q bob"} {
+		out, err := s.Run(context.Background(), Command{Script: script, Dir: ws, Timeout: guard})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if out.ExitCode == 0 {
+			t.Errorf("%s: another workspace of the root was visible: %q", script, out.Combined)
+		}
+	}
+	out, err := s.Run(context.Background(), Command{Script: "echo x > f && cat f", Dir: ws, Timeout: guard})
+	if err != nil || out.ExitCode != 0 {
+		t.Fatalf("the workspace itself: %v %q", err, out.Combined)
+	}
+	// Without the cover the neighbour shows: the test tests something.
+	s.HidePaths = nil
+	if out, err := s.Run(context.Background(), Command{Script: "ls -A " + root + " | grep -q bob", Dir: ws, Timeout: guard}); err != nil || out.ExitCode != 0 {
+		t.Errorf("control: the root's other workspace was not visible without the cover: %v %q", err, out.Combined)
+	}
+}
+
 // API-9: a confined sandbox refuses a working directory outside what it
 // shows (bash dir=/) before running anything, and its ReadFile and Stat
 // refuse what the command could not read.

@@ -88,7 +88,8 @@ type Sandbox struct {
 	// no server data. ReadFile and Stat refuse what the command could not
 	// see. HidePaths then only matter inside what is shown.
 	ConfineReads bool
-	// ReadOnly lists more directories shown read-only under ConfineReads.
+	// ReadOnly lists more directories shown read-only under ConfineReads
+	// (not under /tmp, which the sandbox replaces).
 	ReadOnly []string
 	// GoModCache, under ConfineReads, is a Go module cache shown read-only
 	// and named by GOMODCACHE, so a module's dependencies build offline.
@@ -249,7 +250,7 @@ func (s *Sandbox) dirOf(cmd Command) (string, error) {
 func (s *Sandbox) args(writable, shield []string) []string {
 	a := []string{"--ro-bind", "/", "/"}
 	if s.ConfineReads {
-		a = s.confinedRoot()
+		a = append(s.confinedRoot(), s.confinedCovers(writable)...)
 	}
 	a = append(a,
 		"--dev", "/dev",
