@@ -132,6 +132,7 @@ func TestFenceAllows(t *testing.T) {
 		{"read by absolute path", "read_file", map[string]any{"path": filepath.Join(w.ws, "main.go")}, "package main"},
 		{"create a file", "write_file", map[string]any{"path": "sub/new.go", "content": "package sub\n"}, "Created"},
 		{"list the workspace", "list_dir", map[string]any{}, "main.go"},
+		{"a link out is listed, not followed", "list_dir", map[string]any{}, "peer\n"},
 		{"glob the workspace", "glob", map[string]any{"pattern": "**/*.db"}, "No files match"},
 		{"grep the workspace", "grep", map[string]any{"pattern": "package"}, "main.go"},
 		{"read .rein/settings.yaml", "read_file", map[string]any{"path": ".rein/settings.yaml"}, "{}"},

@@ -70,7 +70,7 @@ func runListDir(ctx context.Context, call tool.Call, in listIn, fence Fence) (to
 			continue
 		}
 		b.WriteString(e.Name())
-		if isDirEntry(abs, e) {
+		if isDirEntry(abs, e, fence) {
 			b.WriteByte('/')
 		}
 		b.WriteByte('\n')
@@ -88,14 +88,19 @@ func runListDir(ctx context.Context, call tool.Call, in listIn, fence Fence) (to
 }
 
 // isDirEntry says whether e, an entry of dir, is a directory or a symbolic
-// link to one.
-func isDirEntry(dir string, e fs.DirEntry) bool {
+// link to one the fence lets through (of a link leading out, not even that
+// is told).
+func isDirEntry(dir string, e fs.DirEntry, fence Fence) bool {
 	if e.IsDir() {
 		return true
 	}
 	if e.Type()&fs.ModeSymlink == 0 {
 		return false
 	}
-	info, err := os.Stat(filepath.Join(dir, e.Name()))
+	p := filepath.Join(dir, e.Name())
+	if fence.Check(p) != nil {
+		return false
+	}
+	info, err := os.Stat(p)
 	return err == nil && info.IsDir()
 }
