@@ -6,7 +6,6 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 )
 
@@ -56,8 +55,9 @@ const confinedCache = "/tmp/.cache"
 
 // confinedRoot returns the bubblewrap options that build a confined
 // sandbox's file system on an empty root: the system directories read-only
-// (a top-level link such as /bin -> usr/bin recreated as a link), then
-// ReadOnly. The writable binds, /dev, /proc and /tmp come after (see
+// (a top-level link such as /bin -> usr/bin or /lib64 -> /usr/lib64
+// recreated as a link, which leads nowhere when its target is not shown),
+// then ReadOnly. The writable binds, /dev, /proc and /tmp come after (see
 // Sandbox.args).
 func (s *Sandbox) confinedRoot() []string {
 	var a, bound []string
@@ -67,7 +67,7 @@ func (s *Sandbox) confinedRoot() []string {
 		case err != nil:
 			continue
 		case fi.Mode()&os.ModeSymlink != 0 && filepath.Dir(d) == "/":
-			if t, err := os.Readlink(d); err == nil && !strings.HasPrefix(t, "/") {
+			if t, err := os.Readlink(d); err == nil {
 				a = append(a, "--symlink", t, d)
 				continue
 			}
@@ -87,6 +87,9 @@ func (s *Sandbox) readOnlyDirs() []string {
 	dirs := append(SystemDirs(), s.ReadOnly...)
 	if s.GoModCache != "" {
 		dirs = append(dirs, s.GoModCache)
+	}
+	if s.AllowNetwork {
+		dirs = append(dirs, "/run/systemd/resolve") // where /etc/resolv.conf often points
 	}
 	return dirs
 }
