@@ -27,12 +27,16 @@ func (r serviceRuntime) Submit(ctx context.Context, s server.Submission) (*sessi
 // serveTenancy is how the process confines its runs' tools (SPEC API-9):
 // every caller of a server with authentication, and every caller of a
 // worker (which cannot tell), is another person than the operator; no tool
-// reaches the data directory or the roots beyond a run's workspace. It
+// reaches the data directory, the roots beyond a run's workspace, or the
+// file holding the tokens' secret (under /etc, say, which runs see). It
 // logs how commands will run, loudly when unconfined, and returns that
 // for /ready ("" for an API process, which runs none).
 func serveTenancy(o *serveOptions, auth server.Auth, dataDir string, roots []string, logger *slog.Logger) (*runner.Tenancy, string) {
 	t := &runner.Tenancy{RemoteCallers: o.mode == modeWorker || auth.Configured(), AllowUnconfined: o.allowUnconfined,
 		Hidden: append([]string{dataDir}, roots...)}
+	if o.jwtSecretFile != "" {
+		t.Hidden = append(t.Hidden, o.jwtSecretFile)
+	}
 	if o.mode == modeAPI {
 		return t, ""
 	}

@@ -26,7 +26,7 @@ func TestServeTenancy_API9(t *testing.T) {
 		unconfined bool
 	}{
 		{"loopback, no authentication", serveOptions{mode: modeAll}, server.Auth{}, false, runner.CommandsOperator, false},
-		{"JWT callers", serveOptions{mode: modeAll}, jwt, true, runner.CommandsRefused, false},
+		{"JWT callers", serveOptions{mode: modeAll, jwtSecretFile: "/etc/rein/jwt.key"}, jwt, true, runner.CommandsRefused, false},
 		{"JWT callers, unconfined allowed", serveOptions{mode: modeAll, allowUnconfined: true}, jwt, true, runner.CommandsUnconfined, true},
 		{"a worker cannot tell its callers", serveOptions{mode: modeWorker}, server.Auth{}, true, runner.CommandsRefused, false},
 		{"an API process runs no commands", serveOptions{mode: modeAPI}, jwt, true, "", false},
@@ -37,7 +37,11 @@ func TestServeTenancy_API9(t *testing.T) {
 			if ten.RemoteCallers != c.remote || ten.AllowUnconfined != c.unconfined {
 				t.Errorf("tenancy %+v", ten)
 			}
-			if !slices.Equal(ten.Hidden, []string{"/srv/rein-data", "/srv/a", "/srv/b"}) {
+			hidden := []string{"/srv/rein-data", "/srv/a", "/srv/b"}
+			if c.o.jwtSecretFile != "" {
+				hidden = append(hidden, c.o.jwtSecretFile)
+			}
+			if !slices.Equal(ten.Hidden, hidden) {
 				t.Errorf("hidden %v", ten.Hidden)
 			}
 			want := c.commands

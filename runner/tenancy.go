@@ -30,8 +30,10 @@ type Tenancy struct {
 	// sandbox (rein serve --allow-unconfined-commands): the operator
 	// accepts that they read what the server's user can.
 	AllowUnconfined bool
-	// Hidden are directories no tool reaches even when a workspace holds
-	// them: the server's data directory, the roots.
+	// Hidden are files and directories no tool reaches even when a
+	// workspace or a system directory holds them: the server's data
+	// directory, the roots (but the one a run's workspace lies in), the
+	// tokens' secret.
 	Hidden []string
 }
 

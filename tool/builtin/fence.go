@@ -24,12 +24,12 @@ import (
 // and what lies in it, rein's own data (the history mirror, the knowledge
 // base), which rein's writers keep and no tool may read or write. Root
 // confines every path to one directory, as a server confines its runs to
-// their workspaces; Hidden are directories refused even inside Root (a
-// server's data directory).
+// their workspaces; Hidden are files and directories refused even inside
+// Root (a server's data directory).
 type Fence struct {
 	// Root, when set, is the only directory the tools reach.
 	Root string
-	// Hidden are directories no tool reaches.
+	// Hidden are files and directories no tool reaches.
 	Hidden []string
 }
 
