@@ -217,3 +217,26 @@ func FuzzFenceCheck(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkFenceCheck measures the fence's cost per tool call: a file in
+// the workspace, and one to create three directories deep.
+func BenchmarkFenceCheck(b *testing.B) {
+	ws, data := b.TempDir(), b.TempDir()
+	if err := os.MkdirAll(filepath.Join(ws, "src", "pkg"), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "src", "pkg", "a.go"), nil, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	f := Fence{Root: ws, Hidden: []string{data}}
+	for _, p := range []string{"src/pkg/a.go", "new/dir/deep/b.go"} {
+		abs := filepath.Join(ws, p)
+		b.Run(p, func(b *testing.B) {
+			for b.Loop() {
+				if err := f.Check(abs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
