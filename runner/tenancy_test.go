@@ -221,3 +221,47 @@ func TestTenantControlWithoutTenancy_API9(t *testing.T) {
 		t.Errorf("without Tenancy the data directory was not readable: %q; the attack tests prove nothing", resultText(res["cat-db"]))
 	}
 }
+
+// API-9: a server's run works in the directory its caller opened, not in
+// the nearest enclosing repository: a root that is itself a git
+// repository (or holds a .rein) must not widen bob's workspace to alice's.
+func TestTenantWorkspaceIsTheOpenedDirectory_API9(t *testing.T) {
+	parent := t.TempDir()
+	bobDir, aliceDir := filepath.Join(parent, "bob"), filepath.Join(parent, "alice")
+	for _, d := range []string{filepath.Join(parent, ".git"), filepath.Join(parent, ".rein"), bobDir, aliceDir} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(aliceDir, "notes.txt"), []byte(aliceSecret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	w := newTenantWorld(t, &runner.Tenancy{RemoteCallers: true})
+	ctx := context.Background()
+	ws := &session.Workspace{Caller: "bob", Kind: session.WorkspaceProject, Dir: bobDir}
+	if err := w.h.ledger.CreateWorkspace(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	s := &session.Session{Caller: "bob", Workspace: ws.ID, WorkDir: bobDir}
+	if err := w.h.sessions.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string][2]string{
+		"read-sibling": {"read_file", input("path", filepath.Join(aliceDir, "notes.txt"))},
+		"grep-parent":  {"grep", input("pattern", "PELICAN", "path", parent)},
+	}
+	bwrap := (&exec.Sandbox{}).Available() == nil
+	if bwrap {
+		calls["cat-sibling"] = [2]string{"bash", input("command", "cat ../alice/notes.txt")}
+		calls["pwd"] = [2]string{"bash", input("command", "pwd")}
+	}
+	res := w.run(t, s, calls)
+	for id, tr := range res {
+		if text := resultText(tr); strings.Contains(text, aliceSecret) {
+			t.Errorf("%s: alice's file reached bob: %q", id, text)
+		}
+	}
+	if bwrap && strings.TrimSpace(resultText(res["pwd"])) != bobDir {
+		t.Errorf("commands run in %q, want the opened directory %s", resultText(res["pwd"]), bobDir)
+	}
+}
