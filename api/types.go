@@ -18,6 +18,8 @@ type Ready struct {
 	Status string `json:"status" enum:"ready" doc:"ready: every dependency answered."`
 	// Checks names each dependency checked and its state.
 	Checks map[string]string `json:"checks" doc:"Each dependency checked (store, bus) and ok."`
+	// Commands says how the runs' commands run here (SPEC API-9).
+	Commands string `json:"commands,omitempty" enum:"confined,refused,unconfined,unconfined-loopback" doc:"How runs' commands (bash, actions) run in this process: confined (a sandbox showing only the workspace and the system's directories), refused (no such sandbox here: remote callers' commands are refused), unconfined (no such sandbox; the operator allowed them with --allow-unconfined-commands), unconfined-loopback (no such sandbox; only the operator calls). Absent where no runs run."`
 }
 
 // The kinds of workspace (SPEC WS-2).

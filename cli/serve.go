@@ -97,6 +97,9 @@ type serveOptions struct {
 	allowBypass, metricsPublic, historyMirror                                     bool
 	shutdownTimeout, leaseTTL                                                     time.Duration
 	rateLimit                                                                     float64
+
+	// allowUnconfined is --allow-unconfined-commands (SPEC API-9).
+	allowUnconfined bool
 }
 
 func (a *App) serveCommand() *cobra.Command {
@@ -154,6 +157,8 @@ func addRunnerFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running runs may go on after SIGTERM before they are cancelled")
 	f.DurationVar(&o.leaseTTL, "lease-ttl", queue.DefaultTTL, "with Redis: how long a session stays with a worker that stopped renewing its lease (it died) before another takes it over; the same for every process")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error (JSON on stderr)")
+	f.BoolVar(&o.allowUnconfined, "allow-unconfined-commands", false, "where no sandbox can confine what commands read (bubblewrap with user namespaces), "+
+		"run authenticated callers' commands anyway, able to read whatever this process's user can; by default they are refused")
 }
 
 // The process modes of rein serve (SPEC API-5).
@@ -219,7 +224,8 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	}
 	defer stopTracing(context.WithoutCancel(ctx))
 	obs := runner.NewTelemetry(metrics, tp)
-	cfg := runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
+	tenancy, commands := serveTenancy(o, auth, dataDir, roots, logger)
+	cfg := runner.ServiceConfig{Tenancy: tenancy, Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
 		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass, Observer: obs,
 		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version()}
 	if o.mode != modeAPI {
@@ -252,7 +258,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 			Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
-			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror,
+			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror, Commands: commands,
 			AllowedHosts: o.allowedHosts, AllowedOrigins: o.allowedOrigins, CORSCredentials: o.corsCredentials,
 			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams})
 		if err != nil {
@@ -274,7 +280,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 			if err != nil {
 				return fail(ExitError, "--addr %s: %v", o.addr, err)
 			}
-			hs = &http.Server{Handler: server.ProbeHandler(Version(), readyChecks(db, bus), logger), ReadHeaderTimeout: 10 * time.Second}
+			hs = &http.Server{Handler: server.ProbeHandler(Version(), commands, readyChecks(db, bus), logger), ReadHeaderTimeout: 10 * time.Second}
 			fmt.Fprintf(a.Stderr, "rein: probes on http://%s/health and /ready\n", ln.Addr())
 			go func() { errc <- fmt.Errorf("probes: %w", hs.Serve(ln)) }()
 		}

@@ -71,7 +71,8 @@ func BenchmarkScanTree(b *testing.B) {
 
 // BenchmarkSandboxRun measures running `true` on the host, under
 // bubblewrap (empty workspace, and the 100,000-file one), with and without
-// the Landlock layer, and under Landlock alone.
+// the Landlock layer, confined to an allow-list (ConfineReads, a server's
+// runs) or not, and under Landlock alone.
 func BenchmarkSandboxRun(b *testing.B) {
 	ctx := context.Background()
 	small := b.TempDir()
@@ -90,7 +91,9 @@ func BenchmarkSandboxRun(b *testing.B) {
 		b.Skip("no bwrap")
 	}
 	b.Run("bwrap", func(b *testing.B) { run(b, sb, small) })
+	b.Run("bwrap-confined", func(b *testing.B) { run(b, &Sandbox{Workspace: small, ConfineReads: true}, small) })
 	b.Run("bwrap-100k", func(b *testing.B) { run(b, &Sandbox{Workspace: big, Hide: sensitiveLike}, big) })
+	b.Run("bwrap-confined-100k", func(b *testing.B) { run(b, &Sandbox{Workspace: big, Hide: sensitiveLike, ConfineReads: true}, big) })
 	if h := SelfHelper(); h != "" {
 		b.Run("bwrap+landlock", func(b *testing.B) { run(b, &Sandbox{Workspace: small, Landlock: h}, small) })
 		b.Run("landlock", func(b *testing.B) { run(b, &Confined{Workspace: small}, small) })

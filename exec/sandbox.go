@@ -79,6 +79,25 @@ type Sandbox struct {
 	// DefaultMaxMounts. A workspace whose repositories and settings need
 	// more is refused; sensitive files beyond it stay readable, with a note.
 	MaxMounts int
+	// ConfineReads builds the sandbox's file system from an allow-list
+	// instead of the host's whole tree (SPEC API-9; a server's runs): on an
+	// empty root, the [SystemDirs] read-only without the [SystemSecrets],
+	// ReadOnly and GoModCache read-only, the workspace, Writable and Cache
+	// writable, a private /tmp that is also the command's HOME. Nothing
+	// else of the host can be read: no home directory, no other workspace,
+	// no server data. ReadFile and Stat refuse what the command could not
+	// see. HidePaths then only matter inside what is shown.
+	ConfineReads bool
+	// ReadOnly lists more directories shown read-only under ConfineReads
+	// (not under /tmp, which the sandbox replaces).
+	ReadOnly []string
+	// GoModCache, under ConfineReads, is a Go module cache shown read-only
+	// and named by GOMODCACHE, so a module's dependencies build offline.
+	GoModCache string
+	// Cache, under ConfineReads, is a directory (existing) bind-mounted
+	// writable for the command's caches: XDG_CACHE_HOME, and GOCACHE in
+	// it. "" means /tmp/.cache, gone after each command.
+	Cache string
 	// Local carries the output and kill settings (MaxMemory, MaxSpill,
 	// SpillDir, PassEnv, KillDelay, PipeGrace).
 	Local Local
@@ -145,11 +164,17 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if len(writable) == 0 {
 		return Output{}, fmt.Errorf("exec: sandbox: workspace %s does not exist", s.Workspace)
 	}
-	if !visible(dir, writable) {
-		return Output{}, fmt.Errorf("exec: sandbox: working directory %s is under /tmp, which the sandbox replaces with an empty tmpfs; make it the workspace", dir)
+	if !s.visible(dir, writable) {
+		return Output{}, fmt.Errorf("exec: sandbox: working directory %s is not in the sandbox (under /tmp, which is an empty tmpfs there, or outside the confined sandbox's directories); make it the workspace", dir)
+	}
+	hides := append(HostEscapes(), s.HidePaths...)
+	var env []string
+	if s.ConfineReads {
+		hides = s.confinedHides(s.confinedVisible(writable))
+		env = s.confinedEnv()
 	}
 	sh, err := newShield(shieldOptions{writable: writable, dir: dir, hide: s.Hide,
-		hidePaths: append(HostEscapes(), s.HidePaths...), limit: s.MaxScan, maxMounts: s.MaxMounts})
+		hidePaths: hides, limit: s.MaxScan, maxMounts: s.MaxMounts})
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 	}
@@ -169,7 +194,7 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	// The options come from the file; the command must be on the command line.
 	c := osexec.Command(bw, append([]string{"--args", "3", "--"}, inner...)...)
 	c.ExtraFiles = []*os.File{argFile}
-	c.Env = baseEnv(s.Local.PassEnv, []string{"TMPDIR=/tmp"}, cmd.Env)
+	c.Env = baseEnv(s.Local.PassEnv, []string{"TMPDIR=/tmp"}, env, cmd.Env)
 	out, err := runProcess(ctx, c, cmd, s.Local.limits())
 	sh.release()
 	if err != nil {
@@ -223,12 +248,15 @@ func (s *Sandbox) dirOf(cmd Command) (string, error) {
 // visible, and so does the Landlock helper; the shield's options (read-only
 // binds and covers inside the workspace) come after them.
 func (s *Sandbox) args(writable, shield []string) []string {
-	a := []string{
-		"--ro-bind", "/", "/",
+	a := []string{"--ro-bind", "/", "/"}
+	if s.ConfineReads {
+		a = append(s.confinedRoot(), s.confinedCovers(writable)...)
+	}
+	a = append(a,
 		"--dev", "/dev",
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
-	}
+	)
 	for _, w := range writable {
 		a = append(a, "--bind", w, w)
 	}
@@ -243,17 +271,19 @@ func (s *Sandbox) args(writable, shield []string) []string {
 	return append(a, "--die-with-parent", "--new-session")
 }
 
-// visible reports whether dir exists inside the sandbox: anywhere but /tmp,
-// or inside a writable bind.
-func visible(dir string, writable []string) bool {
+// visible reports whether dir exists inside the sandbox: inside a
+// writable bind, or anywhere but /tmp — in a confined sandbox, only in
+// what it shows.
+func (s *Sandbox) visible(dir string, writable []string) bool {
 	real, err := realDir(dir)
 	if err != nil {
 		return false
 	}
-	for _, w := range writable {
-		if within(w, real) {
-			return true
-		}
+	if withinAny(writable, real) {
+		return true
+	}
+	if s.ConfineReads {
+		return withinAny(s.confinedVisible(nil), real)
 	}
 	return !within("/tmp", real)
 }
@@ -267,7 +297,11 @@ func (s *Sandbox) writable(dir string) []string {
 		ws = dir
 	}
 	var out []string
-	for i, d := range append([]string{ws}, s.Writable...) {
+	more := s.Writable
+	if s.ConfineReads && s.Cache != "" {
+		more = append(slices.Clone(more), s.Cache)
+	}
+	for i, d := range append([]string{ws}, more...) {
 		r, err := realDir(d)
 		if err != nil && i == 0 {
 			return nil // no workspace, nothing writable
@@ -288,10 +322,14 @@ func realDir(d string) (string, error) {
 }
 
 // ReadFile implements Backend; the host is readable as in the sandbox:
-// all of it but what Hide matches.
+// all of it but what Hide matches, or, with ConfineReads, only what the
+// sandbox shows.
 func (s *Sandbox) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if s.hidden(path) {
 		return nil, fmt.Errorf("read %s: the sandbox hides this file", path)
+	}
+	if err := s.readable(path); err != nil {
+		return nil, err
 	}
 	return s.Local.ReadFile(ctx, path)
 }
@@ -314,6 +352,9 @@ func (s *Sandbox) hidden(path string) bool {
 
 // Stat implements Backend.
 func (s *Sandbox) Stat(ctx context.Context, path string) (fs.FileInfo, error) {
+	if err := s.readable(path); err != nil {
+		return nil, err
+	}
 	return s.Local.Stat(ctx, path)
 }
 

@@ -163,7 +163,7 @@ func (sh *shield) protect(ws, dir string, maxMounts int) error {
 // allows; a note counts the others.
 func (sh *shield) hideAll(hidePaths []string, maxMounts int) {
 	entries := slices.Clone(sh.before.hidden)
-	for _, p := range hidePaths {
+	for _, p := range append(reinDataDirs(sh.before.configs), hidePaths...) {
 		real, err := filepath.EvalSymlinks(p)
 		if err != nil {
 			continue
@@ -186,6 +186,24 @@ func (sh *shield) hideAll(hidePaths []string, maxMounts int) {
 	if left > 0 {
 		sh.notes = append(sh.notes, fmt.Sprintf("the sandbox left %d sensitive files readable: covering them would take more than %d mounts", left, maxMounts))
 	}
+}
+
+// ReinData is the directory of a .rein that holds rein's own data (the
+// history mirror, the knowledge base): no tool may read or write it, so
+// the sandbox covers it in every workspace it finds a .rein in, in every
+// mode (SPEC API-9). rein's own writers are not tools and are not
+// affected.
+const ReinData = "data"
+
+// reinDataDirs are the data directories of the .rein entries of configs.
+func reinDataDirs(configs []string) []string {
+	var out []string
+	for _, c := range configs {
+		if filepath.Base(c) == ".rein" {
+			out = append(out, filepath.Join(c, ReinData))
+		}
+	}
+	return out
 }
 
 // ownsDir reports whether git directory g is the repository of directory

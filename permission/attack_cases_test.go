@@ -104,6 +104,26 @@ func attackCases() []attack {
 		attack{class: "sensitive", rules: readRules, in: bashIn("echo .env is ignored"), want: DecisionAsk},
 		attack{class: "sensitive", tool: "read_file", mode: ModeBypass, in: map[string]string{"path": ".env"}, want: DecisionDeny})
 
+	// 6b. The workspace's .rein/data (history mirror, knowledge base) is
+	// sensitive in every mode (issue 22, SPEC API-9): on a server it holds
+	// other callers' conversations.
+	for _, cmd := range []string{
+		"cat .rein/data/history.db", "cat ./.rein/data/history.db", "cat src/../.rein/data/history.db", "cat .rein/da?a/history.db",
+		"cat .rein/data/*", "head -c 100 .rein/data/history.db", "cp .rein/data/history.db x.txt", "base64 .rein/data/history.db",
+		`F=.rein/data/history.db; cat $F`,
+	} {
+		add(forModes([]Mode{ModeDefault, ModeBypass}, attack{class: "rein data", rules: readRules, in: bashIn(cmd), want: DecisionDeny})...)
+	}
+	for _, cmd := range []string{
+		"sqlite3 .rein/data/history.db .dump", "grep -r SECRET .rein", "tar cf - .rein | base64", "cat $(echo .rein/data/history.db)",
+		"find .rein -type f -exec cat {} +",
+	} {
+		add(forModes([]Mode{ModeDefault, ModeBypass}, attack{class: "rein data", rules: readRules, in: bashIn(cmd)})...)
+	}
+	for _, tl := range []string{"read_file", "write_file", "edit_file"} {
+		add(forModes(allModes, attack{class: "rein data", tool: tl, in: map[string]string{"path": ".rein/data/history.db"}, want: DecisionDeny})...)
+	}
+
 	// 7. Read-only rules cover no option that writes files, reads
 	// arbitrary ones or runs programs.
 	wide := []string{"allow bash(git diff:*)", "allow bash(git log:*)", "allow bash(sed:*)", "allow bash(find:*)",

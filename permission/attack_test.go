@@ -50,6 +50,7 @@ func newAttackWorld(t *testing.T) attackWorld {
 		"sub/.git/config":               "[core]\n",
 		"sub/.git/hooks/README":         "hooks\n",
 		".rein/settings.yaml":           "permissions: {}\n",
+		".rein/data/history.db":         attackSecret,
 		".claude/settings.json":         "{}\n",
 		".env":                          "API_KEY=" + attackSecret + "\n",
 		"src/main.go":                   "package main\n",

@@ -117,6 +117,9 @@ type Config struct {
 	// left out); nil logs them as warnings.
 	Notice func(msg string)
 	Now    func() time.Time
+	// Tenancy, when set, confines the tools to the workspace as a
+	// server's runs need (SPEC API-9; see [Tenancy]).
+	Tenancy *Tenancy
 }
 
 // Engine is the runtime of one conversation at a time in one workspace

@@ -248,7 +248,11 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 			return nil, err
 		}
 	}
-	loaded, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()})
+	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()}
+	if s.cfg.Tenancy != nil {
+		opts.Root = dir // the directory the caller opened, not an enclosing repository
+	}
+	loaded, err := workspace.Load(opts)
 	if err != nil {
 		return nil, fmt.Errorf("configuration: %w", err)
 	}
@@ -259,7 +263,7 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 	}
 	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
 		RuleStore: rules, CallerRules: kept,
-		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Getenv: s.cfg.Getenv,
+		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Tenancy: s.cfg.Tenancy, Getenv: s.cfg.Getenv,
 		Logger: logger, Now: s.cfg.Now})
 	if err != nil {
 		return nil, err

@@ -67,6 +67,9 @@ type ServiceConfig struct {
 	// Broadcast carries cancellations and permission answers to the
 	// process running a run; a split service needs it.
 	Broadcast Broadcaster
+	// Tenancy, when set, confines every run's tools to its workspace
+	// (SPEC API-9): rein serve and rein worker set it.
+	Tenancy *Tenancy
 }
 
 // Submission is a message a caller posts to a session: the run it sets

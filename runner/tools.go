@@ -32,7 +32,8 @@ func (e *Engine) buildTools() error {
 		return nil
 	}
 	rec := e.rec
-	bash := builtin.NewBash(backend, builtin.BashOptions{OnStart: func(c tool.Call, pgid int) {
+	fence := e.cfg.Tenancy.fence(e.ws.Root)
+	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, OnStart: func(c tool.Call, pgid int) {
 		if err := rec.RecordProcess(c.ID, pgid); err != nil {
 			e.logger.Warn("could not journal a command's process group", "tool", c.Name, "err", err)
 		}
@@ -41,8 +42,9 @@ func (e *Engine) buildTools() error {
 	if err != nil {
 		e.note("web_search is off: %v", err)
 	}
-	all := append(builtin.FileTools(backend, e.tracker),
-		builtin.NewListDir(), builtin.NewGlob(), builtin.NewGrep(builtin.GrepOptions{}), bash,
+	all := append(builtin.FileTools(backend, e.tracker, fence),
+		builtin.NewListDir(builtin.ListDirOptions{Fence: fence}), builtin.NewGlob(builtin.GlobOptions{Fence: fence}),
+		builtin.NewGrep(builtin.GrepOptions{Fence: fence}), bash,
 		builtin.NewTodoWrite(e.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: e.cfg.UserAgent}),
 		builtin.NewWebSearch(search), builtin.NewAskUser(&e.asker))
 	if e.memory != nil {
@@ -73,9 +75,13 @@ func (e *Engine) buildTools() error {
 // bubblewrap where it runs, else Landlock alone where the kernel has it
 // (weaker: see exec.Confined), else the host, each fallback said loudly.
 // Under bubblewrap, Landlock is a second layer when the kernel has it, and
-// sensitive files are hidden.
+// sensitive files are hidden. A server's runs (Config.Tenancy) ignore the
+// setting: see [Engine.tenantBackend].
 func (e *Engine) backend() (exec.Backend, error) {
 	local := exec.Local{SpillDir: e.sessDir}
+	if e.cfg.Tenancy != nil {
+		return e.tenantBackend(local)
+	}
 	mode := e.ev.String(workspace.Sandbox)
 	if mode != "on" && mode != "auto" {
 		return &local, nil
@@ -103,6 +109,9 @@ func (e *Engine) backend() (exec.Backend, error) {
 // hides the workspace's sensitive files (see backend): the policy then
 // lets a recursive read of the workspace run (SPEC PERM-2).
 func (e *Engine) sandboxed() bool {
+	if e.cfg.Tenancy != nil {
+		return (&exec.Sandbox{}).Available() == nil
+	}
 	mode := e.ev.String(workspace.Sandbox)
 	return (mode == "on" || mode == "auto") && (&exec.Sandbox{}).Available() == nil
 }

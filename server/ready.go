@@ -35,7 +35,7 @@ func (s *Server) ready(ctx context.Context, _ *struct{}) (*readyOutput, error) {
 		return nil, huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(notReady(down)),
 			http.Header{"Retry-After": {"5"}})
 	}
-	return &readyOutput{Body: api.Ready{Status: "ready", Checks: checks}}, nil
+	return &readyOutput{Body: api.Ready{Status: "ready", Checks: checks, Commands: s.cfg.Commands}}, nil
 }
 
 // runChecks runs every check at once, each within readyTimeout: ok maps
@@ -76,9 +76,10 @@ func notReady(down []string) string {
 
 // ProbeHandler serves /health and /ready for a process without the API (a
 // worker): the same answers as the server's, from the same checks, as
-// plain JSON (problem+json for a 503 with Retry-After). logger receives
+// plain JSON (problem+json for a 503 with Retry-After). commands is how
+// the worker's runs' commands run (see Config.Commands). logger receives
 // why a check failed.
-func ProbeHandler(version string, checks map[string]func(context.Context) error, logger *slog.Logger) http.Handler {
+func ProbeHandler(version, commands string, checks map[string]func(context.Context) error, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /health", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, "application/json", api.Health{Status: "ok", Version: version})
@@ -93,7 +94,7 @@ func ProbeHandler(version string, checks map[string]func(context.Context) error,
 				"detail": notReady(down)})
 			return
 		}
-		writeJSON(w, http.StatusOK, "application/json", api.Ready{Status: "ready", Checks: ok})
+		writeJSON(w, http.StatusOK, "application/json", api.Ready{Status: "ready", Checks: ok, Commands: commands})
 	})
 	return mux
 }

@@ -31,6 +31,11 @@ func TestReady(t *testing.T) {
 	if d := cmp.Diff(api.Ready{Status: "ready", Checks: map[string]string{"store": "ok", "bus": "ok"}}, got); d != "" {
 		t.Error(d)
 	}
+	// API-9: /ready says how runs' commands run here.
+	e = newEnv(t, func(c *server.Config) { c.Commands = "refused" })
+	if got := decode[api.Ready](t, e.do(t, "GET", "/ready", "", nil), http.StatusOK); got.Commands != "refused" {
+		t.Errorf("/ready commands = %q, want refused", got.Commands)
+	}
 
 	e = newEnv(t, func(c *server.Config) {
 		c.Checks = map[string]func(context.Context) error{"store": down, "bus": ok, "queue": hung}
@@ -74,7 +79,7 @@ func TestProbeHandler(t *testing.T) {
 		},
 		"bus": func(context.Context) error { return nil },
 	}
-	ts := httptest.NewServer(server.ProbeHandler("v1", checks, slog.New(slog.DiscardHandler)))
+	ts := httptest.NewServer(server.ProbeHandler("v1", "refused", checks, slog.New(slog.DiscardHandler)))
 	defer ts.Close()
 	get := func(path string) (*http.Response, []byte) {
 		resp, err := http.Get(ts.URL + path)
@@ -91,7 +96,7 @@ func TestProbeHandler(t *testing.T) {
 	resp, b := get("/ready")
 	var ready api.Ready
 	if err := json.Unmarshal(b, &ready); err != nil || resp.StatusCode != http.StatusOK ||
-		!cmp.Equal(ready, api.Ready{Status: "ready", Checks: map[string]string{"store": "ok", "bus": "ok"}}) {
+		!cmp.Equal(ready, api.Ready{Status: "ready", Checks: map[string]string{"store": "ok", "bus": "ok"}, Commands: "refused"}) {
 		t.Errorf("/ready: %d %s", resp.StatusCode, b)
 	}
 	storeDown.Store(true)

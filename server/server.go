@@ -124,6 +124,9 @@ type Config struct {
 	// each returns nil when its dependency answers. None: /ready answers
 	// ready whenever the process serves.
 	Checks map[string]func(context.Context) error
+	// Commands, reported by /ready, says how runs' commands run (SPEC
+	// API-9; runner.Tenancy.Commands); "" where this process runs none.
+	Commands string
 }
 
 func init() {

@@ -14,10 +14,13 @@ import (
 // policy denies calls naming them, and the search tools (grep, glob) leave
 // them out of their results. A pattern without a slash matches a file name
 // at any depth; one with a slash matches a path ending so; one starting
-// with / or ~/ an absolute path.
+// with / or ~/ an absolute path. A workspace's .rein/data (the history
+// mirror, the knowledge base: rein's own data, which may hold other
+// callers' conversations on a server) is one (SPEC API-9).
 var DefaultSensitiveFiles = []string{
 	".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*",
 	".ssh", ".ssh/**", ".aws/credentials", ".netrc", "*.p12",
+	".rein/data", ".rein/data/**",
 }
 
 // SensitiveSet matches paths against sensitive-file patterns (see

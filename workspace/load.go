@@ -138,6 +138,11 @@ func (w Workspace) Instructions() (text, name string, err error) {
 type Options struct {
 	// WorkDir is where rein runs; the workspace is found from it.
 	WorkDir string
+	// Root, when set, is the workspace itself rather than the nearest
+	// directory above WorkDir holding .rein or .git: a server's, whose
+	// callers opened that very directory (SPEC API-9), so neither the
+	// settings nor the tools of an enclosing directory reach its runs.
+	Root string
 	// Getenv reads the environment.
 	Getenv func(string) string
 	// Flags maps setting names to the values flags gave.
@@ -188,6 +193,9 @@ func Load(opts Options) (*Loaded, error) {
 	}
 	l := &Loaded{Paths: PathsFrom(getenv)}
 	l.Workspace = FindWorkspace(opts.WorkDir, l.Paths.Home)
+	if opts.Root != "" {
+		l.Workspace = Workspace{Root: filepath.Clean(opts.Root)}
+	}
 	var err error
 	if l.User, err = LoadSettings(l.Paths.UserSettings(), permission.SourceUser); err != nil {
 		return nil, err

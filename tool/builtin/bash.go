@@ -36,6 +36,9 @@ type BashOptions struct {
 	Blocklist []BlockRule
 	// AllowOutsideWorkspace lets the dir input leave the call's WorkDir.
 	AllowOutsideWorkspace bool
+	// Fence bounds the dir input (see [Fence]); it holds even with
+	// AllowOutsideWorkspace.
+	Fence Fence
 	// Env, when set, returns NAME=value pairs added to this call's
 	// environment; rein's own environment is never changed.
 	Env func(call tool.Call) []string
@@ -169,6 +172,9 @@ func (b *bash) dir(ctx context.Context, call tool.Call, in string) (string, *too
 		abs = filepath.Join(call.WorkDir, in)
 	}
 	abs = filepath.Clean(abs)
+	if r := b.opts.Fence.refuse(abs); r != nil {
+		return "", r
+	}
 	fail := func(format string, args ...any) (string, *tool.Result) {
 		r := tool.Errorf(format, args...)
 		return "", &r

@@ -49,6 +49,7 @@ const multiEditDesc = "Applies several edit_file replacements to one file, in or
 
 // NewEditFile returns the edit_file tool (SPEC TOOL-3, TOOL-6).
 func NewEditFile(b exec.Backend, t *FileTracker) tool.Tool {
+	b = fenced(b, Fence{})
 	e := &fileEditor{b: b, t: t}
 	return tool.Define("edit_file", editDesc, metaEdit, nil,
 		func(ctx context.Context, call tool.Call, in editIn) (tool.Result, error) {
@@ -58,6 +59,7 @@ func NewEditFile(b exec.Backend, t *FileTracker) tool.Tool {
 
 // NewMultiEdit returns the multi_edit tool.
 func NewMultiEdit(b exec.Backend, t *FileTracker) tool.Tool {
+	b = fenced(b, Fence{})
 	e := &fileEditor{b: b, t: t}
 	return tool.Define("multi_edit", multiEditDesc, metaEdit, func(s *jsonschema.Schema) {
 		one := 1

@@ -13,11 +13,17 @@ import (
 
 // FileTools returns read_file, write_file, edit_file and multi_edit sharing
 // one backend and one tracker, so an edit sees the reads before it (SPEC
-// TOOL-6). A nil tracker gets a fresh one. Build one set per session.
-func FileTools(b exec.Backend, t *FileTracker) []tool.Tool {
+// TOOL-6). A nil tracker gets a fresh one. Build one set per session. At
+// most one Fence bounds their paths (see [Fence]; the zero value without).
+func FileTools(b exec.Backend, t *FileTracker, fence ...Fence) []tool.Tool {
 	if t == nil {
 		t = NewFileTracker()
 	}
+	var f Fence
+	if len(fence) > 0 {
+		f = fence[0]
+	}
+	b = fenced(b, f)
 	return []tool.Tool{NewReadFile(b, t), NewWriteFile(b, t), NewEditFile(b, t), NewMultiEdit(b, t)}
 }
 

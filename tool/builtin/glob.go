@@ -33,6 +33,8 @@ type GlobOptions struct {
 	// exception). Nil means tool.DefaultSensitiveFiles; an empty, non-nil
 	// list excludes nothing.
 	Exclude []string
+	// Fence bounds the directories it searches (see [Fence]).
+	Fence Fence
 }
 
 // NewGlob returns the glob tool, configured by at most one GlobOptions.
@@ -41,9 +43,9 @@ func NewGlob(opts ...GlobOptions) tool.Tool {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	ex := newExclusion(o.Exclude)
+	ex := newExclusion(o.Exclude).withFence(o.Fence)
 	return tool.Define("glob", globDesc, metaRead, nil, func(ctx context.Context, call tool.Call, in globIn) (tool.Result, error) {
-		return runGlob(ctx, call, in, ex)
+		return runGlob(ctx, call, in, ex, o.Fence)
 	})
 }
 
@@ -52,7 +54,7 @@ type globHit struct {
 	mtime time.Time
 }
 
-func runGlob(ctx context.Context, call tool.Call, in globIn, ex exclusion) (tool.Result, error) {
+func runGlob(ctx context.Context, call tool.Call, in globIn, ex exclusion, fence Fence) (tool.Result, error) {
 	pattern := filepath.ToSlash(in.Pattern)
 	if pattern == "" {
 		return tool.Errorf("pattern is empty: give a glob such as **/*.go"), nil
@@ -70,6 +72,9 @@ func runGlob(ctx context.Context, call tool.Call, in globIn, ex exclusion) (tool
 	}
 	if slices.Contains(strings.Split(pattern, "/"), "..") {
 		return tool.Errorf("glob pattern %q climbs out with .. after a wildcard, which matches nothing; put the directory in path instead", in.Pattern), nil
+	}
+	if r := fence.refuse(base); r != nil {
+		return *r, nil
 	}
 	if g, ok := ex.skipsBase(call.WorkDir, base); ok {
 		return tool.Errorf("%s is a sensitive file or lies in one (matches %s); glob never lists those", displayPath(call, base), g), nil

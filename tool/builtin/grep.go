@@ -51,6 +51,8 @@ type GrepOptions struct {
 	// makes an exception). Nil means tool.DefaultSensitiveFiles; an empty,
 	// non-nil list excludes nothing.
 	Exclude []string
+	// Fence bounds the files and directories it searches (see [Fence]).
+	Fence Fence
 }
 
 // NewGrep returns the grep tool.
@@ -159,9 +161,12 @@ func newGrepQuery(call tool.Call, in grepIn, opts GrepOptions) (grepQuery, *tool
 	}
 	q := grepQuery{pattern: in.Pattern, re: re, caseInsensitive: in.CaseInsensitive, base: resolvePath(call, in.Path),
 		glob: in.Glob, mode: mode, context: min(max(in.Context, 0), grepMaxContext), limit: grepMaxMatches,
-		exclude: newExclusion(opts.Exclude)}
+		exclude: newExclusion(opts.Exclude).withFence(opts.Fence)}
 	if mode != modeContent {
 		q.context = 0
+	}
+	if r := opts.Fence.refuse(q.base); r != nil {
+		return grepQuery{}, r
 	}
 	info, err := os.Stat(q.base)
 	if err != nil {

@@ -21,17 +21,33 @@ type listIn struct {
 const listDesc = "Lists a directory's entries, sorted by name; directories end with /. .git is hidden. " +
 	"Use glob to find files by pattern across subdirectories."
 
-// NewListDir returns the list_dir tool.
-func NewListDir() tool.Tool {
-	return tool.Define("list_dir", listDesc, metaRead, nil, runListDir)
+// ListDirOptions configures the list_dir tool.
+type ListDirOptions struct {
+	// Fence bounds the directories it lists (see [Fence]).
+	Fence Fence
 }
 
-func runListDir(ctx context.Context, call tool.Call, in listIn) (tool.Result, error) {
+// NewListDir returns the list_dir tool, configured by at most one
+// ListDirOptions.
+func NewListDir(opts ...ListDirOptions) tool.Tool {
+	var o ListDirOptions
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	return tool.Define("list_dir", listDesc, metaRead, nil, func(ctx context.Context, call tool.Call, in listIn) (tool.Result, error) {
+		return runListDir(ctx, call, in, o.Fence)
+	})
+}
+
+func runListDir(ctx context.Context, call tool.Call, in listIn, fence Fence) (tool.Result, error) {
 	shown := in.Path
 	if shown == "" {
 		shown = "."
 	}
 	abs := resolvePath(call, in.Path)
+	if r := fence.refuse(abs); r != nil {
+		return *r, nil
+	}
 	info, err := os.Stat(abs)
 	if err != nil {
 		return statError(shown, abs, err), nil
@@ -54,7 +70,7 @@ func runListDir(ctx context.Context, call tool.Call, in listIn) (tool.Result, er
 			continue
 		}
 		b.WriteString(e.Name())
-		if isDirEntry(abs, e) {
+		if isDirEntry(abs, e, fence) {
 			b.WriteByte('/')
 		}
 		b.WriteByte('\n')
@@ -72,14 +88,19 @@ func runListDir(ctx context.Context, call tool.Call, in listIn) (tool.Result, er
 }
 
 // isDirEntry says whether e, an entry of dir, is a directory or a symbolic
-// link to one.
-func isDirEntry(dir string, e fs.DirEntry) bool {
+// link to one the fence lets through (of a link leading out, not even that
+// is told).
+func isDirEntry(dir string, e fs.DirEntry, fence Fence) bool {
 	if e.IsDir() {
 		return true
 	}
 	if e.Type()&fs.ModeSymlink == 0 {
 		return false
 	}
-	info, err := os.Stat(filepath.Join(dir, e.Name()))
+	p := filepath.Join(dir, e.Name())
+	if fence.Check(p) != nil {
+		return false
+	}
+	info, err := os.Stat(p)
 	return err == nil && info.IsDir()
 }

@@ -43,7 +43,7 @@ const readDesc = "Reads a text file and returns its lines numbered like `cat -n`
 // NewReadFile returns the read_file tool. Reads go through b and are
 // recorded in t.
 func NewReadFile(b exec.Backend, t *FileTracker) tool.Tool {
-	r := &fileReader{b: b, t: t}
+	r := &fileReader{b: fenced(b, Fence{}), t: t}
 	return tool.Define("read_file", readDesc, metaRead, func(s *jsonschema.Schema) {
 		minimum(prop(s, "offset"), 1)
 		minimum(prop(s, "limit"), 1)

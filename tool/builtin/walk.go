@@ -199,6 +199,15 @@ type exclusion struct {
 	// reading the files at all; nil when the list has exceptions (!x), which
 	// rg globs cannot express. rg's output is filtered either way.
 	rgGlobs []string
+	// fenced are directories a Fence hides ([Fence.Hidden]): always left
+	// out, as is every .rein/data.
+	fenced []string
+}
+
+// withFence returns e leaving out what f hides too.
+func (e exclusion) withFence(f Fence) exclusion {
+	e.fenced = f.hidden()
+	return e
 }
 
 // newExclusion compiles a list of sensitive-file patterns; nil means
@@ -230,6 +239,9 @@ func newExclusion(patterns []string) exclusion {
 
 // skips reports whether the file or directory at abs is left out.
 func (e exclusion) skips(abs string) bool {
+	if inReinData(abs) || slices.ContainsFunc(e.fenced, func(h string) bool { return isWithin(h, abs) }) {
+		return true
+	}
 	_, ok := e.set.Match(abs)
 	return ok
 }
@@ -237,7 +249,7 @@ func (e exclusion) skips(abs string) bool {
 // skipsRel reports whether rel, a slash path below base, or a directory on
 // the way to it is left out: what the walk would not reach.
 func (e exclusion) skipsRel(base, rel string) bool {
-	if e.set.Empty() {
+	if e.set.Empty() && len(e.fenced) == 0 {
 		return false
 	}
 	p := base

@@ -21,6 +21,7 @@ const writeDesc = "Creates a file or replaces its whole content; parent director
 // NewWriteFile returns the write_file tool. It refuses to overwrite a file
 // the session has not read, or that changed since (SPEC TOOL-6).
 func NewWriteFile(b exec.Backend, t *FileTracker) tool.Tool {
+	b = fenced(b, Fence{})
 	w := &fileWriter{b: b, t: t}
 	return tool.Define("write_file", writeDesc, metaEdit, nil, w.run)
 }

@@ -1,0 +1,190 @@
+package builtin
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"strings"
+
+	"github.com/reinhq/rein/exec"
+	"github.com/reinhq/rein/tool"
+)
+
+// Fence bounds the paths the file and search tools reach (read_file,
+// write_file, edit_file, multi_edit, list_dir, glob, grep, and bash's dir),
+// whatever the permission policy or the caller allows: the check runs in
+// the tool, after every approval (SPEC API-9, PERM-2). Paths are judged
+// as written and with their symbolic links resolved (those of the deepest
+// existing ancestor, for a file to create), so neither .. nor a link in
+// the workspace leads out.
+//
+// The zero value refuses one thing in every mode: a .rein/data directory
+// and what lies in it, rein's own data (the history mirror, the knowledge
+// base), which rein's writers keep and no tool may read or write. Root
+// confines every path to one directory, as a server confines its runs to
+// their workspaces; Hidden are files and directories refused even inside
+// Root (a server's data directory).
+type Fence struct {
+	// Root, when set, is the only directory the tools reach.
+	Root string
+	// Hidden are files and directories no tool reaches.
+	Hidden []string
+}
+
+// ErrFenced is what a refused path's error wraps.
+var ErrFenced = errors.New("refused by rein's fence")
+
+// Check returns why abs (absolute and clean) may not be reached, nil when
+// it may.
+func (f Fence) Check(abs string) error {
+	real, err := resolveExisting(abs)
+	if err != nil {
+		return fmt.Errorf("%w: %s cannot be resolved: %v", ErrFenced, abs, err)
+	}
+	if inReinData(abs) || inReinData(real) {
+		return fmt.Errorf("%w: %s is rein's own data (.rein/data: the history mirror and the knowledge base), which no tool reads or writes; "+
+			"use kb_search for the knowledge base, or `rein mirror` on the command line", ErrFenced, abs)
+	}
+	for _, h := range f.hidden() {
+		if isWithin(h, real) || isWithin(h, abs) {
+			return fmt.Errorf("%w: %s lies in a directory of the server's own (its data, or another root), which no tool reaches", ErrFenced, abs)
+		}
+	}
+	if f.Root == "" {
+		return nil
+	}
+	root, err := filepath.EvalSymlinks(f.Root)
+	if err != nil {
+		return fmt.Errorf("%w: the workspace %s cannot be resolved: %v", ErrFenced, f.Root, err)
+	}
+	if !isWithin(root, real) {
+		shown := abs
+		if real != abs {
+			shown = fmt.Sprintf("%s (a link to %s)", abs, real)
+		}
+		return fmt.Errorf("%w: %s is outside the workspace %s; on this server a run's tools reach only its workspace, "+
+			"whatever is approved: work inside it, or open the other directory as a workspace of its own", ErrFenced, shown, f.Root)
+	}
+	return nil
+}
+
+// hidden are the Hidden directories, as given and with links resolved,
+// but for those holding Root: the root a workspace lies in hides the
+// other workspaces it holds, not this one.
+func (f Fence) hidden() []string {
+	root := f.Root
+	if r, err := filepath.EvalSymlinks(root); err == nil {
+		root = r
+	}
+	var out []string
+	for _, h := range f.Hidden {
+		hs := []string{filepath.Clean(h)}
+		if r, err := filepath.EvalSymlinks(h); err == nil && r != hs[0] {
+			hs = append(hs, r)
+		}
+		for _, p := range hs {
+			if f.Root == "" || !isWithin(p, root) {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// refuse returns the tool error for a path the fence refuses, nil when
+// the call may go on.
+func (f Fence) refuse(abs string) *tool.Result {
+	if err := f.Check(abs); err != nil {
+		r := tool.Errorf("%v", err)
+		return &r
+	}
+	return nil
+}
+
+// Backend returns b with its file operations checked by the fence; Run
+// is b's (commands are the sandbox's to confine).
+func (f Fence) Backend(b exec.Backend) exec.Backend { return fencedBackend{b, f} }
+
+// fenced returns b behind fence f, unless b is fenced already.
+func fenced(b exec.Backend, f Fence) exec.Backend {
+	if _, ok := b.(fencedBackend); ok {
+		return b
+	}
+	return f.Backend(b)
+}
+
+// fencedBackend is a Backend whose ReadFile, WriteFile and Stat pass the
+// fence first.
+type fencedBackend struct {
+	exec.Backend
+	f Fence
+}
+
+// ReadFile implements exec.Backend.
+func (fb fencedBackend) ReadFile(ctx context.Context, path string) ([]byte, error) {
+	if err := fb.f.Check(filepath.Clean(path)); err != nil {
+		return nil, err
+	}
+	return fb.Backend.ReadFile(ctx, path)
+}
+
+// WriteFile implements exec.Backend.
+func (fb fencedBackend) WriteFile(ctx context.Context, path string, data []byte, perm fs.FileMode) error {
+	if err := fb.f.Check(filepath.Clean(path)); err != nil {
+		return err
+	}
+	return fb.Backend.WriteFile(ctx, path, data, perm)
+}
+
+// Stat implements exec.Backend.
+func (fb fencedBackend) Stat(ctx context.Context, path string) (fs.FileInfo, error) {
+	if err := fb.f.Check(filepath.Clean(path)); err != nil {
+		return nil, err
+	}
+	return fb.Backend.Stat(ctx, path)
+}
+
+// inReinData reports a path in a .rein/data directory, or that directory
+// (names compared without case: on a case-insensitive file system
+// .REIN/Data is the same directory).
+func inReinData(p string) bool {
+	parts := strings.Split(strings.ToLower(filepath.ToSlash(p)), "/")
+	for i := 0; i+1 < len(parts); i++ {
+		if parts[i] == ".rein" && parts[i+1] == exec.ReinData {
+			return true
+		}
+	}
+	return false
+}
+
+// resolveExisting resolves the symbolic links of abs's deepest existing
+// ancestor and joins the rest, so a link on the way is seen for what it
+// is even when the file itself does not exist yet.
+func resolveExisting(abs string) (string, error) {
+	p := abs
+	var rest []string
+	for {
+		r, err := filepath.EvalSymlinks(p)
+		if err == nil {
+			return filepath.Join(append([]string{r}, rest...)...), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return "", err
+		}
+		parent := filepath.Dir(p)
+		if parent == p {
+			return "", err
+		}
+		rest = append([]string{filepath.Base(p)}, rest...)
+		p = parent
+	}
+}
+
+// isWithin reports whether p is dir or below it; both are clean and
+// absolute.
+func isWithin(dir, p string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
