@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/internal/secretenv"
 	"github.com/reinhq/rein/llm/registry"
 )
 
@@ -14,28 +15,17 @@ import (
 // not be able to name the user's provider key and receive it, trusted or
 // not. Only the user's own configuration may name them.
 
-// providerCredentials are the variables rein reads its own credentials
-// from: the providers' keys and OAuth tokens (every built-in profile's
-// api_key_env among them) and Bedrock's model-access token. The user's profiles add theirs (see
-// [profileKeyVars]); [isCredential] adds every REIN_* variable.
-var providerCredentials = []string{
-	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-	"OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
-	"OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "XAI_API_KEY",
-	"AWS_BEARER_TOKEN_BEDROCK",
-}
-
 // isCredential reports whether a variable is one of rein's credentials,
 // given the variables the user's provider profiles read keys from: a
-// provider key or OAuth token ([providerCredentials], the built-in
-// profiles' key variables), any REIN_* variable (rein's own
+// provider key or OAuth token (secretenv.ProviderCredentials, the
+// built-in profiles' key variables), any REIN_* variable (rein's own
 // configuration: server tokens, database URLs), or a profile's
 // api_key_env. Other secrets (GITHUB_TOKEN, a deploy key) are the user's
 // to hand to a trusted workspace's declaration that names them, as SPEC
 // PERM-5 says; rein's own credentials never are (MCP-2).
 func isCredential(name string, profileKeys []string) bool {
 	n := strings.ToUpper(strings.TrimSpace(name))
-	return slices.Contains(providerCredentials, n) || strings.HasPrefix(n, "REIN_") || slices.Contains(profileKeys, n)
+	return slices.Contains(secretenv.ProviderCredentials, n) || strings.HasPrefix(n, "REIN_") || slices.Contains(profileKeys, n)
 }
 
 // profileKeyVars are the variables the profiles read their keys from,

@@ -20,15 +20,22 @@ import (
 	"strings"
 )
 
-// KnownSecrets are variables holding provider keys and tokens, secret
-// whatever their name's pattern (see [IsSecret]).
-var KnownSecrets = []string{
+// ProviderCredentials are the variables rein reads its own model
+// credentials from: the providers' keys and OAuth tokens (every built-in
+// profile's api_key_env among them) and Bedrock's model-access token. A
+// workspace's declarations may never name them (SPEC MCP-2).
+var ProviderCredentials = []string{
 	"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
 	"OPENAI_API_KEY", "AZURE_OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
 	"OPENROUTER_API_KEY", "DEEPSEEK_API_KEY", "MISTRAL_API_KEY", "GROQ_API_KEY", "XAI_API_KEY",
-	"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK",
-	"GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "NPM_TOKEN",
+	"AWS_BEARER_TOKEN_BEDROCK",
 }
+
+// KnownSecrets are variables holding provider keys and tokens, secret
+// whatever their name's pattern (see [IsSecret]): [ProviderCredentials]
+// and other services' tokens.
+var KnownSecrets = append(slices.Clone(ProviderCredentials),
+	"AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GITHUB_TOKEN", "GH_TOKEN", "HF_TOKEN", "NPM_TOKEN")
 
 // IsSecret reports whether a variable is a secret by its name: one of
 // [KnownSecrets], or a name ending in _KEY, _TOKEN or _PAT, or holding
