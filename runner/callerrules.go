@@ -37,11 +37,17 @@ func newCallerRuleStore(l session.Ledger, caller, root, workspaceID string) (*ca
 	return &callerRuleStore{ledger: l, caller: caller, dir: dir, workspaceID: workspaceID}, nil
 }
 
-// Add keeps r as the caller's rule. It is stored even when the run is
+// Add keeps r as the caller's rule, in the canonical form of the
+// permission parser (so the ledger keeps each rule once); a rule whose
+// text does not parse back is refused. It is stored even when the run is
 // being cancelled: the caller did answer.
 func (s *callerRuleStore) Add(ctx context.Context, r permission.Rule) error {
+	p, err := permission.ParseRule(r.Action, r.String())
+	if err != nil {
+		return fmt.Errorf("the caller's permission rules: keep %s %s: %w", r.Action, r, err)
+	}
 	return s.ledger.AddCallerRule(context.WithoutCancel(ctx), &session.CallerRule{Caller: s.caller, Dir: s.dir,
-		Action: r.Action, Rule: r.String(), WorkspaceID: s.workspaceID})
+		Action: string(p.Action), Rule: p.String(), WorkspaceID: s.workspaceID})
 }
 
 // load returns the rules the caller kept in the directory, as policy
@@ -55,11 +61,12 @@ func (s *callerRuleStore) load(ctx context.Context, note func(format string, arg
 	}
 	out := make([]permission.Rule, 0, len(kept))
 	for _, k := range kept {
-		r, err := k.Permission()
+		r, err := permission.ParseRule(permission.Decision(k.Action), k.Rule)
 		switch {
 		case err == nil:
+			r.Source = permission.SourceCaller
 			out = append(out, r)
-		case k.Action == permission.DecisionAllow:
+		case k.Action == string(permission.DecisionAllow):
 			note("the caller's kept rule allow %s no longer parses and is left out (%v); the caller's next always answer keeps a new one", k.Rule, err)
 		default:
 			return nil, fmt.Errorf("the caller's permission rules: kept rule %s %s: %w", k.Action, k.Rule, err)

@@ -27,9 +27,9 @@ func (l staleLedger) ListCallerRules(context.Context, string, string) ([]session
 // (leaving it out only narrows); an ask or a deny fails the run (leaving it
 // out would widen).
 func TestCallerRulesThatNoLongerParse_API9(t *testing.T) {
-	good := session.CallerRule{Action: permission.DecisionAllow, Rule: "bash(make:*)"}
-	badAllow := session.CallerRule{Action: permission.DecisionAllow, Rule: "bash(make"}
-	badDeny := session.CallerRule{Action: permission.DecisionDeny, Rule: "bash(rm"}
+	good := session.CallerRule{Action: "allow", Rule: "bash(make:*)"}
+	badAllow := session.CallerRule{Action: "allow", Rule: "bash(make"}
+	badDeny := session.CallerRule{Action: "deny", Rule: "bash(rm"}
 
 	var notes []string
 	note := func(format string, args ...any) { notes = append(notes, fmt.Sprintf(format, args...)) }
@@ -55,17 +55,17 @@ func TestCallerRuleKeptWhenCancelled_API9(t *testing.T) {
 	s := &callerRuleStore{ledger: l, caller: "bob", dir: "/src", workspaceID: "w1"}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := s.Add(ctx, permission.Rule{Action: permission.DecisionAllow, Tool: "bash", Pattern: "make:*"}); err != nil {
+	if err := s.Add(ctx, permission.Rule{Action: "allow", Tool: "bash", Pattern: "make:*"}); err != nil {
 		t.Fatal(err)
 	}
 	kept, err := l.ListCallerRules(context.Background(), "bob", "/src")
 	if err != nil || len(kept) != 1 || kept[0].Rule != "bash(make:*)" || kept[0].WorkspaceID != "w1" {
 		t.Errorf("kept %+v, %v", kept, err)
 	}
-	if err := s.Add(context.Background(), permission.Rule{Action: permission.DecisionAllow, Tool: "bash", Pattern: "make"}); err != nil {
+	if err := s.Add(context.Background(), permission.Rule{Action: "allow", Tool: "bash", Pattern: "make"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Add(context.Background(), permission.Rule{Action: permission.DecisionAllow, Tool: "ba sh"}); err == nil {
+	if err := s.Add(context.Background(), permission.Rule{Action: "allow", Tool: "ba sh"}); err == nil {
 		t.Error("a malformed rule was kept")
 	}
 }
@@ -83,7 +83,7 @@ func BenchmarkCallerRulesLoad(b *testing.B) {
 	for c := range 500 {
 		s := &callerRuleStore{ledger: st, caller: fmt.Sprint("caller", c), dir: fmt.Sprint("/srv/project", c%7)}
 		for k := range 20 {
-			if err := s.Add(ctx, permission.Rule{Action: permission.DecisionAllow, Tool: "bash", Pattern: fmt.Sprintf("make target%d:*", k)}); err != nil {
+			if err := s.Add(ctx, permission.Rule{Action: "allow", Tool: "bash", Pattern: fmt.Sprintf("make target%d:*", k)}); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -307,7 +307,7 @@ func TestAlwaysIsTheCallersRule_API9(t *testing.T) {
 		t.Fatalf("bob's first run: %+v, want asked and allowed by bob", o)
 	}
 	rules, err := e.db.ListCallerRules(context.Background(), "bob", e.dir)
-	if err != nil || len(rules) != 1 || rules[0].Action != permission.DecisionAllow {
+	if err != nil || len(rules) != 1 || rules[0].Action != string(permission.DecisionAllow) {
 		t.Fatalf("bob's kept rules: %+v, %v; want the one allow rule of the answer", rules, err)
 	}
 
@@ -323,9 +323,9 @@ func TestAlwaysIsTheCallersRule_API9(t *testing.T) {
 	// Kept rules that would weaken a deny or a built-in protection, as if
 	// bob's answers had stored them.
 	for _, r := range []session.CallerRule{
-		{Caller: "bob", Dir: e.dir, Action: permission.DecisionAllow, Rule: "bash(rm:*)"},
-		{Caller: "bob", Dir: e.dir, Action: permission.DecisionAllow, Rule: "read_file(.env)"},
-		{Caller: "bob", Dir: e.dir, Action: permission.DecisionAllow, Rule: "bash(echo:*)"},
+		{Caller: "bob", Dir: e.dir, Action: string(permission.DecisionAllow), Rule: "bash(rm:*)"},
+		{Caller: "bob", Dir: e.dir, Action: string(permission.DecisionAllow), Rule: "read_file(.env)"},
+		{Caller: "bob", Dir: e.dir, Action: string(permission.DecisionAllow), Rule: "bash(echo:*)"},
 	} {
 		if err := e.db.AddCallerRule(context.Background(), &r); err != nil {
 			t.Fatal(err)

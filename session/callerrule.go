@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/reinhq/rein/permission"
 )
 
 // CallerRules is the part of a [Ledger] that keeps the permission rules a
@@ -24,11 +22,12 @@ import (
 // gets its rules back in every workspace it opens on that directory, and
 // two callers on one directory never share one.
 type CallerRules interface {
-	// AddCallerRule keeps r. The rule is checked with permission's parser
-	// and kept in its canonical form (r is updated in place); a rule that
-	// does not parse, an empty or malformed Caller or a Dir that is not
-	// absolute and clean is an error wrapping [ErrInvalid] and nothing is
-	// stored. A rule already kept is no error and keeps its first
+	// AddCallerRule keeps r. An action other than allow, ask or deny, an
+	// empty or malformed Caller or Rule, or a Dir that is not absolute and
+	// clean is an error wrapping [ErrInvalid] and nothing is stored. The
+	// store keeps the rule's text as given: the runner parses it with
+	// permission's parser and hands it over in canonical form, so that the
+	// same rule is kept once. A rule already kept is no error and keeps its first
 	// CreatedAt. A zero CreatedAt is set to now.
 	AddCallerRule(ctx context.Context, r *CallerRule) error
 	// ListCallerRules returns the rules the caller kept in dir, oldest first.
@@ -40,8 +39,9 @@ type CallerRule struct {
 	Caller string `json:"caller"`
 	// Dir is the workspace's root, absolute, its symbolic links resolved.
 	Dir string `json:"dir"`
-	// Action is the rule's decision: allow, ask or deny.
-	Action permission.Decision `json:"action"`
+	// Action is the rule's decision: allow, ask or deny
+	// (permission.Decision's values; session does not depend on permission).
+	Action string `json:"action"`
 	// Rule is the rule in the syntax of the settings' lists, without its
 	// action: `bash(git status)`, `edit_file(src/**)`.
 	Rule string `json:"rule"`
@@ -49,17 +49,6 @@ type CallerRule struct {
 	// record: the rule applies in every workspace of the caller on Dir).
 	WorkspaceID string    `json:"workspace_id,omitempty"`
 	CreatedAt   time.Time `json:"created_at"`
-}
-
-// Permission returns the rule as the policy reads it, with Source
-// [permission.SourceCaller].
-func (r CallerRule) Permission() (permission.Rule, error) {
-	p, err := permission.ParseRule(r.Action, r.Rule)
-	if err != nil {
-		return permission.Rule{}, err
-	}
-	p.Source = permission.SourceCaller
-	return p, nil
 }
 
 // The bounds of a caller rule's fields, in bytes: a caller id is a
@@ -71,12 +60,12 @@ const (
 	MaxRuleLen   = 8192
 )
 
-// PrepareCallerRule validates r for [CallerRules.AddCallerRule], puts its
-// rule in canonical form and sets a zero CreatedAt to now. A nil r, an
-// empty Caller, a Caller, Dir or Rule that is not UTF-8, holds a NUL or
-// control character or is too long, a Dir that is not absolute and clean,
-// an unsafe WorkspaceID or a rule permission's parser refuses is an error
-// wrapping [ErrInvalid]; r is then left as it was.
+// PrepareCallerRule validates r for [CallerRules.AddCallerRule] and sets
+// a zero CreatedAt to now. A nil r, an empty Caller, a Caller, Dir or Rule
+// that is not UTF-8, holds a NUL or control character or is too long, a
+// Dir that is not absolute and clean, an Action other than allow, ask or
+// deny, or an unsafe WorkspaceID is an error wrapping [ErrInvalid]; r is
+// then left as it was.
 func PrepareCallerRule(r *CallerRule, now time.Time) error {
 	if r == nil {
 		return fmt.Errorf("caller rule: add: %w: nil rule", ErrInvalid)
@@ -95,11 +84,11 @@ func PrepareCallerRule(r *CallerRule, now time.Time) error {
 			return fmt.Errorf("caller rule: add: workspace: %w", err)
 		}
 	}
-	p, err := permission.ParseRule(r.Action, r.Rule)
-	if err != nil {
-		return bad("%v", err)
+	switch r.Action {
+	case "allow", "ask", "deny":
+	default:
+		return bad("action %q: want allow, ask or deny", r.Action)
 	}
-	r.Action, r.Rule = p.Action, p.String()
 	if r.CreatedAt.IsZero() {
 		r.CreatedAt = now
 	}

@@ -5,14 +5,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 )
 
 // FuzzPrepareCallerRule: whatever a caller rule holds, PrepareCallerRule
-// either refuses it with ErrInvalid, leaving it as it was, or keeps a
-// rule in a canonical form that parses back to itself (so the unique key
-// holds each rule once) and as a caller-sourced policy rule.
+// either refuses it with ErrInvalid, leaving it as it was, or keeps it as
+// given but for its time, and keeps it so again.
 func FuzzPrepareCallerRule(f *testing.F) {
 	f.Add("alice", "/src/a", "allow", "Bash(git status)")
 	f.Add("o'brien\"; --", "/src/a", "deny", " bash( rm:* ) ")
@@ -24,7 +22,7 @@ func FuzzPrepareCallerRule(f *testing.F) {
 	f.Add("bob", "/a", "maybe", "web_fetch(domain:example.com)")
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, caller, dir, action, rule string) {
-		r := &session.CallerRule{Caller: caller, Dir: dir, Action: permission.Decision(action), Rule: rule}
+		r := &session.CallerRule{Caller: caller, Dir: dir, Action: action, Rule: rule}
 		before := *r
 		if err := session.PrepareCallerRule(r, at); err != nil {
 			if !errors.Is(err, session.ErrInvalid) {
@@ -35,16 +33,15 @@ func FuzzPrepareCallerRule(f *testing.F) {
 			}
 			return
 		}
-		if r.CreatedAt != at || r.Caller != caller || r.Dir != dir {
-			t.Fatalf("kept %+v: caller, dir or time changed", *r)
+		if r.CreatedAt != at || r.Caller != caller || r.Dir != dir || r.Action != action || r.Rule != rule {
+			t.Fatalf("kept %+v: a field changed", *r)
+		}
+		if action != "allow" && action != "ask" && action != "deny" {
+			t.Fatalf("kept the action %q", action)
 		}
 		again := *r
 		if err := session.PrepareCallerRule(&again, at); err != nil || again != *r {
-			t.Fatalf("the canonical rule %+v does not prepare to itself: %+v, %v", *r, again, err)
-		}
-		p, err := r.Permission()
-		if err != nil || p.String() != r.Rule || p.Action != r.Action || p.Source != permission.SourceCaller {
-			t.Fatalf("kept %+v reads back as %+v, %v", *r, p, err)
+			t.Fatalf("the kept rule %+v does not prepare to itself: %+v, %v", *r, again, err)
 		}
 	})
 }

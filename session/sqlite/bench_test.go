@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sqlite"
 )
@@ -168,7 +167,7 @@ func BenchmarkListCallerRules(b *testing.B) {
 	for c := range 500 {
 		for k := range 20 {
 			r := &session.CallerRule{Caller: fmt.Sprint("caller", c), Dir: fmt.Sprint("/srv/project", c%7),
-				Action: permission.DecisionAllow, Rule: fmt.Sprintf("bash(make target%d:*)", k)}
+				Action: "allow", Rule: fmt.Sprintf("bash(make target%d:*)", k)}
 			if err := st.AddCallerRule(ctx, r); err != nil {
 				b.Fatal(err)
 			}

@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 )
 
@@ -97,7 +96,7 @@ func FuzzCallerRules(f *testing.F) {
 	f.Fuzz(func(t *testing.T, caller, rule string) {
 		n++
 		dir := fmt.Sprint("/fuzz/", n)
-		r := &session.CallerRule{Caller: caller, Dir: dir, Action: permission.DecisionAllow, Rule: rule}
+		r := &session.CallerRule{Caller: caller, Dir: dir, Action: "allow", Rule: rule}
 		if err := st.AddCallerRule(ctx, r); err != nil {
 			if !errors.Is(err, session.ErrInvalid) {
 				t.Fatalf("AddCallerRule(%q, %q): %v, want nil or ErrInvalid", caller, rule, err)
