@@ -75,7 +75,7 @@ func newSplitTenants(t *testing.T, redisURL string) *splitTenants {
 	e.apiArgs = append([]string{"serve", "--mode", "api", "--addr", "127.0.0.1:0", "--data-dir", e.in.data,
 		"--root", e.aliceRoot, "--root", e.bobRoot, "--jwt-secret-file", filepath.Join(keyDir, "jwt.key"),
 		"--allow-bypass", "--rate-limit", "1000"}, common...)
-	e.workerArgs = append([]string{"worker", "--data-dir", e.workerData, "--max-concurrent", "2"}, common...)
+	e.workerArgs = append([]string{"worker", "--data-dir", e.workerData, "--max-concurrent", "2", "--log-level", "debug"}, common...)
 	e.api = e.in.launch(e.apiArgs, "rein: serving on http://")
 	e.alice = newJWTCaller(t, "alice", secret, e.api.base)
 	e.bob = newJWTCaller(t, "bob", secret, e.api.base)
@@ -111,23 +111,31 @@ func stopWorker(t *testing.T, w *served) {
 }
 
 // tenantAttack is one tool call bob makes that must not reach alice's or
-// the operator's files: its result is an error, free of both secrets and
-// of leaks (names a listing would give away).
+// the operator's files: its result is free of both secrets, of alice's
+// prompt and of leaks (names a listing would give away), and is an error
+// unless lists is set (a listing of what the sandbox makes of a hidden
+// directory: the mount points of the run's own cache).
 type tenantAttack struct {
 	name, tool string
 	input      map[string]string
 	leaks      []string
+	lists      bool
 }
+
+// aliceWarmup is alice's first prompt: her conversation, which bob must
+// not read either.
+const aliceWarmup = "msg-alice-warmup"
 
 // API-9 through API-5: with the production split — `rein serve --mode
 // api` with two JWT callers and two roots, `rein worker` processes,
-// PostgreSQL and Redis — bob, approving everything for himself (bypass),
-// reads nothing of alice's workspace, of the worker's data directory or of
-// the operator's home, while his harmless command runs; bob's "always"
-// answer is his rule, kept in PostgreSQL: a fresh worker runs his command
-// again unasked, alice's same command in the same directory is still
-// asked, and no settings.local.yaml or trust.json is written; bob cannot
-// read or answer alice's run through the API.
+// PostgreSQL and Redis — bob, approving everything for himself (bypass,
+// and "once" to every question), reads nothing of alice's workspace, of
+// her conversation, of the worker's data directory or of the operator's
+// home, while his harmless command runs; bob's "always" answer is his
+// rule, kept in PostgreSQL: a fresh worker runs his command again
+// unasked, alice's same command in the same directory is still asked, and
+// no settings.local.yaml or trust.json is written; bob can neither read
+// nor answer alice's run through the API.
 func TestSplitTenancy_API9(t *testing.T) {
 	redisURL := os.Getenv("REIN_TEST_REDIS_URL")
 	if redisURL == "" || os.Getenv(pgtest.EnvURL) == "" {
@@ -139,15 +147,32 @@ func TestSplitTenancy_API9(t *testing.T) {
 	}
 	e := newSplitTenants(t, redisURL)
 	w1 := e.startWorker(t)
-	t.Run("bob's attacks through a worker", e.attacks)
+	aliceSid := e.warmup(t)
+	t.Run("bob's attacks through a worker", func(t *testing.T) { e.attacks(t, aliceSid) })
 	if t.Failed() {
 		return
 	}
 	t.Run("bob's always stays bob's across workers", func(t *testing.T) { e.always(t, w1) })
 }
 
+// warmup has alice run a command in her workspace, so that the worker
+// holds her session's directory and her conversation exists; it returns
+// her session.
+func (e *splitTenants) warmup(t *testing.T) string {
+	t.Helper()
+	e.v.script(aliceWarmup, mockserver.ToolCall{ID: "call_warm", Name: "bash", Input: `{"command":"echo warm > warm.txt"}`})
+	sid := e.alice.session(e.aliceDir)
+	if r := e.alice.finalRun(e.alice.post(sid, aliceWarmup, "bypass")); r.Status != "completed" {
+		t.Fatalf("alice's run ended %s (%s)", r.Status, r.Error)
+	}
+	if tr := e.v.resultsOf(aliceWarmup)["call_warm"]; tr.IsError {
+		t.Fatalf("alice's command failed: %q", toolResultText(tr))
+	}
+	return sid
+}
+
 // attackTable is bob's tool calls, each an attempt that must fail.
-func (e *splitTenants) attackTable() []tenantAttack {
+func (e *splitTenants) attackTable(aliceSid string) []tenantAttack {
 	home := e.in.home
 	aliceFile := filepath.Join(e.aliceDir, "secret.txt")
 	up, _ := filepath.Rel(e.bobDir, aliceFile)
@@ -157,33 +182,41 @@ func (e *splitTenants) attackTable() []tenantAttack {
 			homeNames = append(homeNames, d.Name())
 		}
 	}
+	mirror := filepath.Join(e.aliceDir, ".rein", "data", "history.db")
+	listed := []string{"alice-app", "secret.txt", "history.db"}
 	cmd := func(c string) map[string]string { return map[string]string{"command": c} }
+	path := func(p string) map[string]string { return map[string]string{"path": p} }
 	return []tenantAttack{
-		{"the worker's data directory (cat)", "bash", cmd("cat " + filepath.Join(e.workerData, "alice-leak.txt")), nil},
-		{"the worker's data directory (read_file)", "read_file", map[string]string{"path": filepath.Join(e.workerData, "alice-leak.txt")}, nil},
-		{"the worker's data directory (ls)", "bash", cmd("ls " + e.workerData), []string{"alice-leak"}},
-		{"alice's file by absolute path (read_file)", "read_file", map[string]string{"path": aliceFile}, nil},
-		{"alice's file through .. (read_file)", "read_file", map[string]string{"path": up}, nil},
-		{"alice's file by absolute path (cat)", "bash", cmd("cat " + aliceFile), nil},
-		{"bash run in alice's directory", "bash", map[string]string{"command": "cat secret.txt", "dir": e.aliceDir}, nil},
-		{"the operator's home (cat ~/secret)", "bash", cmd("cat ~/secret"), nil},
-		{"the operator's home by absolute path (cat)", "bash", cmd("cat " + filepath.Join(home, "secret")), nil},
-		{"the operator's home (read_file)", "read_file", map[string]string{"path": filepath.Join(home, "secret")}, nil},
-		{"other users' homes (ls /home)", "bash", cmd("ls /home"), homeNames},
-		{"alice's history mirror (cat)", "bash", cmd("cat " + filepath.Join(e.aliceDir, ".rein", "data", "history.db")), nil},
-		{"alice's history mirror (read_file)", "read_file", map[string]string{"path": filepath.Join(e.aliceDir, ".rein", "data", "history.db")}, nil},
-		{"a glob over alice's root", "glob", map[string]string{"pattern": "**/*", "path": e.aliceRoot}, []string{"alice-app", "secret.txt", "history.db"}},
-		{"a glob naming alice's root in its pattern", "glob", map[string]string{"pattern": e.aliceRoot + "/**/*"}, []string{"alice-app", "secret.txt", "history.db"}},
-		{"a grep over alice's root", "grep", map[string]string{"pattern": "KESTREL", "path": e.aliceRoot}, []string{"secret.txt"}},
-		{"list_dir of alice's root", "list_dir", map[string]string{"path": e.aliceRoot}, []string{"alice-app"}},
-		{"a shell grep of /tmp", "bash", cmd("grep -r KESTREL /tmp"), nil},
+		{name: "the worker's data directory (cat)", tool: "bash", input: cmd("cat " + filepath.Join(e.workerData, "alice-leak.txt"))},
+		{name: "the worker's data directory (read_file)", tool: "read_file", input: path(filepath.Join(e.workerData, "alice-leak.txt"))},
+		{name: "the worker's data directory listed (ls -R)", tool: "bash", input: cmd("ls -aR " + e.workerData),
+			leaks: []string{"alice-leak", aliceSid}, lists: true},
+		{name: "alice's session files on the worker (cat)", tool: "bash", input: cmd("cat " + filepath.Join(e.workerData, "sessions", aliceSid, "*"))},
+		{name: "alice's file by absolute path (read_file)", tool: "read_file", input: path(aliceFile)},
+		{name: "alice's file through .. (read_file)", tool: "read_file", input: path(up)},
+		{name: "alice's file by absolute path (cat)", tool: "bash", input: cmd("cat " + aliceFile)},
+		{name: "bash run in alice's directory", tool: "bash", input: map[string]string{"command": "cat secret.txt", "dir": e.aliceDir}},
+		{name: "the operator's home (cat ~/secret)", tool: "bash", input: cmd("cat ~/secret")},
+		{name: "the operator's home by absolute path (cat)", tool: "bash", input: cmd("cat " + filepath.Join(home, "secret"))},
+		{name: "the operator's home (read_file)", tool: "read_file", input: path(filepath.Join(home, "secret"))},
+		{name: "other users' homes (ls /home)", tool: "bash", input: cmd("ls /home"), leaks: homeNames},
+		{name: "alice's history mirror (cat)", tool: "bash", input: cmd("cat " + mirror)},
+		{name: "alice's history mirror (read_file)", tool: "read_file", input: path(mirror)},
+		{name: "a glob over alice's root", tool: "glob", input: map[string]string{"pattern": "**/*", "path": e.aliceRoot}, leaks: listed},
+		{name: "a glob naming alice's root in its pattern", tool: "glob", input: map[string]string{"pattern": e.aliceRoot + "/**/*"}, leaks: listed},
+		{name: "a grep over alice's root", tool: "grep", input: map[string]string{"pattern": "KESTREL", "path": e.aliceRoot}, leaks: listed},
+		{name: "list_dir of alice's root", tool: "list_dir", input: path(e.aliceRoot), leaks: listed},
+		{name: "a shell grep of /tmp (approved once)", tool: "bash", input: cmd("grep -r KESTREL /tmp")},
+		{name: "a shell find over alice's root", tool: "bash", input: cmd("find " + e.aliceRoot), leaks: listed},
 	}
 }
 
 // attacks runs bob's attack table in one bypass run in his own workspace,
-// with a harmless command beside it that must run.
-func (e *splitTenants) attacks(t *testing.T) {
-	table := e.attackTable()
+// with a harmless command beside it that must run; bob answers "once" to
+// every question the run still asks.
+func (e *splitTenants) attacks(t *testing.T, aliceSid string) {
+	bob := e.bob.as(t)
+	table := e.attackTable(aliceSid)
 	const control = "call_control"
 	var calls []mockserver.ToolCall
 	for i, a := range table {
@@ -196,11 +229,15 @@ func (e *splitTenants) attacks(t *testing.T) {
 	calls = append(calls, mockserver.ToolCall{ID: control, Name: "bash", Input: `{"command":"echo ok-$((40+2)) && ls /usr/bin >/dev/null"}`})
 	e.v.script("msg-tenant-attack", calls...)
 
-	sid := e.bob.session(e.bobDir)
-	run := e.bob.finalRun(e.bob.post(sid, "msg-tenant-attack", "bypass"))
-	if run.Status != "completed" {
+	sid := bob.session(e.bobDir)
+	st := bob.events(sid)
+	runID := bob.post(sid, "msg-tenant-attack", "bypass")
+	asked := drive(t, bob, st, runID, "once")
+	st.stop()
+	if run := bob.finalRun(runID); run.Status != "completed" {
 		t.Fatalf("bob's run ended %s (%s), want completed", run.Status, run.Error)
 	}
+	t.Logf("bob was asked %d times and answered once to each: %v", len(asked), asked)
 	got := e.v.resultsOf("msg-tenant-attack")
 	if c, ok := got[control]; !ok || c.IsError || !strings.Contains(toolResultText(c), "ok-42") {
 		t.Fatalf("the harmless command did not run in the confined worker (%v): %q — every attack below would fail for the wrong reason",
@@ -213,16 +250,39 @@ func (e *splitTenants) attacks(t *testing.T) {
 				t.Fatalf("no result of the %s call reached the model", a.tool)
 			}
 			text := toolResultText(tr)
-			t.Logf("%s %v: error=%v %.200q", a.tool, a.input, tr.IsError, text)
-			for _, s := range append([]string{splitAliceSecret, splitOperatorSecret}, a.leaks...) {
+			t.Logf("%s %v: error=%v %.240q", a.tool, a.input, tr.IsError, text)
+			for _, s := range append([]string{splitAliceSecret, splitOperatorSecret, aliceWarmup}, a.leaks...) {
 				if strings.Contains(text, s) {
 					t.Errorf("the result gives away %q: %q", s, text)
 				}
 			}
-			if !tr.IsError {
+			if !tr.IsError && !a.lists {
 				t.Errorf("the %s call succeeded (%q); want an error or a refusal", a.tool, text)
 			}
 		})
+	}
+}
+
+// drive reads a run's events until its done event, answering each of its
+// permission questions with answer, and returns the calls asked about.
+// It is bounded by guard (through until) and by 100 questions.
+func drive(t *testing.T, c *jwtCaller, st *stream, run, answer string) []string {
+	t.Helper()
+	var asked []string
+	for {
+		evs := st.until("run "+run+"'s next question or its end", func(ev sseEvent) bool {
+			return ev.Ev.RunID == run && (ev.Type == string(agent.EventDone) || ev.Type == string(agent.EventPermissionRequest))
+		})
+		last := evs[len(evs)-1]
+		if last.Type == string(agent.EventDone) {
+			return asked
+		}
+		if len(asked) == 100 {
+			t.Fatalf("run %s asked 100 questions: %v", run, asked)
+		}
+		p := last.Ev.Permission
+		asked = append(asked, p.CallID)
+		c.must(http.StatusNoContent, http.MethodPost, "/runs/"+run+"/permissions/"+p.CallID, api.PermissionAnswer{Answer: answer}, nil)
 	}
 }
 
@@ -235,21 +295,24 @@ const touchHarmless = `{"command":"touch harmless.txt"}`
 // runs unasked, alice's is asked — and bob can neither see nor answer
 // her question through the API.
 func (e *splitTenants) always(t *testing.T, w1 *served) {
+	alice, bob := e.alice.as(t), e.bob.as(t)
 	for _, l := range []string{"msg-always-bob1", "msg-always-bob2", "msg-always-alice"} {
 		e.v.script(l, mockserver.ToolCall{ID: "call_touch", Name: "bash", Input: touchHarmless})
 	}
-	bobSid := e.bob.session(e.aliceDir)
-	st := e.bob.events(bobSid)
-	r1 := e.bob.post(bobSid, "msg-always-bob1", "default")
+	bobSid := bob.session(e.aliceDir)
+	st := bob.events(bobSid)
+	r1 := bob.post(bobSid, "msg-always-bob1", "default")
 	ask := waitAsk(t, st, r1)
-	e.bob.must(http.StatusNoContent, http.MethodPost, "/runs/"+r1+"/permissions/"+ask.CallID, api.PermissionAnswer{Answer: "always"}, nil)
-	if r := e.bob.finalRun(r1); r.Status != "completed" {
+	bob.must(http.StatusNoContent, http.MethodPost, "/runs/"+r1+"/permissions/"+ask.CallID, api.PermissionAnswer{Answer: "always"}, nil)
+	if r := bob.finalRun(r1); r.Status != "completed" {
 		t.Fatalf("bob's run answered always ended %s (%s)", r.Status, r.Error)
 	}
+	t.Logf("bob answered always to %s %s on worker 1 (pid %d)", ask.Tool, ask.Input, w1.cmd.Process.Pid)
 	stopWorker(t, w1)
-	e.startWorker(t)
+	w2 := e.startWorker(t)
+	t.Logf("worker 1 stopped; worker 2 (pid %d) knows bob's rule only from PostgreSQL", w2.cmd.Process.Pid)
 
-	r2 := e.bob.post(bobSid, "msg-always-bob2", "default")
+	r2 := bob.post(bobSid, "msg-always-bob2", "default")
 	evs := st.until("bob's second run's done event", doneOf(r2))
 	for _, ev := range evs {
 		if ev.Ev.Type == agent.EventPermissionRequest && ev.Ev.RunID == r2 {
@@ -261,12 +324,13 @@ func (e *splitTenants) always(t *testing.T, w1 *served) {
 	}
 	st.stop()
 
-	aliceSid := e.alice.session(e.aliceDir)
-	ast := e.alice.events(aliceSid)
-	ar := e.alice.post(aliceSid, "msg-always-alice", "default")
+	aliceSid := alice.session(e.aliceDir)
+	ast := alice.events(aliceSid)
+	ar := alice.post(aliceSid, "msg-always-alice", "default")
 	aask := waitAsk(t, ast, ar)
-	e.bobAtAlice(t, aliceSid, ar, aask.CallID)
-	e.alice.must(http.StatusNoContent, http.MethodPost, "/runs/"+ar+"/permissions/"+aask.CallID, api.PermissionAnswer{Answer: "deny"}, nil)
+	t.Logf("alice was asked about %s %s: bob's rule is not hers", aask.Tool, aask.Input)
+	e.bobAtAlice(t, bob, aliceSid, ar, aask.CallID)
+	alice.must(http.StatusNoContent, http.MethodPost, "/runs/"+ar+"/permissions/"+aask.CallID, api.PermissionAnswer{Answer: "deny"}, nil)
 	var denied bool
 	for _, ev := range ast.until("alice's run's done event", doneOf(ar)) {
 		if p := ev.Ev.Permission; ev.Ev.Type == agent.EventPermissionDecision && p.CallID == aask.CallID {
@@ -296,7 +360,7 @@ func waitAsk(t *testing.T, st *stream, run string) *agent.PermissionEvent {
 // bobAtAlice is the API half of the attack table: while alice's question
 // waits, every attempt of bob's on her session or run is refused as
 // unknown to him.
-func (e *splitTenants) bobAtAlice(t *testing.T, sid, run, call string) {
+func (e *splitTenants) bobAtAlice(t *testing.T, bob *jwtCaller, sid, run, call string) {
 	t.Helper()
 	rows := []struct {
 		name, method, path string
@@ -309,7 +373,7 @@ func (e *splitTenants) bobAtAlice(t *testing.T, sid, run, call string) {
 		{"bob posts into alice's session", http.MethodPost, "/sessions/" + sid + "/messages", map[string]any{"text": "msg-always-bob3", "permission_mode": "bypass"}},
 	}
 	for _, r := range rows {
-		code, raw := e.bob.call(r.method, r.path, r.body, nil)
+		code, raw := bob.call(r.method, r.path, r.body, nil)
 		if code != http.StatusNotFound && code != http.StatusForbidden {
 			t.Errorf("%s: %s %s answered %d %s, want 404 (or 403)", r.name, r.method, r.path, code, raw)
 		}

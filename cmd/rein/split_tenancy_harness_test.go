@@ -138,6 +138,13 @@ func newJWTCaller(t *testing.T, name string, secret []byte, base string) *jwtCal
 	return &jwtCaller{t: t, name: name, token: tok, base: base}
 }
 
+// as is the caller reporting to t (a subtest's).
+func (c *jwtCaller) as(t *testing.T) *jwtCaller {
+	d := *c
+	d.t = t
+	return &d
+}
+
 // call sends a JSON request as the caller and decodes a 2xx answer into
 // out (when not nil); it returns the status and the raw answer.
 func (c *jwtCaller) call(method, path string, body, out any) (int, []byte) {
