@@ -53,10 +53,18 @@ type splitTenants struct {
 func newSplitTenants(t *testing.T, redisURL string) *splitTenants {
 	t.Helper()
 	pgURL, _ := pgtest.Schema(t)
-	e := &splitTenants{v: newTenantVendor(t), workerData: t.TempDir(), aliceRoot: t.TempDir(), bobRoot: t.TempDir()}
+	base := outsideTmp(t)
+	dir := func(name string) string {
+		d := filepath.Join(base, name)
+		if err := os.Mkdir(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	e := &splitTenants{v: newTenantVendor(t), workerData: dir("worker-data"), aliceRoot: dir("root-a"), bobRoot: dir("root-b")}
 	e.aliceDir = filepath.Join(e.aliceRoot, "alice-app")
 	e.bobDir = filepath.Join(e.bobRoot, "bob-app")
-	home, keyDir := t.TempDir(), t.TempDir()
+	home, keyDir := dir("operator-home"), t.TempDir()
 	secret := []byte("a-test-only-hs256-secret-of-forty-bytes!")
 	for p, content := range map[string]string{
 		filepath.Join(home, "secret"):                            splitOperatorSecret,
@@ -80,6 +88,25 @@ func newSplitTenants(t *testing.T, redisURL string) *splitTenants {
 	e.alice = newJWTCaller(t, "alice", secret, e.api.base)
 	e.bob = newJWTCaller(t, "bob", secret, e.api.base)
 	return e
+}
+
+// outsideTmp is a fresh directory outside /tmp (under the user's cache
+// directory), removed after the test: a confined sandbox mounts an empty
+// /tmp, so files under /tmp are out of its sight whatever the allow-list
+// says, and the attacks would not test it. Where none can be made, it is
+// a t.TempDir, said in the log.
+func outsideTmp(t *testing.T) string {
+	t.Helper()
+	if cache, err := os.UserCacheDir(); err == nil {
+		if err := os.MkdirAll(cache, 0o755); err == nil {
+			if d, err := os.MkdirTemp(cache, "rein-tenancy-e2e-"); err == nil {
+				t.Cleanup(func() { os.RemoveAll(d) })
+				return d
+			}
+		}
+	}
+	t.Log("no directory outside /tmp could be made: the files attacked lie under /tmp, which the sandbox empties anyway")
+	return t.TempDir()
 }
 
 func writeFile(t *testing.T, p, content string) {
@@ -206,7 +233,9 @@ func (e *splitTenants) attackTable(aliceSid string) []tenantAttack {
 		{name: "a glob naming alice's root in its pattern", tool: "glob", input: map[string]string{"pattern": e.aliceRoot + "/**/*"}, leaks: listed},
 		{name: "a grep over alice's root", tool: "grep", input: map[string]string{"pattern": "KESTREL", "path": e.aliceRoot}, leaks: listed},
 		{name: "list_dir of alice's root", tool: "list_dir", input: path(e.aliceRoot), leaks: listed},
-		{name: "a shell grep of /tmp (approved once)", tool: "bash", input: cmd("grep -r KESTREL /tmp")},
+		{name: "a shell grep over the parent of the roots, the data and HOME (approved once)", tool: "bash",
+			input: cmd("grep -r KESTREL " + filepath.Dir(e.aliceRoot)), leaks: listed},
+		{name: "a shell grep of /tmp", tool: "bash", input: cmd("grep -r KESTREL /tmp")},
 		{name: "a shell find over alice's root", tool: "bash", input: cmd("find " + e.aliceRoot), leaks: listed},
 	}
 }
@@ -344,13 +373,18 @@ func (e *splitTenants) always(t *testing.T, w1 *served) {
 	noRuleFiles(t, e.aliceDir, e.bobDir, e.in.home)
 }
 
-// waitAsk waits for the permission request of run, bounded by guard.
+// waitAsk waits for the permission request of run, bounded by guard; the
+// run ending unasked fails the test at once.
 func waitAsk(t *testing.T, st *stream, run string) *agent.PermissionEvent {
 	t.Helper()
 	evs := st.until("the permission request of run "+run, func(ev sseEvent) bool {
-		return ev.Ev.Type == agent.EventPermissionRequest && ev.Ev.RunID == run
+		return ev.Ev.RunID == run && (ev.Type == string(agent.EventPermissionRequest) || ev.Type == string(agent.EventDone))
 	})
-	p := evs[len(evs)-1].Ev.Permission
+	last := evs[len(evs)-1]
+	if last.Type == string(agent.EventDone) {
+		t.Fatalf("run %s ended (%+v) without asking about touch harmless.txt: a rule not its caller's allowed it", run, last.Ev.Done)
+	}
+	p := last.Ev.Permission
 	if p.Tool != "bash" || !strings.Contains(string(p.Input), "touch harmless.txt") {
 		t.Fatalf("run %s asked about %s %s, want the bash touch", run, p.Tool, p.Input)
 	}
