@@ -95,7 +95,7 @@ func newSplitTenants(t *testing.T, redisURL string) *splitTenants {
 // /tmp, so files under /tmp are out of its sight whatever the allow-list
 // says, and the attacks would not test it. Where none can be made, it is
 // a t.TempDir, said in the log.
-func outsideTmp(t *testing.T) string {
+func outsideTmp(t testing.TB) string {
 	t.Helper()
 	if cache, err := os.UserCacheDir(); err == nil {
 		if err := os.MkdirAll(cache, 0o755); err == nil {
@@ -109,7 +109,7 @@ func outsideTmp(t *testing.T) string {
 	return t.TempDir()
 }
 
-func writeFile(t *testing.T, p, content string) {
+func writeFile(t testing.TB, p, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func (e *splitTenants) attacks(t *testing.T, aliceSid string) {
 	e.v.script("msg-tenant-attack", calls...)
 
 	sid := bob.session(e.bobDir)
-	st := bob.events(sid)
+	st := bob.events(t, sid)
 	runID := bob.post(sid, "msg-tenant-attack", "bypass")
 	asked := drive(t, bob, st, runID, "once")
 	st.stop()
@@ -329,7 +329,7 @@ func (e *splitTenants) always(t *testing.T, w1 *served) {
 		e.v.script(l, mockserver.ToolCall{ID: "call_touch", Name: "bash", Input: touchHarmless})
 	}
 	bobSid := bob.session(e.aliceDir)
-	st := bob.events(bobSid)
+	st := bob.events(t, bobSid)
 	r1 := bob.post(bobSid, "msg-always-bob1", "default")
 	ask := waitAsk(t, st, r1)
 	bob.must(http.StatusNoContent, http.MethodPost, "/runs/"+r1+"/permissions/"+ask.CallID, api.PermissionAnswer{Answer: "always"}, nil)
@@ -354,7 +354,7 @@ func (e *splitTenants) always(t *testing.T, w1 *served) {
 	st.stop()
 
 	aliceSid := alice.session(e.aliceDir)
-	ast := alice.events(aliceSid)
+	ast := alice.events(t, aliceSid)
 	ar := alice.post(aliceSid, "msg-always-alice", "default")
 	aask := waitAsk(t, ast, ar)
 	t.Logf("alice was asked about %s %s: bob's rule is not hers", aask.Tool, aask.Input)

@@ -37,7 +37,7 @@ type tenantVendor struct {
 	results map[string]map[string]llm.ToolResult // by label, then call id
 }
 
-func newTenantVendor(t *testing.T) *tenantVendor {
+func newTenantVendor(t testing.TB) *tenantVendor {
 	v := &tenantVendor{calls: map[string][]mockserver.ToolCall{}, results: map[string]map[string]llm.ToolResult{}}
 	ts := httptest.NewServer(http.HandlerFunc(v.serveHTTP))
 	t.Cleanup(func() {
@@ -123,13 +123,13 @@ func toolResultText(tr llm.ToolResult) string {
 // jwtCaller is one caller of an API process: every request carries its
 // HS256 bearer token, whose subject is the caller's name.
 type jwtCaller struct {
-	t           *testing.T
+	t           testing.TB
 	name, token string
 	base        string // the API process's http://127.0.0.1:PORT
 }
 
 // newJWTCaller signs a token for name with secret, valid for an hour.
-func newJWTCaller(t *testing.T, name string, secret []byte, base string) *jwtCaller {
+func newJWTCaller(t testing.TB, name string, secret []byte, base string) *jwtCaller {
 	t.Helper()
 	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{"sub": name, "exp": time.Now().Add(time.Hour).Unix()}).SignedString(secret)
 	if err != nil {
@@ -139,7 +139,7 @@ func newJWTCaller(t *testing.T, name string, secret []byte, base string) *jwtCal
 }
 
 // as is the caller reporting to t (a subtest's).
-func (c *jwtCaller) as(t *testing.T) *jwtCaller {
+func (c *jwtCaller) as(t testing.TB) *jwtCaller {
 	d := *c
 	d.t = t
 	return &d
@@ -232,8 +232,19 @@ func (c *jwtCaller) finalRun(id string) api.Run {
 	}
 }
 
-// events opens the session's event stream as the caller.
-func (c *jwtCaller) events(sid string) *stream {
+// events opens the session's event stream as the caller, read for t.
+func (c *jwtCaller) events(t *testing.T, sid string) *stream {
+	t.Helper()
+	resp, cancel := c.openEvents(sid)
+	return newStream(t, resp.Body, func() {
+		cancel()
+		resp.Body.Close()
+	})
+}
+
+// openEvents opens the session's event stream as the caller; cancel ends
+// it.
+func (c *jwtCaller) openEvents(sid string) (*http.Response, context.CancelFunc) {
 	c.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/sessions/"+sid+"/events", nil)
@@ -253,8 +264,5 @@ func (c *jwtCaller) events(sid string) *stream {
 		cancel()
 		c.t.Fatalf("%s: GET events: %s: %s", c.name, resp.Status, b)
 	}
-	return newStream(c.t, resp.Body, func() {
-		cancel()
-		resp.Body.Close()
-	})
+	return resp, cancel
 }
