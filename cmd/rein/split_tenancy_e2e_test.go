@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -46,6 +47,9 @@ type splitTenants struct {
 	bobRoot, bobDir     string
 	alice, bob          *jwtCaller
 	api                 *served
+	// keyFile holds the tokens' secret; pgURL and redisURL are the
+	// shared services', which no command may reach either.
+	keyFile, pgURL, redisURL string
 }
 
 // newSplitTenants writes the callers' workspaces, the operator's secret
@@ -64,7 +68,7 @@ func newSplitTenants(t *testing.T, redisURL string) *splitTenants {
 	e := &splitTenants{v: newTenantVendor(t), workerData: dir("worker-data"), aliceRoot: dir("root-a"), bobRoot: dir("root-b")}
 	e.aliceDir = filepath.Join(e.aliceRoot, "alice-app")
 	e.bobDir = filepath.Join(e.bobRoot, "bob-app")
-	home, keyDir := dir("operator-home"), t.TempDir()
+	home, keyDir := dir("operator-home"), dir("etc-rein")
 	secret := []byte("a-test-only-hs256-secret-of-forty-bytes!")
 	for p, content := range map[string]string{
 		filepath.Join(home, "secret"):                            splitOperatorSecret,
@@ -72,16 +76,20 @@ func newSplitTenants(t *testing.T, redisURL string) *splitTenants {
 		filepath.Join(e.aliceDir, ".rein", "data", "history.db"): splitAliceSecret,
 		filepath.Join(e.workerData, "alice-leak.txt"):            splitAliceSecret,
 		filepath.Join(e.bobDir, "main.go"):                       "package main\n",
-		filepath.Join(keyDir, "jwt.key"):                         string(secret),
+		filepath.Join(keyDir, "jwt-secret"):                      string(secret),
 	} {
 		writeFile(t, p, content)
 	}
-	e.in = &instance{t: t, bin: reinBinary(t), home: home, data: t.TempDir(), root: e.aliceRoot, project: e.bobDir, vendorURL: e.v.URL}
+	if err := os.Symlink(e.aliceDir, filepath.Join(e.bobDir, "peer")); err != nil {
+		t.Fatal(err)
+	}
+	e.keyFile, e.pgURL, e.redisURL = filepath.Join(keyDir, "jwt-secret"), pgURL, redisURL
+	e.in = &instance{t: t, bin: reinBinary(t), home: home, data: dir("api-data"), root: e.aliceRoot, project: e.bobDir, vendorURL: e.v.URL}
 	prefix := fmt.Sprintf("rein-tenants-%d:", time.Now().UnixNano())
 	t.Cleanup(func() { dropKeys(t, redisURL, prefix) }) // after the processes end
 	common := []string{"--database-url", pgURL, "--redis-url", redisURL, "--redis-prefix", prefix, "--lease-ttl", "2s"}
 	e.apiArgs = append([]string{"serve", "--mode", "api", "--addr", "127.0.0.1:0", "--data-dir", e.in.data,
-		"--root", e.aliceRoot, "--root", e.bobRoot, "--jwt-secret-file", filepath.Join(keyDir, "jwt.key"),
+		"--root", e.aliceRoot, "--root", e.bobRoot, "--jwt-secret-file", e.keyFile,
 		"--allow-bypass", "--rate-limit", "1000"}, common...)
 	e.workerArgs = append([]string{"worker", "--data-dir", e.workerData, "--max-concurrent", "2", "--log-level", "debug"}, common...)
 	e.api = e.in.launch(e.apiArgs, "rein: serving on http://")
@@ -107,6 +115,15 @@ func outsideTmp(t testing.TB) string {
 	}
 	t.Log("no directory outside /tmp could be made: the files attacked lie under /tmp, which the sandbox empties anyway")
 	return t.TempDir()
+}
+
+// devTCP is bash's /dev/tcp/HOST/PORT name of a service's URL.
+func devTCP(t *testing.T, raw, port string) string {
+	host, p, err := net.SplitHostPort(hostPort(t, raw, port))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return "/dev/tcp/" + host + "/" + p
 }
 
 func writeFile(t testing.TB, p, content string) {
@@ -199,7 +216,7 @@ func (e *splitTenants) warmup(t *testing.T) string {
 }
 
 // attackTable is bob's tool calls, each an attempt that must fail.
-func (e *splitTenants) attackTable(aliceSid string) []tenantAttack {
+func (e *splitTenants) attackTable(t *testing.T, aliceSid string) []tenantAttack {
 	home := e.in.home
 	aliceFile := filepath.Join(e.aliceDir, "secret.txt")
 	up, _ := filepath.Rel(e.bobDir, aliceFile)
@@ -237,6 +254,15 @@ func (e *splitTenants) attackTable(aliceSid string) []tenantAttack {
 			input: cmd("grep -r KESTREL " + filepath.Dir(e.aliceRoot)), leaks: listed},
 		{name: "a shell grep of /tmp", tool: "bash", input: cmd("grep -r KESTREL /tmp")},
 		{name: "a shell find over alice's root", tool: "bash", input: cmd("find " + e.aliceRoot), leaks: listed},
+		{name: "a link in bob's workspace to alice's (cat)", tool: "bash", input: cmd("cat peer/secret.txt")},
+		{name: "a link in bob's workspace to alice's (read_file)", tool: "read_file", input: path("peer/secret.txt")},
+		{name: "the tokens' secret (cat)", tool: "bash", input: cmd("cat " + e.keyFile), leaks: []string{"hs256-secret"}},
+		{name: "the tokens' secret (read_file)", tool: "read_file", input: path(e.keyFile), leaks: []string{"hs256-secret"}},
+		{name: "the worker's command line and environment (store URLs, provider key)", tool: "bash",
+			input: cmd(`cat /proc/*/cmdline /proc/*/environ | tr '\0' '\n'; env`), lists: true,
+			leaks: []string{e.pgURL, e.redisURL, "--database-url", fakeKey}},
+		{name: "PostgreSQL from a command", tool: "bash", input: cmd("exec 3<>" + devTCP(t, e.pgURL, "5432") + " && echo CONNECTED"), leaks: []string{"CONNECTED"}},
+		{name: "Redis from a command", tool: "bash", input: cmd("exec 3<>" + devTCP(t, e.redisURL, "6379") + " && echo CONNECTED"), leaks: []string{"CONNECTED"}},
 	}
 }
 
@@ -245,7 +271,7 @@ func (e *splitTenants) attackTable(aliceSid string) []tenantAttack {
 // every question the run still asks.
 func (e *splitTenants) attacks(t *testing.T, aliceSid string) {
 	bob := e.bob.as(t)
-	table := e.attackTable(aliceSid)
+	table := e.attackTable(t, aliceSid)
 	const control = "call_control"
 	var calls []mockserver.ToolCall
 	for i, a := range table {
