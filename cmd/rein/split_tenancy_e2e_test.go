@@ -126,6 +126,7 @@ func devTCP(t *testing.T, raw, port string) string {
 	return "/dev/tcp/" + host + "/" + p
 }
 
+// writeFile writes content to p, making its directories.
 func writeFile(t testing.TB, p, content string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
