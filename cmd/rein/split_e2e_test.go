@@ -160,7 +160,7 @@ func viaProxy(t *testing.T, raw, addr string) string {
 }
 
 // dropKeys deletes the test's Redis keys.
-func dropKeys(t *testing.T, redisURL, prefix string) {
+func dropKeys(t testing.TB, redisURL, prefix string) {
 	opt, err := redis.ParseURL(redisURL)
 	if err != nil {
 		t.Logf("drop the Redis keys: %v", err)
