@@ -26,6 +26,7 @@ type Engine struct {
 	askTimeout time.Duration
 	store      RuleStore
 	hidden     bool      // Settings.SensitiveHidden
+	tenant     bool      // Settings.Tenant
 	roots      *sync.Map // workspace directory → its symlinks resolved
 }
 
@@ -39,7 +40,7 @@ func NewPolicy(s Settings) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	e := &Engine{mode: mode, askTimeout: s.AskTimeout, store: s.Store, hidden: s.SensitiveHidden, roots: &sync.Map{}}
+	e := &Engine{mode: mode, askTimeout: s.AskTimeout, store: s.Store, hidden: s.SensitiveHidden, tenant: s.Tenant, roots: &sync.Map{}}
 	if e.askTimeout <= 0 {
 		e.askTimeout = DefaultAskTimeout
 	}
@@ -123,7 +124,7 @@ func (e *Engine) Decide(ctx context.Context, req Request) (Outcome, error) {
 		return Outcome{}, err
 	}
 	e.mu.RLock()
-	d := decider{mode: e.mode, rules: e.rules, sensitive: e.sensitive, hidden: e.hidden}
+	d := decider{mode: e.mode, rules: e.rules, sensitive: e.sensitive, hidden: e.hidden, tenant: e.tenant}
 	e.mu.RUnlock()
 	f := gather(ctx, req, e.roots)
 	d.f = &f
@@ -193,6 +194,7 @@ type decider struct {
 	rules     []compiled
 	sensitive sensitiveSet
 	hidden    bool // the backend hides the workspace's sensitive files
+	tenant    bool // a server caller's run (Settings.Tenant)
 	f         *facts
 }
 

@@ -37,6 +37,13 @@ type Settings struct {
 	// inside the workspace then reveals none, and does not ask. Naming a
 	// sensitive file is denied all the same.
 	SensitiveHidden bool
+	// Tenant says the run is a server caller's (SPEC API-9): the caller may
+	// not widen for itself what reaches beyond its workspace. A call to
+	// this machine or a private network (a web_fetch of 127.0.0.1, of the
+	// cloud's metadata address) is then denied, not asked, unless an allow
+	// rule of the operator (source user or workspace) names the host; the
+	// caller's own rules and answers cannot lift it.
+	Tenant bool
 }
 
 // settingsFile is the YAML shape: `permissions: {mode, allow, ask, deny}`.
@@ -145,6 +152,7 @@ func Merge(layers ...Settings) Settings {
 			out.Store = l.Store
 		}
 		out.SensitiveHidden = out.SensitiveHidden || l.SensitiveHidden
+		out.Tenant = out.Tenant || l.Tenant
 		out.Rules = append(out.Rules, l.Rules...)
 		out.SensitiveFiles = append(out.SensitiveFiles, l.SensitiveFiles...)
 	}

@@ -423,7 +423,8 @@ func (e *Engine) newPolicy(mode permission.Mode) (*permission.Engine, error) {
 		store = e.cfg.Loaded.RuleStore()
 	}
 	run := permission.Settings{Mode: mode, AskTimeout: e.ev.Duration(workspace.AskTimeout),
-		Rules: slices.Concat(e.cfg.CallerRules, e.cfg.RunRules), Store: store, SensitiveHidden: e.sandboxed()}
+		Rules: slices.Concat(e.cfg.CallerRules, e.cfg.RunRules), Store: store, SensitiveHidden: e.sandboxed(),
+		Tenant: e.cfg.Tenancy != nil && e.cfg.Tenancy.RemoteCallers}
 	p, err := permission.NewPolicy(e.cfg.Loaded.Permissions(run))
 	if err != nil {
 		return nil, fmt.Errorf("permissions: %w", err)

@@ -3,6 +3,9 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,7 +139,13 @@ func TestTenantAttacks_API9(t *testing.T) {
 	}
 	w := newTenantWorld(t, &runner.Tenancy{RemoteCallers: true})
 	db := filepath.Join(w.data, "rein.db")
+	// A service of the server's machine, on loopback, that answers with
+	// alice's secret (as the database or the cloud's metadata address
+	// would answer with what they hold).
+	local := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, _ *http.Request) { io.WriteString(rw, aliceSecret) }))
+	defer local.Close()
 	own := map[string][2]string{
+		"fetch-local":   {"web_fetch", input("url", local.URL+"/latest/meta-data")},
 		"cat-db":        {"bash", input("command", "cat "+db)},
 		"sqlite-db":     {"bash", input("command", "sqlite3 "+db+" .dump || od -c "+db)},
 		"read-db":       {"read_file", input("path", db)},
@@ -168,6 +177,9 @@ func TestTenantAttacks_API9(t *testing.T) {
 		t.Logf("%s: %.160q", id, text)
 		if strings.Contains(text, aliceSecret) {
 			t.Errorf("%s: alice's secret reached bob: %q", id, text)
+		}
+		if id == "fetch-local" && (!tr.IsError || !strings.Contains(text, "a caller's run may not")) {
+			t.Errorf("a fetch of the server's loopback was not denied: %q", text)
 		}
 		if id == "works" && (tr.IsError || !strings.Contains(text, "ok-42")) {
 			t.Errorf("a harmless command failed in the confined run: %q", text)

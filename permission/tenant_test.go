@@ -1,0 +1,72 @@
+package permission
+
+import (
+	"testing"
+
+	"github.com/reinhq/rein/tool"
+)
+
+// API-9: in a server caller's run (Settings.Tenant) a call to the
+// server's machine or a private network is denied, not asked — the caller
+// would answer its own question — and no rule of the caller's lifts it:
+// not its kept "always" answers (source caller), the run's options, nor
+// the session's. Each row is an attempt that must be denied.
+func TestTenantLocalNetworkAttacks_API9(t *testing.T) {
+	fetchMeta := tool.Meta{ReadOnly: true, ConcurrencySafe: true, Category: tool.CategoryNetwork}
+	ws := t.TempDir()
+	attacks := []struct {
+		name, url string
+		mode      Mode
+		rules     []Rule
+	}{
+		{name: "the server's database port on loopback", url: "http://127.0.0.1:5432/", mode: ModeDefault},
+		{name: "the cloud's metadata address", url: "http://169.254.169.254/latest/meta-data/iam/", mode: ModeDefault},
+		{name: "localhost by name", url: "http://localhost:6379/", mode: ModeDefault},
+		{name: "IPv6 loopback", url: "http://[::1]:7878/audit", mode: ModeDefault},
+		{name: "a private network address", url: "http://10.0.0.5/admin", mode: ModeDefault},
+		{name: "a subdomain of localhost", url: "http://api.localhost:7878/", mode: ModeDefault},
+		{name: "in bypass mode", url: "http://127.0.0.1:7878/sessions", mode: ModeBypass},
+		{name: "lifted by the caller's kept always answer", url: "http://169.254.169.254/", mode: ModeDefault,
+			rules: mustRules(t, SourceCaller, "allow web_fetch(domain:169.254.169.254)")},
+		{name: "lifted by a session's always answer", url: "http://127.0.0.1:5432/", mode: ModeBypass,
+			rules: mustRules(t, SourceSession, "allow web_fetch(domain:127.0.0.1)")},
+		{name: "lifted by the run's options", url: "http://localhost:6379/", mode: ModeDefault,
+			rules: mustRules(t, SourceRun, "allow web_fetch(domain:localhost)")},
+		{name: "lifted by the caller allowing the whole tool", url: "http://127.0.0.1:5432/", mode: ModeDefault,
+			rules: mustRules(t, SourceCaller, "allow web_fetch")},
+	}
+	for _, a := range attacks {
+		t.Run(a.name, func(t *testing.T) {
+			req := Request{Tool: "web_fetch", Input: in("url", a.url), Meta: fetchMeta, WorkDir: ws}
+			o := decide(t, Settings{Mode: a.mode, Rules: a.rules, Tenant: true}, req)
+			if o.Decision != DecisionDeny {
+				t.Errorf("decision %s (%s), want deny", o.Decision, o.Reason)
+			}
+			// The same call outside a server's run asks, as before, or runs
+			// under a rule that names the host.
+			if o := decide(t, Settings{Mode: a.mode, Rules: a.rules}, req); o.Decision == DecisionDeny {
+				t.Errorf("outside a server's run: %s (%s), want ask or allow", o.Decision, o.Reason)
+			}
+		})
+	}
+}
+
+// API-9: what a tenant's run may still do: a public host as the mode
+// allows, and a local host the operator's own rule names.
+func TestTenantLocalNetworkOperatorRule_API9(t *testing.T) {
+	fetchMeta := tool.Meta{ReadOnly: true, ConcurrencySafe: true, Category: tool.CategoryNetwork}
+	ws := t.TempDir()
+	for _, src := range []Source{SourceUser, SourceWorkspace} {
+		rules := mustRules(t, src, "allow web_fetch(domain:localhost)")
+		o := decide(t, Settings{Mode: ModeDefault, Rules: rules, Tenant: true},
+			Request{Tool: "web_fetch", Input: in("url", "http://localhost:8080/docs"), Meta: fetchMeta, WorkDir: ws})
+		if o.Decision != DecisionAllow {
+			t.Errorf("the operator's %s rule: %s (%s), want allow", src, o.Decision, o.Reason)
+		}
+	}
+	o := decide(t, Settings{Mode: ModeBypass, Tenant: true},
+		Request{Tool: "web_fetch", Input: in("url", "https://go.dev/doc"), Meta: fetchMeta, WorkDir: ws})
+	if o.Decision != DecisionAllow {
+		t.Errorf("a public host in bypass mode: %s (%s), want allow", o.Decision, o.Reason)
+	}
+}
