@@ -59,16 +59,26 @@ var protectedText = regexp.MustCompile(`(?i)(^|/)(\.rein|\.claude|\.git|\.config
 // its text ("$d/.rein/x"), for words only known when the command runs.
 func mentionsProtected(s string) bool { return protectedText.MatchString(s) }
 
-// protectedAsk asks before a call changes a protected path, in every mode.
+// protectedAsk asks before a call changes a protected path, in every mode;
+// in a server caller's run it denies (see Settings.Tenant).
 func (d *decider) protectedAsk() (Outcome, bool) {
 	if shellTools[d.f.req.Tool] {
-		return d.protectedShell()
+		o, ok := d.protectedShell()
+		if ok && d.tenant && o.Decision == DecisionAsk {
+			o = deny("%s: a caller's run of a server may not", o.Reason)
+		}
+		return o, ok
 	}
 	if readOnly(d.f.req.Meta) {
 		return Outcome{}, false
 	}
 	for _, p := range d.f.paths {
 		name, ok := protectedName(p)
+		if ok && !d.allowNames(p, name) && d.tenant {
+			return deny("%s would change %s, which decides what rein, Claude Code or git may run for everyone who uses this directory, "+
+				"the server's operator included: a caller's run may not; the operator can allow it with an allow rule naming %s in the server's settings",
+				d.f.req.Tool, p.shown(), name), true
+		}
 		if ok && !d.allowNames(p, name) {
 			return ask("%s would change %s, which decides what rein, Claude Code or git may run; "+
 				"that needs confirmation in every mode unless an allow rule names %s", d.f.req.Tool, p.shown(), name), true
@@ -79,7 +89,8 @@ func (d *decider) protectedAsk() (Outcome, bool) {
 
 // allowNames reports an allow rule that matches p and names the protected
 // path in its pattern (`write_file(.rein/settings.yaml)`): a wider rule
-// such as `edit_file(**)` does not lift the protection.
+// such as `edit_file(**)` does not lift the protection. In a server
+// caller's run only the operator's rules count (see Settings.Tenant).
 func (d *decider) allowNames(p pathInfo, name string) bool {
 	if d.mode == ModeStrict {
 		return false
@@ -87,7 +98,7 @@ func (d *decider) allowNames(p pathInfo, name string) bool {
 	for i := range d.rules {
 		c := &d.rules[i]
 		if c.rule.Action == DecisionAllow && c.kind == kindPath && c.matchTool(d.f.req) &&
-			strings.Contains(c.glob, name) && c.matchPath(p, false) {
+			strings.Contains(c.glob, name) && c.matchPath(p, false) && (!d.tenant || operatorSource(c.rule.Source)) {
 			return true
 		}
 	}

@@ -38,11 +38,14 @@ type Settings struct {
 	// sensitive file is denied all the same.
 	SensitiveHidden bool
 	// Tenant says the run is a server caller's (SPEC API-9): the caller may
-	// not widen for itself what reaches beyond its workspace. A call to
-	// this machine or a private network (a web_fetch of 127.0.0.1, of the
-	// cloud's metadata address) is then denied, not asked, unless an allow
-	// rule of the operator (source user or workspace) names the host; the
-	// caller's own rules and answers cannot lift it.
+	// not widen for itself what reaches beyond its run. A call to this
+	// machine or a private network (a web_fetch of 127.0.0.1, of the
+	// cloud's metadata address), and a file tool's change to a protected
+	// path (.git/hooks, .rein/, .claude/: what later runs for everyone
+	// using the directory, the operator's own git and rein included), are
+	// then denied, not asked, unless an allow rule of the operator (source
+	// user or workspace) names the host or path; the caller's own rules and
+	// answers cannot lift them.
 	Tenant bool
 }
 
