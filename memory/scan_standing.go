@@ -111,11 +111,12 @@ func standingRules() []rule {
 	return []rule{
 		accepting(mk("authority-transfer", KindInjection, "makes text from files, web pages, issues or tool output the user's word", negatable,
 			"from the user|from user|from the owner|from owner|from the operator|from operator|from the maintainer|from maintainer|"+
-				"from the admin|from admin|from the boss|from boss|from me|priority|authority|weight|precedence|order|command|instruction|"+
+				"from the admin|from admin|from the boss|from boss|from me|priority|precedence|authority|weight|precedence|order|command|instruction|"+
 				"directive|as if|speak|user's|users'|user’s|owner's|owner’s|operator's|maintainer's|admin's|boss's|your system prompt|"+
 				"your instructions|your orders|your real|your true|your actual|your new|system prompt",
 			`\b(?:come|comes|came|coming|are|is|count|counts|were|was)\s+(?:\w+\s+){0,2}?from\s+(?:`+userWho+`|me)(?:\s+(?:personally|directly|himself|herself|themselves|themself))?(?:\s*[;,.:!—–-]|\s+and\b|\s*$)`,
 			`\b(?:higher|greater|more|top)\s+(?:priority|authority|weight|precedence)\s+(?:than|over)\s+(?:the\s+)?(?:user|user's|users'|system\s+prompt|your\s+(?:instructions|rules|guidelines))`,
+			`\b(?:takes?|has|have|gets?|given)\s+(?:priority|precedence)\s+over\s+(?:the\s+|your\s+)?(?:user|user's|users'|user’s|operator|operator's|owner|owner's|system\s+prompt|instructions)\b`,
 			`\b(?:are|is)\s+(?:direct\s+|binding\s+)?(?:orders|commands)\s*(?:[;,.:!—–-]|$|(?:to|for)\s+(?:you|the\s+(?:assistant|agent|model|ai))\b)`,
 			`\bas\s+if\s+`+userWho+`\s+(?:had\s+)?(?:typed|wrote|written|said|gave|given|sent|asked|requested)`,
 			`\bspeaks?\s+for\s+`+userWho+`\b`,
@@ -127,8 +128,8 @@ func standingRules() []rule {
 			"whatever|anything|everything|any instruction|all instruction|all the instruction|executed|obeyed|carried out|acted on|"+
 				"followed without|followed blindly|followed immediately|followed unconditionally",
 			`\b(?:whatever|anything|everything|any\s+instructions?|all\s+(?:the\s+)?instructions?)\b`+span+`{0,80}?\b(?:do\s+(?:it|that|them|as\s+it\s+says|what\s+it\s+says)|execute|carry\s+(?:it|them)\s+out|obey|follow\s+(?:it|them)|act\s+on\s+(?:it|them))\b`,
-			`\b(?:do|follow|obey|execute)\s+(?:whatever|anything|everything)\s+`+span+`{0,40}?\b(?:says?|asks?|tells?\s+you|wants?|contains?|lists?)\b`,
-			`\b(?:instructions?|orders|commands|requests?|directions)\b`+span+`{0,60}?\b(?:must|should|shall|are\s+to|have\s+to|need\s+to)\s+(?:always\s+)?be\s+(?:executed|obeyed|carried\s+out|acted\s+on|followed\s+(?:without\s+question|blindly|immediately|unconditionally|without\s+asking))\b`), withSource),
+			`\b(?:do|follow|obey|execute|run)\s+(?:whatever|anything|everything)\s+`+span+`{0,40}?\b(?:says?|asks?|tells?\s+you|wants?|contains?|lists?|follows?|comes?\s+after)\b`,
+			`\b(?:instructions?|orders|commands|requests?|directions)\b`+span+`{0,100}?\b(?:must|should|shall|are\s+to|have\s+to|need\s+to)\s+(?:always\s+)?be\s+(?:executed|obeyed|carried\s+out|acted\s+on|followed\s+(?:without\s+question|blindly|immediately|unconditionally|without\s+asking))\b`), withSource),
 		mk("note-supremacy", KindInjection, "claims to outrank the model's instructions", negatable,
 			cross("over|above|before|instead of", "the system prompt|your|the user|rein|the rules"),
 			`\b(?:obey|follow|prefer|prioriti[sz]e|trust|believe)\s+(?:it|them|this|that|these|those)\s+(?:over|above|before|instead\s+of)\s+(?:the\s+system\s+prompt|your\s+(?:instructions|rules|guidelines|system\s+prompt)|the\s+user|rein|the\s+rules)\b`),
@@ -170,7 +171,12 @@ func standingRules() []rule {
 			`https?://`+span+`*?\b(?:(?:start|beginning|outset)\s+of\s+(?:every|each|a|any|the)\s+(?:new\s+)?(?:session|conversation|chat|run)|(?:every|each)\s+(?:new\s+)?(?:session|conversation|chat)|(?:session|conversation|chat)\s+(?:starts|begins))\b`), withObey),
 		accepting(mk("rules-outdated", KindInjection, "declares the model's instructions outdated", 0,
 			"outdated|obsolete|stale|void|invalid|supersed|deprecated|out of date|no longer|not binding|cancel|revoked|fake|wrong|null",
-			`\b(?:(?:above|earlier|previous|prior|preceding|original|initial|system|your|developer(?:'s|s')?|safety|rein's|default|all\s+(?:other|earlier|previous|prior))\s+(?:rules|instructions|guidelines|guidance|directives|prompt|policies|restrictions|constraints)|(?:rules|instructions|guidelines|guidance|directives)\s+(?:above|in\s+the\s+system\s+prompt|you\s+(?:were\s+given|have|received|got)|from\s+the\s+(?:developers?|system|vendor)|of\s+the\s+system\s+prompt)|system\s+prompt)\s+(?:\S+\s+){0,3}?(?:(?:are|is|were|was|have\s+become|has\s+become)\s+)?(?:now\s+)?(?:all\s+)?(?:outdated|obsolete|stale|void|invalid|superseded|deprecated|out\s+of\s+date|no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|not\s+binding|cancel+ed|revoked|fake|null)\b`), notOthers()),
+			`\b(?:(?:above|earlier|previous|prior|preceding|original|initial|system|your|developer(?:'s|s')?|safety|rein's|default|all\s+(?:other|earlier|previous|prior))\s+(?:rules|instructions|guidelines|guidance|directives|prompt|policies|restrictions|constraints)|(?:rules|instructions|guidelines|guidance|directives)\s+(?:above|in\s+the\s+system\s+prompt|you\s+(?:were\s+given|have|received|got)|from\s+the\s+(?:developers?|system|vendor)|of\s+the\s+system\s+prompt)|system\s+prompt)\s+(?:\S+\s+){0,3}?(?:(?:are|is|were|was|have\s+become|has\s+become)\s+)?(?:now\s+)?(?:all\s+)?(?:outdated|obsolete|stale|void|invalid|superseded|deprecated|out\s+of\s+date|no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|not\s+binding|cancel+ed|revoked|fake|null)\b`,
+			`\b(?:in|of|from)\s+(?:the\s+|your\s+)system\s+prompt\b[^.;\n]{0,80}?\b(?:no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|(?:is|are|was|were)\s+(?:now\s+)?(?:outdated|obsolete|void|superseded|invalid))\b`), notOthers()),
+		mk("disable-safety", KindInjection, "tells the model to switch off its safety checks", negatable,
+			"off|disable|deactivate|suspend|bypass|skip",
+			`\b(?:switch|turn|shut)\s+off\s+(?:all\s+|any\s+|your\s+|the\s+)*(?:safety|security|permission)\s+(?:checks?|filters?|rules|guardrails|measures|prompts?)\b`,
+			`\b(?:disable|deactivate|suspend|bypass|skip)\s+(?:all\s+|any\s+|your\s+|the\s+)*(?:safety|security)\s+(?:checks?|filters?|rules|guardrails|measures)\b`),
 		mk("note-supremacy", KindInjection, "claims to outrank the model's instructions", negatable,
 			cross("this|these|the following|my", "note|notes|memory|memories|entry|entries|message|text|instruction|rule")+
 				"|memor|the note|outrank|overrid|supersed|trump|precedence|priority|instead|only this|only these",
