@@ -2,6 +2,7 @@ package memory
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -231,7 +232,7 @@ var rules = sync.OnceValue(func() []rule {
 			`\bwhatever\s+you\s+(?:were|have\s+been|had\s+been)\s+(?:told|given|instructed|asked)\b`,
 			`\b(?:throw\s+away|toss|scrap|drop|forget|nevermind|never\s+mind|disregard|ignore|discard|dismiss)\s+(?:whatever|any|all|the)?\s*(?:rules|instructions|guidance|guidelines|directives|orders|constraints|restrictions|prompts?|directions)\s+(?:that\s+)?you\s+(?:were|have\s+been|got|received|had|'ve\s+been)\b`,
 			`\byour\s+(?:earlier|previous|prior|original|initial|old|former|existing)\s+(?:rules|instructions|guidance|guidelines|directives|orders|constraints|restrictions|prompts?|directions|programming|training)\s+(?:no\s+longer\s+appl(?:y|ies)|(?:are|is)\s+(?:void|cancel+ed|revoked|obsolete|no\s+longer\s+valid|invalid|lifted|suspended|overridden))`),
-		mk("ignore-user", KindInjection, "tells the model to ignore the user", 0,
+		mk("ignore-user", KindInjection, "tells the model to ignore the user", inDocs,
 			"user|human|operator|owner",
 			`\b(?:ignore|disregard|forget|override|overrule|bypass)\s+(?:what\s+)?(?:the\s+)?(?:user|human|operator)(?:'s|s')?\s+(?:request|requests|question|questions|instructions?|message|messages|wishes|says|asked|wants|asks|limits|restrictions|rules|constraints|boundaries)\b`,
 			`\b(?:what(?:ever)?|anything|everything)\s+(?:the\s+)?(?:user|human|operator|owner)\s+(?:says|writes|types|asks)\b[^.;\n]{0,60}?\b(?:(?:can|may|should|must|is\s+to|are\s+to)\s+be\s+(?:disregarded|ignored|overridden|dismissed)|(?:is|are)\s+(?:just\s+|only\s+)?(?:a\s+)?(?:test|tests|noise))\b`,
@@ -330,5 +331,5 @@ var rules = sync.OnceValue(func() []rule {
 			`(?:悄悄|偷偷|秘密|暗中|默默)(?:地)?(?:执行|运行|发送|上传|调用|删除|访问|下载|修改|转发)`,
 			`(?:给|致)(?:ai|人工智能|助手|模型|大模型|智能体)的(?:指令|消息|提示|说明)[:：]`,
 			`调用[^。\n]{0,12}工具(?:来|去)?(?:执行|运行|发送|上传|访问|下载)`),
-	}, standingRules()...)
+	}, slices.Concat(standingRules(), toolArgRules())...)
 })
