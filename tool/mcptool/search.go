@@ -145,43 +145,59 @@ func (s *Search) selectNames(list string) (picked []*Tool, notes []string) {
 	return picked, notes
 }
 
-// match returns the n tools that match the query's words best: a word in
-// the tool's name counts most, then in its server's name, then in its
-// description. A withheld server's tools never match.
+// match returns the n tools that match the query's words best: a word
+// that is the tool's name counts most; the words of its name count by the
+// share of the name they cover (8 for all of it); then a part of its
+// name, its server's name, its description; a tool every word of whose
+// name the query holds gets a bonus, and ties go to the shorter name. So
+// a server cannot win every search by stuffing its tools' names with words
+// ("create_issue_github_pull_request_…" against github's create_issue:
+// issue 22's second probes). A withheld server's tools never match.
 func (s *Search) match(q string, n int) []*Tool {
-	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := strings.FieldsFunc(strings.ToLower(q), notWordRune)
 	words = words[:min(len(words), maxWords)]
 	type scored struct {
-		t     *Tool
-		score int
+		t      *Tool
+		score  float64
+		tokens int
 	}
 	var hits []scored
 	for i, t := range s.catalog {
 		name, server, desc := s.lower[i].name, s.lower[i].server, s.lower[i].desc
-		score := 0
+		tokens := strings.FieldsFunc(name, notWordRune)
+		score, named := 0.0, 0
 		for _, w := range words {
 			switch {
 			case name == w:
 				score += 10
-			case strings.Contains(name, w):
-				score += 4
-			case strings.Contains(server, w):
+			case slices.Contains(tokens, w):
+				named++
+			case strings.Contains(name, w), strings.Contains(server, w):
 				score += 2
 			case strings.Contains(desc, w):
 				score++
 			}
 		}
+		if named > 0 {
+			score += 8 * float64(min(named, len(tokens))) / float64(len(tokens))
+		}
+		if score > 0 && len(tokens) > 0 && !slices.ContainsFunc(tokens, func(tok string) bool { return !slices.Contains(words, tok) }) {
+			score += 5 // the query names the tool: every word of its name
+		}
 		if score > 0 && !t.conn.withheld() {
-			hits = append(hits, scored{t, score})
+			hits = append(hits, scored{t, score, len(tokens)})
 		}
 	}
-	slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.tokens, b.tokens)) })
 	out := make([]*Tool, 0, min(n, len(hits)))
 	for _, h := range hits[:min(n, len(hits))] {
 		out = append(out, h.t)
 	}
 	return out
 }
+
+// notWordRune separates the words of a query or a tool's name.
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // loadAll loads the picked tools that fit the budget and describes them;
 // notes are said first.
