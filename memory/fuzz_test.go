@@ -149,4 +149,3 @@ func FuzzUnwrapLines(f *testing.F) {
 		}
 	})
 }
-
