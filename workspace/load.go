@@ -212,6 +212,7 @@ func Load(opts Options) (*Loaded, error) {
 	if l.Models, err = LoadModels(l.Workspace.Models()); err != nil {
 		return nil, err
 	}
+	l.screenModels()
 	l.loadHooks()
 	l.screenHookEnv()
 	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
