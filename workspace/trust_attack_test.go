@@ -137,6 +137,15 @@ func actionEnv(action, name string) func(t *testing.T, e *trustEnv, l *Loaded) {
 	}
 }
 
+func settingIs(key, want string) func(t *testing.T, e *trustEnv, l *Loaded) {
+	return func(t *testing.T, _ *trustEnv, l *Loaded) {
+		t.Helper()
+		if v := l.Effective.Get(key); v.Value != want {
+			t.Errorf("%s = %q from %s, want %q", key, v.Value, v.Source, want)
+		}
+	}
+}
+
 func noModels(t *testing.T, _ *trustEnv, l *Loaded) {
 	t.Helper()
 	if len(l.Models) > 0 {
@@ -337,6 +346,19 @@ func TestWorkspaceAttacks_PERM5(t *testing.T) {
 			load:  "not a regular file"},
 
 		// rein's credentials, named by a workspace's declaration.
+		// A repository's spending bounds (issue 22's second probes).
+		{name: "untrusted settings raise the user's subagents.max_cost",
+			user:   map[string]string{"settings.yaml": "subagents:\n  max_cost: 0.5\n"},
+			files:  map[string]string{".rein/settings.yaml": "subagents:\n  max_cost: 500\n"},
+			failed: settingIs(SubagentMaxCost, "0.5"), warn: "asks for subagents.max_cost 500; ignored"},
+		{name: "untrusted settings lift the user's subagents.max_tokens with 0 (no bound)",
+			user:   map[string]string{"settings.yaml": "subagents:\n  max_tokens: 100000\n"},
+			files:  map[string]string{".rein/settings.local.yaml": "subagents:\n  max_tokens: 0\n"},
+			failed: settingIs(SubagentMaxTokens, "100000"), warn: "asks for subagents.max_tokens 0; ignored"},
+		{name: "trusted settings nest sub-agents deeper than the user allows", trust: true,
+			user:   map[string]string{"settings.yaml": "subagents:\n  max_depth: 1\n"},
+			files:  map[string]string{".rein/settings.yaml": "subagents:\n  max_depth: 9\n"},
+			failed: settingIs(SubagentMaxDepth, "1"), warn: "asks for subagents.max_depth 9; ignored"},
 		// A repository's model table (issue 22's second probes).
 		{name: "models.yaml lowers a known model's price to zero (subagents.max_cost never trips)",
 			files:  map[string]string{".rein/models.yaml": "models:\n  - {name: claude-sonnet-4-5, provider: anthropic, context_window: 200000, max_output: 64000, price: {input_per_mtok: 0, output_per_mtok: 0}}\n"},
@@ -573,6 +595,20 @@ func TestWorkspaceAddsUnknownModel(t *testing.T) {
 	for _, w := range l.Warnings {
 		if strings.Contains(w, "redefines") {
 			t.Errorf("warning: %s", w)
+		}
+	}
+}
+
+// A workspace may tighten the sub-agents' bounds (the control of the
+// spending rows above): a bound where the user set none, a lower one.
+func TestWorkspaceTightensSubagentBounds(t *testing.T) {
+	e := newTrustEnv(t)
+	write(t, filepath.Join(e.home, ".config", "rein", "settings.yaml"), "subagents:\n  max_tokens: 100000\n")
+	e.write(".rein/settings.yaml", "subagents:\n  max_cost: 2.5\n  max_tokens: 5000\n  max_depth: 1\n")
+	l := e.load()
+	for key, want := range map[string]string{SubagentMaxCost: "2.5", SubagentMaxTokens: "5000", SubagentMaxDepth: "1"} {
+		if v := l.Effective.Get(key); v.Value != want || v.Source != SourceWorkspace {
+			t.Errorf("%s = %+v, want %s from the workspace", key, v, want)
 		}
 	}
 }
