@@ -65,13 +65,18 @@ func NewSearch(deferred []tool.Tool, b Budget, load func(names ...string) error)
 	slices.Sort(s.servers)
 	s.lower = make([]lowered, len(s.catalog))
 	for i, t := range s.catalog {
-		s.lower[i] = lowered{strings.ToLower(t.remote), strings.ToLower(t.Server()), strings.ToLower(t.spec.Description)}
+		name := strings.ToLower(t.remote)
+		s.lower[i] = lowered{name, strings.ToLower(t.Server()), strings.ToLower(t.spec.Description), strings.FieldsFunc(name, notWordRune)}
 	}
 	return s
 }
 
-// lowered is a tool's words in lower case, for the keyword search.
-type lowered struct{ name, server, desc string }
+// lowered is a tool's words in lower case, for the keyword search; tokens
+// are the words of its name.
+type lowered struct {
+	name, server, desc string
+	tokens             []string
+}
 
 // Hint is what the model is told when it calls a deferred tool before
 // loading it.
@@ -163,8 +168,7 @@ func (s *Search) match(q string, n int) []*Tool {
 	}
 	var hits []scored
 	for i, t := range s.catalog {
-		name, server, desc := s.lower[i].name, s.lower[i].server, s.lower[i].desc
-		tokens := strings.FieldsFunc(name, notWordRune)
+		name, server, desc, tokens := s.lower[i].name, s.lower[i].server, s.lower[i].desc, s.lower[i].tokens
 		score, named := 0.0, 0
 		for _, w := range words {
 			switch {
