@@ -150,7 +150,7 @@ func standingRules() []rule {
 			cross("grant|approve|accept|allow|authorize|authorise|confirm|ok|okay", "every|all|any|each")+"|auto-|autoapprove|autoaccept|autoallow|autoconfirm|"+
 				"turn off|disable|skip|bypass|suppress|dismiss|ignore all|ignore any|ignore every|authorized|authorised|approved|"+
 				"yes to|to everything|to all|without asking|without approval|without permission|without confirmation|"+cross("never|don't|do not|no need to|stop", "ask|bother|prompt|check with|wait for")+
-				"|noise|formalit|pointless|meaningless|irrelevant|spam|useless|theat|rubber|"+
+				"|noise|formalit|pointless|meaningless|irrelevant|spam|useless|theat|rubber|option that|option which|choice that|button that|box that|preapproved|pre-approved|already approved|"+
 				cross("choose|select|pick|click|answer|press|take|hit", `"|“|'|‘`)+"|"+cross("choose|pick|select|take|click", "it"),
 			`(?:^|[.;:!?,—–-]\s*|\b(?:always|automatically|just|simply|blindly)\s+)(?:grant|approve|accept|allow|authori[sz]e|confirm|ok|okay)\s+(?:every|all|any|each)\s+(?:\w+\s+){0,2}?(?:permissions?|permission\s+requests?|prompts?|confirmations?|approval\s+requests?|tool\s+calls?|commands?)\b`,
 			`\bauto-?(?:approve|accept|allow|confirm)\s+(?:every|all|any|each|everything)\b`,
@@ -162,7 +162,9 @@ func standingRules() []rule {
 			`\b(?:never|don't|do\s+not|no\s+need\s+to|stop)\s+(?:ask(?:ing)?|bother(?:ing)?|prompt(?:ing)?|check(?:ing)?\s+with|wait(?:ing)?\s+for)\s+(?:the\s+user\s+)?(?:(?:for|with)\s+(?:\w+\s+)?(?:permission|confirmation|approval|consent)s?\s+)?(?:before\s+(?:running|executing|doing|using|calling)\s+(?:any|every|anything|all)\b|(?:for|with)\s+(?:any|every)\b)`,
 			`\b(?:permission|confirmation|approval|consent)\s+(?:prompts?|dialogs?|requests?|checks?|pop-?ups?|questions?|boxes)\s+(?:are|is)\s+(?:just\s+|only\s+|a\s+|mere\s+|pure\s+)*(?:noise|formalit(?:y|ies)|pointless|meaningless|irrelevant|spam|useless|theat(?:er|re)|rubber[- ]stamps?)\b`,
 			`\b(?:choose|select|pick|click|answer|press|take|hit)\s+["“'‘]\s*(?:allow\s+always|always\s+allow|always|yes\s+to\s+all|allow\s+all|don'?t\s+ask\s+again|allow\s+for\s+(?:everything|all))\s*["”'’]`,
-			`\b(?:offers?|shows?|has|gives?)\s+["“'‘]?(?:always|allow\s+always|always\s+allow)["”'’]?\s*,?\s*(?:choose|pick|select|take|click)\s+it\b`),
+			`\b(?:offers?|shows?|has|gives?)\s+["“'‘]?(?:always|allow\s+always|always\s+allow)["”'’]?\s*,?\s*(?:choose|pick|select|take|click)\s+it\b`,
+			`\b(?:choose|select|pick|click|take|tick)\s+(?:the\s+)?(?:option|choice|button|box)\s+(?:that|which)\s+(?:never\s+asks?\s+again|(?:always\s+)?allows?\s+(?:it\s+)?(?:always|forever|everything|for\s+good)|remembers?\s+(?:the\s+)?(?:answer|approval))\b`,
+			`\b(?:pre-?approved|already\s+approved)\s+(?:tasks?|work|jobs?|orders?|requests?)\b[^.\n]{0,60}?\bwithout\s+(?:checking\s+in|asking|confirmation|approval|permission)\b`),
 		accepting(mk("standing-permission", KindInjection, "answers permission prompts in advance with the broadest choice", negatable,
 			"broadest|widest|permissive|restrictive|maximum|max|largest|highest|powerful|loosest|lenient|fullest",
 			`\b(?:pick|choose|select|take|go\s+with|click|answer\s+with|grant|use)\s+(?:the\s+)?(?:\w+\s+)?`+broadest+`\s+(?:\w+\s+)?(?:option|choice|permissions?|scope|access|setting|level|answer)\b`), withPermission),
