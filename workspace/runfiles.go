@@ -110,6 +110,9 @@ type runFinder struct {
 	// dirs are the directories whose files are covered, dirsDone those
 	// already added (see coverDirs).
 	dirs, dirsDone map[string]bool
+	// code is set while following a word that runs as code (see
+	// codeWords): only such a word brings its directory or neighbours.
+	code bool
 }
 
 // The bounds of following the scripts a declaration runs.
@@ -216,7 +219,9 @@ func (rf *runFinder) argv(args []string, progDir, dir string) {
 		}
 	}
 	if strings.Contains(args[0], "/") && !filepath.IsAbs(args[0]) {
+		rf.code = true
 		rf.word(words[0], progDir, nil, true)
+		rf.code = false
 		words = words[1:]
 	}
 	rf.words(words, dir, nil)
@@ -268,9 +273,12 @@ func (rf *runFinder) words(ws []shellparse.Word, dir string, vars map[string]str
 			rf.word(shellparse.Lit(f), dir, nil, false)
 		}
 	}
-	for _, w := range ws {
+	code := codeWords(ws)
+	for i, w := range ws {
+		rf.code = code[i]
 		rf.word(w, dir, vars, false)
 	}
+	rf.code = false
 	rf.module(ws, dir)
 }
 
@@ -346,13 +354,15 @@ func (rf *runFinder) add(p string, script bool) {
 	fi, err := os.Stat(p)
 	switch {
 	case err == nil && fi.IsDir():
-		rf.coverDir(filepath.ToSlash(rel)) // python3 tools, node tools, cd tools
+		if rf.code {
+			rf.coverDir(filepath.ToSlash(rel)) // python3 tools, node tools, cd tools
+		}
 		return
 	case err != nil && !script:
 		return
 	}
 	rf.seen[filepath.ToSlash(rel)] = true
-	if err == nil {
+	if err == nil && rf.code {
 		rf.coverDir(path.Dir(filepath.ToSlash(rel))) // the script's neighbours
 	}
 }

@@ -168,3 +168,51 @@ func (rf *runFinder) manifests(rel string, vars map[string]string) {
 		}
 	}
 }
+
+// interpreters are the programs whose first arguments run as code: a
+// script or a directory (python3 tools, node ., bash x.sh, source lib.sh).
+var interpreters = []string{"node", "nodejs", "bun", "deno", "ruby", "perl", "php", "lua", "Rscript", "tsx", "ts-node",
+	"npx", "bunx", "source", "."}
+
+// codeWords marks the words of a command that run as code, whose
+// directory (or, for a directory, whose files) the fingerprint covers too:
+// the program, the first two arguments of an interpreter or a shell that
+// are not options, what `go run` runs, where `cd` goes, and where a
+// `find … -exec` starts. Other arguments are data — `eslint src`,
+// `prettier --write src/index.js` — and bring only the file they name,
+// so that editing the project's code does not withdraw the trust.
+func codeWords(ws []shellparse.Word) []bool {
+	code := make([]bool, len(ws))
+	if len(ws) == 0 {
+		return code
+	}
+	code[0] = true
+	if !ws[0].Static {
+		return code
+	}
+	prog := path.Base(ws[0].Value)
+	mark := func(from, n int) {
+		for i := from; i < len(ws) && n > 0; i++ {
+			if ws[i].Static && strings.HasPrefix(ws[i].Value, "-") {
+				continue
+			}
+			code[i] = true
+			n--
+		}
+	}
+	switch {
+	case pythonRE.MatchString(prog) || slices.Contains(interpreters, prog) || shellparse.IsShell(prog):
+		mark(1, 2)
+	case prog == "cd" || prog == "pushd":
+		mark(1, 1)
+	case prog == "go" && len(ws) > 1 && ws[1].Static && ws[1].Value == "run":
+		mark(2, 1)
+	case prog == "find" && slices.ContainsFunc(ws, func(w shellparse.Word) bool {
+		return w.Static && slices.Contains([]string{"-exec", "-execdir", "-ok", "-okdir"}, w.Value)
+	}):
+		for i := 1; i < len(ws) && !(ws[i].Static && strings.HasPrefix(ws[i].Value, "-")); i++ {
+			code[i] = true
+		}
+	}
+	return code
+}

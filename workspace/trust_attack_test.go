@@ -621,3 +621,24 @@ func TestWorkspaceTightensSubagentBounds(t *testing.T) {
 		}
 	}
 }
+
+// The control of the rows on what a declaration runs: a directory or file
+// a hook only reads as data (a linter's target) brings only what it names,
+// so editing the project's code keeps the trust (issue 22's second probes
+// cover the code a hook runs, not the code it checks).
+func TestTrustKeepsDataDirectories_PERM5(t *testing.T) {
+	for _, cmd := range []string{"eslint src", "prettier --write src/index.js", "gofmt -l ./src", "find src -name '*.js' | xargs wc -l"} {
+		t.Run(cmd, func(t *testing.T) {
+			e := newTrustEnv(t)
+			e.write(".rein/hooks.yaml", "hooks:\n  post_tool_use:\n    - {command: \""+cmd+"\"}\n")
+			e.write("src/index.js", "1\n")
+			e.write("src/other.js", "2\n")
+			e.trust()
+			e.write("src/other.js", "3\n")
+			e.write("src/new.js", "4\n")
+			if l := e.load(); !l.Trust.Trusted {
+				t.Errorf("editing the code a hook checks withdrew the trust: %v", l.Trust.Changed)
+			}
+		})
+	}
+}
