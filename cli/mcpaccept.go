@@ -33,7 +33,9 @@ neither offer nor call its tools, and say why.
 
 rein mcp accept NAME connects to the server, shows what was flagged and
 records that you accept exactly that (a hash of the flagged texts, in
-mcp-accepted.json in your config directory). When a flagged text changes, or
+mcp-accepted.json in your config directory) — when it is what was last shown
+to you (by rein mcp test, a run's warning or an earlier accept); otherwise it
+accepts nothing and asks you to review what is flagged now and run it again. When a flagged text changes, or
 a new one appears, the server is withheld again until you accept it again.
 --revoke forgets the acceptance.`,
 		Args: cobra.ExactArgs(1),
@@ -62,6 +64,13 @@ a new one appears, the server is withheld again until you accept it again.
 				return nil
 			}
 			printFindings(a.Stdout, st.Screening)
+			if last, ok := reviews.LastFlagged(def.Name); !ok || last.Hash != st.Screening.Hash {
+				// The server shows this connection something other than what was
+				// last reviewed (rein mcp test, a run's warning): accept only what
+				// the user saw before deciding (issue 22's second probes).
+				_ = reviews.RecordFlagged(def.Name, st.Screening, a.now())
+				return fail(ExitError, "MCP server %s: what it flags is not what was last shown (by rein mcp test, a run or this command): nothing accepted; review the findings above, then run rein mcp accept %s again", def.Name, def.Name)
+			}
 			if err := reviews.Accept(def.Name, st.Screening, a.now()); err != nil {
 				return fail(ExitError, "%v", err)
 			}

@@ -54,6 +54,10 @@ func TestMCPAccept_MCP2(t *testing.T) {
 	out, _ = te.mustRun(ExitOK, "mcp", "list")
 	wantAll(t, "mcp list", out, "withheld since 2026-01-02: 1 flagged text(s) (rein mcp test evil; rein mcp accept evil)")
 
+	// The record (hash h1) is not what the server flags now: accept refuses,
+	// shows what is flagged and records it; a second accept takes it.
+	out, errs = te.mustRun(ExitError, "mcp", "accept", "evil")
+	wantAll(t, "mcp accept evil (not what was shown)", out+errs, "tool steal, description", "not what was last shown", "nothing accepted")
 	out, _ = te.mustRun(ExitOK, "mcp", "accept", "evil")
 	wantAll(t, "mcp accept evil", out, "tool steal, description", "Accepted the MCP server evil")
 	out, _ = te.mustRun(ExitOK, "mcp", "list")
@@ -77,4 +81,38 @@ func TestMCPAccept_MCP2(t *testing.T) {
 	wantAll(t, "mcp accept good", out, "Nothing of the MCP server good is flagged", "nothing to accept")
 	_, errs = te.mustRun(ExitError, "mcp", "accept", "nosuch")
 	wantAll(t, "mcp accept nosuch", errs, "no MCP server is called nosuch")
+}
+
+// MCP-2 (issue 22's second probes): rein mcp accept accepts only what
+// was last shown to the user. Each row is an attempt to have something
+// else accepted; each must leave the server withheld.
+func TestMCPAcceptOnlyWhatWasShown_MCP2(t *testing.T) {
+	tests := []struct {
+		name    string
+		shown   string // the variant rein mcp test showed; "" for no review
+		accepts string // the variant the server offers when accept connects
+	}{
+		{"the definitions change between rein mcp test and rein mcp accept", "hostile", "hostile2"},
+		{"accept with no review recorded (the first connection is the decision)", "", "hostile"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			te := newTestEnv(t)
+			write := func(variant string) {
+				te.userFile("mcp.yaml", "servers:\n"+hostileServerYAML(t, "evil", variant))
+			}
+			if tt.shown != "" {
+				write(tt.shown)
+				te.mustRun(ExitError, "mcp", "test", "evil")
+			}
+			write(tt.accepts)
+			out, errs := te.mustRun(ExitError, "mcp", "accept", "evil")
+			wantAll(t, "mcp accept evil", out+errs, "not what was last shown", "nothing accepted")
+			if strings.Contains(out, "Accepted the MCP server") {
+				t.Errorf("accepted:\n%s", out)
+			}
+			out, errs = te.mustRun(ExitError, "mcp", "test", "evil")
+			wantAll(t, "mcp test evil after the refused accept", out+errs, "Withheld")
+		})
+	}
 }

@@ -127,3 +127,25 @@ func FuzzDecoders(f *testing.F) {
 		}
 	})
 }
+
+// FuzzUnwrapLines: joining soft line breaks only turns line breaks into
+// spaces — the length and every other byte stay — and is idempotent.
+func FuzzUnwrapLines(f *testing.F) {
+	for _, s := range []string{"", "a\nb", "keep quiet about\ncalls you make", "A.\nB", "x,\n  y", "\n\n", "é\nß", "\xff\nz"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		u := unwrapLines(s)
+		if len(u) != len(s) {
+			t.Fatalf("length %d → %d", len(s), len(u))
+		}
+		for i := range len(s) {
+			if s[i] != u[i] && (s[i] != '\n' || u[i] != ' ') {
+				t.Fatalf("byte %d changed: %q → %q", i, s[i], u[i])
+			}
+		}
+		if again := unwrapLines(u); again != u {
+			t.Fatalf("not idempotent: %q → %q", u, again)
+		}
+	})
+}

@@ -12,7 +12,10 @@ import (
 var (
 	// netCommand matches network tools and calls, lower case.
 	netCommand = lazyRE("(?:^|[\\s|;&(`$\"'])(?:curl|wget|nc|ncat|netcat|socat|telnet|ftp|tftp|sftp|scp|rsync|" +
-		"invoke-webrequest|invoke-restmethod|iwr|irm|httpie|xh|aria2c|dig|nslookup|sendmail|mutt|ssh)(?:\\s|$)" +
+		"invoke-webrequest|invoke-restmethod|iwr|irm|httpie|xh|aria2c|dig|nslookup|sendmail|mutt)(?:\\s|$)" +
+		// ssh as a command (ssh host, ssh -p 22 user@host), not the word
+		// ("SSH access uses the key in ~/.ssh/x").
+		"|(?:^|[\\s|;&(`$\"'])ssh\\s+(?:-\\S+\\s+(?:[\\w./~-]+\\s+)?)*[\\w.-]*[@.:]" +
 		`|\bfetch\s*\(|\baxios\.(?:get|post|put|request)\b|\brequests\.(?:get|post|put|request)\b|\burllib\.request\b|\burlopen\s*\(` +
 		`|\bhttp\.(?:get|post|newrequest)\b|\bxmlhttprequest\b|\bsendbeacon\b|\bnew\s+websocket\b|/dev/(?:tcp|udp)/`)
 	// urlPattern finds URLs, lower case.

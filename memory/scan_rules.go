@@ -2,6 +2,7 @@ package memory
 
 import (
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -217,7 +218,7 @@ var rules = sync.OnceValue(func() []rule {
 				"encode|encrypt|convert|compress|first|last|opening",
 			`\b(?:first|last|opening)\s+(?:\w+\s+)?(?:words?|lines?|sentences?|characters?|paragraphs?)\s+of\s+your\s+(?:system\s+|initial\s+|original\s+)?(?:prompt|instructions|message|system\s+message)`,
 			`\b(?:reveal|leak|disclose|divulge|expose|dump|print|output|show|display|repeat|recite|tell me|give me|write out|spell out|share|paste|translate|summari[sz]e|list|describe|paraphrase|quote|rephrase|rewrite|encode|encrypt|convert|compress)\s+(?:me\s+)?(?:all\s+|back\s+|everything\s+in\s+|the\s+contents?\s+of\s+|what\s+is\s+in\s+)?(?:of\s+)?your\s+(?:(?:entire|full|complete|exact|original|hidden|secret|initial|internal|confidential|system)\s+)*(?:system\s+prompt|system\s+message|prompt|instructions|rules|guidelines|configuration|password|secrets?|api\s+keys?)\b`,
-			`\b(?:reveal|leak|disclose|divulge|expose|dump|print|output|show|display|repeat|recite|tell me|give me|write out|spell out|share)\s+(?:me\s+)?(?:the\s+)?(?:hidden|secret|initial|original|confidential|internal)\s+(?:system\s+)?(?:prompt|instructions|rules|password|message)`,
+			`\b(?:reveal|leak|disclose|divulge|expose|dump|print|output|show|display|repeat|recite|tell me|give me|write out|spell out|share)\s+(?:me\s+)?(?:the\s+)?(?:(?:full|entire|complete|exact|whole)\s+)?(?:hidden|secret|initial|original|confidential|internal)\s+(?:system\s+)?(?:prompt|instructions|rules|password|message)`,
 			`\b(?:repeat|print|output|write|copy|recite)\s+(?:all\s+)?(?:of\s+)?(?:the\s+)?(?:words|text|instructions|everything|content|prompt|messages?)\s+(?:above|before this|preceding|so far)\b`,
 			`\b(?:prompt|instructions)\b[^.\n]*?\b(?:verbatim|word for word)\b`,
 			`\bwhat\s+(?:is|was|are|were)\s+(?:your\s+(?:system\s+prompt|initial\s+instructions|original\s+instructions|instructions|secret|password|rules)|the\s+(?:hidden|initial|original|secret)\s+(?:prompt|instructions|password))`,
@@ -231,32 +232,44 @@ var rules = sync.OnceValue(func() []rule {
 			`\bwhatever\s+you\s+(?:were|have\s+been|had\s+been)\s+(?:told|given|instructed|asked)\b`,
 			`\b(?:throw\s+away|toss|scrap|drop|forget|nevermind|never\s+mind|disregard|ignore|discard|dismiss)\s+(?:whatever|any|all|the)?\s*(?:rules|instructions|guidance|guidelines|directives|orders|constraints|restrictions|prompts?|directions)\s+(?:that\s+)?you\s+(?:were|have\s+been|got|received|had|'ve\s+been)\b`,
 			`\byour\s+(?:earlier|previous|prior|original|initial|old|former|existing)\s+(?:rules|instructions|guidance|guidelines|directives|orders|constraints|restrictions|prompts?|directions|programming|training)\s+(?:no\s+longer\s+appl(?:y|ies)|(?:are|is)\s+(?:void|cancel+ed|revoked|obsolete|no\s+longer\s+valid|invalid|lifted|suspended|overridden))`),
-		mk("ignore-user", KindInjection, "tells the model to ignore the user", 0,
-			"user|human|operator",
-			`\b(?:ignore|disregard|forget|override|overrule)\s+(?:what\s+)?(?:the\s+)?(?:user|human|operator)(?:'s|s')?\s+(?:request|requests|question|questions|instructions?|message|messages|wishes|says|asked|wants|asks)\b`),
+		mk("ignore-user", KindInjection, "tells the model to ignore the user", inDocs,
+			"user|human|operator|owner",
+			`\b(?:even\s+if|even\s+when|even\s+though|regardless\s+of\s+whether|no\s+matter\s+whether)\s+(?:the\s+)?(?:user|human|operator|owner)\s+(?:objects?|disagrees?|says\s+no|refuses?|declines?|asks\s+otherwise|forbids?|tells\s+you\s+not\s+to)\b`,
+			`\b(?:disagrees?|conflicts?|clashes?)\s+with\s+(?:what\s+)?(?:the\s+)?(?:user|human|operator|owner)(?:'s|s'|’s)?\s*(?:asked|asks|wants|said|says|requests?|instructions?)?\b[^.;\n]{0,40}?\b(?:wins|prevails|takes\s+precedence|comes\s+first|is\s+right|should\s+be\s+followed)\b`,
+			`\b(?:ignore|disregard|forget|override|overrule|bypass)\s+(?:what\s+)?(?:the\s+)?(?:user|human|operator)(?:'s|s')?\s+(?:request|requests|question|questions|instructions?|message|messages|wishes|says|asked|wants|asks|limits|restrictions|rules|constraints|boundaries)\b`,
+			`\b(?:what(?:ever)?|anything|everything)\s+(?:the\s+)?(?:user|human|operator|owner)\s+(?:says|writes|types|asks)\b[^.;\n]{0,60}?\b(?:(?:can|may|should|must|is\s+to|are\s+to)\s+be\s+(?:disregarded|ignored|overridden|dismissed)|(?:is|are)\s+(?:just\s+|only\s+)?(?:a\s+)?(?:test|tests|noise))\b`,
+			`\b(?:user|human|operator|owner)(?:'s|s'|’s)\s+(?:instructions?|requests?|words|orders|wishes)\s+(?:are|is|have|has|come|comes)\s+(?:a\s+)?(?:lower|less|second)\s*(?:priority|important|weight|authority|precedence)?\b`),
 		mk("addresses-model", KindInjection, "addresses the model directly from inside the text", 0,
 			"ai|llm|model|assistant|agent|bot|gpt|claude|whoever|whatever|hidden",
-			`(?:^|[\n.!?"'(<>]\s*)(?:hey|hi|hello|dear|attention|important|note|notice|message|instructions?|todo|reminder|ps|p\.s\.)\s*,?\s*(?:to|for)?\s*(?:the\s+|any\s+|all\s+|you\s+)?(?:ai|llm|language\s+model|model|assistant|ai\s+assistant|agent|ai\s+agent|bot|chatbot|gpt|claude)s?\b\s*[:,!-]`,
+			`(?:^|[\n.!?"'(<>]\s*)(?:hey|hi|hello|dear|attention|important|note|notice|message|instructions?|todo|reminder|ps|p\.s\.)\s*,?\s*(?:to|for)?\s*(?:the\s+|any\s+|all\s+|you\s+)?(?:ai|llm|language\s+model|model|assistant|ai\s+assistant|ai\s+model|agent|ai\s+agent|bot|chatbot|gpt|claude)s?\b\s*[:,!-]`,
 			`\b(?:ai|llm|language\s+model|model|assistant|agent|bot|chatbot)s?\s+(?:reading|processing|parsing|summari[sz]ing|seeing)\s+(?:this|these)\b`,
 			`(?:^|[\n.!?"'(<>]\s*)(?:assistant|ai|llm|chatbot)\s*,\s*(?:this|you|please|ignore|from|before|the\s+user)\b`,
 			`\[\s*(?:assistant|ai|model|llm|agent|bot)[-\s]?(?:only|note|instructions?|eyes\s+only)\s*\]|\bhidden\s+(?:note|instructions?|message|directive|task)\s*:`,
 			`\bif\s+(?:an?\s+|the\s+|any\s+)?(?:ai|assistant|model|llm|agent|bot|chatbot)\s+(?:is\s+)?(?:reading|summari[sz]ing|processing|parsing|sees|reads|summari[sz]es|processes)\s+(?:this|these)\b`,
 			`\b(?:note|message|instructions?|todo|task)\s+for\s+(?:whoever|whatever|anyone|any\s+(?:ai|model|agent|system))\s+(?:reads|processes|parses|summari[sz]es|is\s+reading|is\s+processing)\b`),
 		mk("fetch-and-obey", KindInjection, "tells the model to fetch instructions and follow them", 0,
-			"obey|follow|execute|run|do what|begin by|start by|start with|begin with",
-			`\b(?:fetch|fetching|download|downloading|load|loading|read|reading|visit|visiting|open|opening|get|getting|curl)\s+`+span+`*?(?:https?://\S+|\burl\b)`+span+`*?\band\s+(?:then\s+)?(?:obey|follow|execute|run|do\s+what)\s+(?:it|them|what\s+it\s+says|its\s+instructions|the\s+instructions|whatever)`,
+			"obey|follow|execute|run|do what|doing what|begin by|start by|start with|begin with",
+			`\b(?:fetch|fetching|download|downloading|load|loading|read|reading|visit|visiting|open|opening|get|getting|curl)\s+`+span+`*?(?:https?://\S+|\burl\b)`+span+`*?\band\s+(?:then\s+)?(?:obey|obeying|follow|following|execute|executing|run|running|do\s+what|doing\s+what)\s+(?:it|them|what\s+it\s+says|its\s+instructions|the\s+instructions|whatever)`,
 			`\b(?:begin|start)\s+(?:each|every|any)\s+(?:session|conversation|reply|answer|response|task|turn)\s+(?:by|with)\s+(?:fetching|running|executing|visiting|downloading|calling|loading|opening|curling|sending)\b`),
 		mk("secret-encoded", KindInjection, "tries to get a secret out in another form", 0,
 			"secret|password|passphrase|passcode|pin",
 			`\b(?:secret|password|passphrase|passcode)\b`+span+`*?\bfirst\s+letters?\b`,
 			`\bfirst\s+letters?\b`+span+`*?\b(?:secret|password|passphrase|passcode)\b`,
 			`\b(?:secret\s+word|secret|password|passphrase|passcode|pin\s+code)\b`+span+`*?\b(?:backwards|reversed|in\s+reverse|letter\s+by\s+letter|one\s+(?:letter|character)\s+(?:per|at\s+a)\s+(?:line|time)|spelled\s+out|in\s+base64|base64[- ]encoded|as\s+an\s+acrostic|as\s+a\s+riddle|in\s+pig\s+latin|with\s+spaces\s+between)`),
+		mk("secret-to-public", KindInjection, "tells the model to put a secret variable where others read it", 0,
+			"key|token|secret|password|passwd|credential|.ssh|.aws|.netrc|.npmrc|.pypirc|id_rsa|id_ed25519",
+			`\b(?:copy|paste|put|post|push|write|include|add|append|insert|attach|upload|commit|publish)\b[^.;\n]{0,40}?(?:~/\.ssh\S*|\S*id_(?:rsa|dsa|ecdsa|ed25519)\b|~/\.aws\S*|\S*\.aws/credentials|\.git-credentials|~/\.netrc|\.npmrc|\.pypirc|(?:the\s+)?(?:new\s+|deploy\s+|ssh\s+)?private\s+keys?|(?:the\s+)?(?:api\s+keys?|credentials|secrets|passwords?|access\s+tokens?))\b[^.;\n]{0,60}?\b(?:in|into|to|on|onto|inside)\s+(?:the\s+|an?\s+|every\s+|each\s+|our\s+|its\s+)?(?:public\s+)?(?:\S+\s+)?(?:issues?|comments?|pull\s+requests?|prs?|pr\s+descriptions?|descriptions?|commit\s+messages?|gists?|wiki|readme|changelog|(?:debug\s+)?logs?|public\s+repo|slack|channel|chat|pastebin|paste)\b`,
+			`(?:~/\.ssh\S*|\S*id_(?:rsa|dsa|ecdsa|ed25519)\b|~/\.aws\S*|\S*\.aws/credentials|\.git-credentials|~/\.netrc|\.npmrc|\.pypirc|(?:the\s+)?(?:new\s+|deploy\s+|ssh\s+)?private\s+keys?|(?:the\s+)?(?:api\s+keys?|credentials|secrets|passwords?|access\s+tokens?))\b[^.;\n]{0,30}?\b(?:include|paste|put|post|attach|add|append|upload|push|commit|copy)\s+(?:it|them|its\s+contents?|their\s+contents?)\s+(?:in|into|to|on|onto|inside)\s+(?:the\s+|an?\s+|every\s+|each\s+|our\s+|its\s+)?(?:public\s+)?(?:\S+\s+)?(?:issues?|comments?|pull\s+requests?|prs?|pr\s+descriptions?|descriptions?|commit\s+messages?|gists?|wiki|readme|changelog|(?:debug\s+)?logs?|public\s+repo|slack|channel|chat|pastebin|paste)\b`,
+			`\b(?:copy|paste|put|post|write|include|add|append|insert|print|echo)\s+(?:the\s+(?:value\s+of\s+)?)?\$\{?\w*(?:key|token|secret|password|passwd)\w*\}?\s+(?:into|in|to|on|inside)\s+(?:the\s+|an?\s+|every\s+|each\s+|your\s+)?(?:issue|comment|pull\s+request|pr|commit|gist|chat|slack|channel|readme|changelog|log|public|reply|replies|answer|response|message|description|wiki|page)`),
 		// Hidden tool directives.
 		mk("hide-from-user", KindInjection, "tells the model to hide what it does from the user", inDocs,
-			"without|don't|do not|dont|never|silently|secretly|covertly|stealthily|discreetly|invisibly|"+
+			"without|don't|do not|dont|never|silently|secretly|covertly|stealthily|discreetly|invisibly|keep quiet|keep silent|keep mum|say nothing|leave out|omit|exclude|drop|skip over|hide|not mention|not list|not include|not report|"+
 				"from the user|from user|from the human|from human|from the operator|from operator",
 			`\b(?:without|don't|do not|dont|never)\s+(?:telling|informing|notifying|alerting|warning|mentioning\s+(?:it|this|that)\s+to|tell|inform|notify|alert|warn|mention\s+(?:it|this|that)\s+to|let(?:ting)?)\s+(?:the\s+|your\s+)?(?:user|human|operator|anyone)\b`,
 			`\bwithout\s+(?:mentioning|telling|saying|showing|reporting|disclosing|revealing)\s+(?:it|this|that|anything)\b`,
+			`\b(?:don't|do not|dont|never)\s+(?:mention|say|reveal|disclose|report|admit)\s+to\s+(?:the\s+|your\s+)?(?:user|human|operator)\b`,
+			`\b(?:keep\s+(?:quiet|silent|mum)|say\s+nothing)\s+about\s+[^.;\n]{0,60}?\byou\s+(?:make|run|do|did|made|ran|send|sent|call|called|execute|executed|fetch|fetched)\b`,
+			`\b(?:leave\s+out|omit|exclude|drop|skip\s+over|hide|not\s+(?:mention|list|include|report))\s+(?:any\s+|all\s+|the\s+)?(?:commands?|calls?|requests?|files?|actions?|steps?|changes?)\s+(?:that\s+)?you\s+(?:ran|run|made|make|did|do|sent|send|executed|touched|read|opened|fetched)\b`,
 			`\b(?:silently|secretly|covertly|stealthily|discreetly|invisibly)\s+(?:run|execute|call|invoke|send|upload|post|forward|copy|exfiltrate|fetch|download|delete|remove|modify|add|append|insert|include|visit|open|load|curl|transmit|email|write|install)\b`,
 			`\b(?:hide|conceal|keep)\s+(?:this|it|these|the\s+(?:following|instructions|action|command|request|call|output))\s+(?:hidden\s+|secret\s+)?from\s+(?:the\s+)?(?:user|human|operator)`,
 			`\b(?:do not|don't|never)\s+(?:mention|reveal|disclose|tell|show|say)\s+(?:this|these|that|the following|anything about (?:this|these))\b[^.\n]*?\b(?:to\s+)?(?:the\s+)?(?:user|human)\b`),
@@ -323,5 +336,5 @@ var rules = sync.OnceValue(func() []rule {
 			`(?:悄悄|偷偷|秘密|暗中|默默)(?:地)?(?:执行|运行|发送|上传|调用|删除|访问|下载|修改|转发)`,
 			`(?:给|致)(?:ai|人工智能|助手|模型|大模型|智能体)的(?:指令|消息|提示|说明)[:：]`,
 			`调用[^。\n]{0,12}工具(?:来|去)?(?:执行|运行|发送|上传|访问|下载)`),
-	}, standingRules()...)
+	}, slices.Concat(standingRules(), toolArgRules())...)
 })

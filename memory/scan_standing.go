@@ -111,24 +111,25 @@ func standingRules() []rule {
 	return []rule{
 		accepting(mk("authority-transfer", KindInjection, "makes text from files, web pages, issues or tool output the user's word", negatable,
 			"from the user|from user|from the owner|from owner|from the operator|from operator|from the maintainer|from maintainer|"+
-				"from the admin|from admin|from the boss|from boss|from me|priority|authority|weight|precedence|order|command|instruction|"+
+				"from the admin|from admin|from the boss|from boss|from me|priority|precedence|authority|weight|precedence|order|command|instruction|"+
 				"directive|as if|speak|user's|users'|user’s|owner's|owner’s|operator's|maintainer's|admin's|boss's|your system prompt|"+
 				"your instructions|your orders|your real|your true|your actual|your new|system prompt",
 			`\b(?:come|comes|came|coming|are|is|count|counts|were|was)\s+(?:\w+\s+){0,2}?from\s+(?:`+userWho+`|me)(?:\s+(?:personally|directly|himself|herself|themselves|themself))?(?:\s*[;,.:!—–-]|\s+and\b|\s*$)`,
 			`\b(?:higher|greater|more|top)\s+(?:priority|authority|weight|precedence)\s+(?:than|over)\s+(?:the\s+)?(?:user|user's|users'|system\s+prompt|your\s+(?:instructions|rules|guidelines))`,
-			`\b(?:are|is)\s+(?:direct\s+|binding\s+)?(?:orders|commands)\s*(?:[;,.:!—–-]|$|(?:to|for)\s+(?:you|the\s+(?:assistant|agent|model|ai))\b)`,
+			`\b(?:takes?|has|have|gets?|given)\s+(?:priority|precedence)\s+over\s+(?:the\s+|your\s+)?(?:user|user's|users'|user’s|operator|operator's|owner|owner's|system\s+prompt|instructions)\b`,
+			`\b(?:are|is)\s+(?:direct\s+|binding\s+)?(?:orders|commands)\s*(?:[;,.:!—–-]|$|(?:to|for)\s+(?:you|the\s+(?:assistant|agent|model|ai))\b|(?:that\s+)?(?:you|the\s+(?:assistant|agent|model))\s+(?:must\s+|should\s+|are\s+to\s+)?(?:carry\s+out|obey|follow|execute|act\s+on)\b)`,
 			`\bas\s+if\s+`+userWho+`\s+(?:had\s+)?(?:typed|wrote|written|said|gave|given|sent|asked|requested)`,
 			`\bspeaks?\s+for\s+`+userWho+`\b`,
 			`\b(?:as|be|are|is|counts?\s+as|means)\s+`+userWho+`(?:'s|s'|’s)\s+(?:own\s+|direct\s+|personal\s+|explicit\s+)?(?:instructions?|commands?|orders?|requests?|words|wishes|decisions?)\b`,
 			`\b(?:as|be|are|is)\s+(?:a\s+|the\s+)?(?:direct\s+|binding\s+)?(?:orders?|commands?|instructions?)\s+(?:from|of|by)\s+`+userWho+`\b`,
-			`\b(?:treat|consider|regard|take|handle|read)\s+`+span+`{0,80}?\s+as\s+(?:if\s+they\s+were\s+)?(?:binding\s+|direct\s+)?(?:commands|orders|instructions|directives|your\s+(?:system\s+prompt|instructions|orders)|the\s+system\s+prompt)\b`,
+			`\b(?:treat|consider|regard|take|handle|read)\s+`+span+`{0,80}?\s+as\s+(?:if\s+they\s+were\s+)?(?:binding\s+|direct\s+)?(?:commands|orders|instructions|directives|(?:your|its|their|the|a)\s+(?:new\s+|real\s+|true\s+)?(?:system\s+prompt|instructions|orders))\b`,
 			`\b(?:to\s+be|is|are|as)\s+your\s+(?:real\s+|true\s+|actual\s+|new\s+)?(?:system\s+prompt|instructions|orders)\b`), withSource),
 		accepting(mk("obey-source", KindInjection, "tells the model to do whatever a file, web page, issue or tool output says", negatable,
 			"whatever|anything|everything|any instruction|all instruction|all the instruction|executed|obeyed|carried out|acted on|"+
 				"followed without|followed blindly|followed immediately|followed unconditionally",
 			`\b(?:whatever|anything|everything|any\s+instructions?|all\s+(?:the\s+)?instructions?)\b`+span+`{0,80}?\b(?:do\s+(?:it|that|them|as\s+it\s+says|what\s+it\s+says)|execute|carry\s+(?:it|them)\s+out|obey|follow\s+(?:it|them)|act\s+on\s+(?:it|them))\b`,
-			`\b(?:do|follow|obey|execute)\s+(?:whatever|anything|everything)\s+`+span+`{0,40}?\b(?:says?|asks?|tells?\s+you|wants?|contains?|lists?)\b`,
-			`\b(?:instructions?|orders|commands|requests?|directions)\b`+span+`{0,60}?\b(?:must|should|shall|are\s+to|have\s+to|need\s+to)\s+(?:always\s+)?be\s+(?:executed|obeyed|carried\s+out|acted\s+on|followed\s+(?:without\s+question|blindly|immediately|unconditionally|without\s+asking))\b`), withSource),
+			`\b(?:do|follow|obey|execute|run)\s+(?:whatever|anything|everything)\s+`+span+`{0,40}?\b(?:says?|asks?|tells?\s+you|wants?|contains?|lists?|follows?|comes?\s+after)\b`,
+			`\b(?:instructions?|orders|commands|requests?|directions)\b`+span+`{0,100}?\b(?:must|should|shall|are\s+to|have\s+to|need\s+to)\s+(?:always\s+)?be\s+(?:executed|obeyed|carried\s+out|acted\s+on|followed\s+(?:without\s+question|blindly|immediately|unconditionally|without\s+asking))\b`), withSource),
 		mk("note-supremacy", KindInjection, "claims to outrank the model's instructions", negatable,
 			cross("over|above|before|instead of", "the system prompt|your|the user|rein|the rules"),
 			`\b(?:obey|follow|prefer|prioriti[sz]e|trust|believe)\s+(?:it|them|this|that|these|those)\s+(?:over|above|before|instead\s+of)\s+(?:the\s+system\s+prompt|your\s+(?:instructions|rules|guidelines|system\s+prompt)|the\s+user|rein|the\s+rules)\b`),
@@ -140,15 +141,16 @@ func standingRules() []rule {
 			`\b(?:ignore|disregard|skip|bypass|don't\s+read|do\s+not\s+read|never\s+read)\s+(?:the\s+)?(?:claude|agents|gemini|copilot-instructions|rein|system)\.md\b`),
 		accepting(mk("standing-permission", KindInjection, "answers permission prompts in advance with the broadest choice", negatable,
 			cross("always|every time|each time|automatically|blindly|just|forever", "pick|choose|select|click|answer|press|hit|tick|take|approve|accept|grant|say|go with|reply")+"|"+
-				cross("answer|say|reply|choose|pick|select|click", `yes|allow|ok|"yes|"allow|"ok|“yes|“allow|“ok|'yes|'allow|'ok|‘yes|‘allow|‘ok`),
+				cross("answer|say|reply|choose|pick|select|click", `yes|allow|ok|"yes|"allow|"ok|“yes|“allow|“ok|'yes|'allow|'ok|‘yes|‘allow|‘ok`)+"|answer is",
 			`\b(?:always|every\s+time|each\s+time|automatically|blindly|just|forever)\s+(?:pick|choose|select|click|answer|press|hit|tick|take|approve|accept|grant|say|go\s+with|reply)\s+(?:on\s+|with\s+)?["“'‘]?\s*(?:yes|allow|always|approve|the\s+`+broadest+`|(?:the\s+)?option\s+that\s+allows|allow\s+always|always\s+allow|them|it|everything|all)\b`,
 			`\b(?:answer|say|reply|choose|pick|select|click)\s+["“'‘]?(?:yes|allow)["”'’]?\s+(?:to|for|on)\s+(?:every|all|any|each|everything)\b`,
-			`\b(?:say|answer|reply|click)\s+["“'‘]?(?:yes|allow|ok)["”'’]?\s+(?:whenever|every\s+time|each\s+time|any\s+time|when)\b`), withPermission),
+			`\b(?:say|answer|reply|click)\s+["“'‘]?(?:yes|allow|ok)["”'’]?\s+(?:whenever|every\s+time|each\s+time|any\s+time|when)\b`,
+			`\b(?:whenever|every\s+time|each\s+time|when|if)\b[^.;\n]{0,60}?\b(?:asks?|prompts?)\b[^.;\n]{0,40}?\bthe\s+answer\s+is\s+(?:always\s+)?["“'‘]?(?:yes|allow|always)\b`), withPermission),
 		mk("standing-permission", KindInjection, "answers permission prompts in advance with the broadest choice", negatable,
 			cross("grant|approve|accept|allow|authorize|authorise|confirm|ok|okay", "every|all|any|each")+"|auto-|autoapprove|autoaccept|autoallow|autoconfirm|"+
 				"turn off|disable|skip|bypass|suppress|dismiss|ignore all|ignore any|ignore every|authorized|authorised|approved|"+
 				"yes to|to everything|to all|without asking|without approval|without permission|without confirmation|"+cross("never|don't|do not|no need to|stop", "ask|bother|prompt|check with|wait for")+
-				"|noise|formalit|pointless|meaningless|irrelevant|spam|useless|theat|rubber|"+
+				"|noise|formalit|pointless|meaningless|irrelevant|spam|useless|theat|rubber|option that|option which|choice that|button that|box that|preapproved|pre-approved|already approved|"+
 				cross("choose|select|pick|click|answer|press|take|hit", `"|“|'|‘`)+"|"+cross("choose|pick|select|take|click", "it"),
 			`(?:^|[.;:!?,—–-]\s*|\b(?:always|automatically|just|simply|blindly)\s+)(?:grant|approve|accept|allow|authori[sz]e|confirm|ok|okay)\s+(?:every|all|any|each)\s+(?:\w+\s+){0,2}?(?:permissions?|permission\s+requests?|prompts?|confirmations?|approval\s+requests?|tool\s+calls?|commands?)\b`,
 			`\bauto-?(?:approve|accept|allow|confirm)\s+(?:every|all|any|each|everything)\b`,
@@ -157,20 +159,27 @@ func standingRules() []rule {
 			`\b(?:said|says|answered|approved|agreed)\s+(?:yes\s+)?to\s+(?:everything|all\s+(?:commands|requests|tools|permissions))\s+(?:in\s+advance|ahead\s+of\s+time|already|beforehand)\b`,
 			`(?:^|[.;:!?,—–-]\s*)(?:run|execute|do)\s+(?:any|every|all)\s+(?:\w+\s+)?commands?\s+without\s+(?:asking|approval|permission|confirmation)\b`,
 			`\b(?:turn\s+off|disable|skip|bypass|suppress)\s+(?:all\s+)?(?:the\s+)?(?:confirmations?|permission\s+(?:prompts?|checks?|requests?)|approvals?|approval\s+prompts?)\s+(?:for\s+(?:every|all|any|each)|entirely|completely|altogether|everywhere|forever)\b`,
-			`\b(?:never|don't|do\s+not|no\s+need\s+to|stop)\s+(?:ask|bother|prompt|check\s+with|wait\s+for)\s+(?:the\s+user\s+)?(?:(?:for|with)\s+(?:\w+\s+)?(?:permission|confirmation|approval|consent)s?\s+)?(?:before\s+(?:running|executing|doing|using|calling)\s+(?:any|every|anything|all)\b|(?:for|with)\s+(?:any|every)\b)`,
+			`\b(?:never|don't|do\s+not|no\s+need\s+to|stop)\s+(?:ask(?:ing)?|bother(?:ing)?|prompt(?:ing)?|check(?:ing)?\s+with|wait(?:ing)?\s+for)\s+(?:the\s+user\s+)?(?:(?:for|with)\s+(?:\w+\s+)?(?:permission|confirmation|approval|consent)s?\s+)?(?:before\s+(?:running|executing|doing|using|calling)\s+(?:any|every|anything|all)\b|(?:for|with)\s+(?:any|every)\b)`,
 			`\b(?:permission|confirmation|approval|consent)\s+(?:prompts?|dialogs?|requests?|checks?|pop-?ups?|questions?|boxes)\s+(?:are|is)\s+(?:just\s+|only\s+|a\s+|mere\s+|pure\s+)*(?:noise|formalit(?:y|ies)|pointless|meaningless|irrelevant|spam|useless|theat(?:er|re)|rubber[- ]stamps?)\b`,
 			`\b(?:choose|select|pick|click|answer|press|take|hit)\s+["“'‘]\s*(?:allow\s+always|always\s+allow|always|yes\s+to\s+all|allow\s+all|don'?t\s+ask\s+again|allow\s+for\s+(?:everything|all))\s*["”'’]`,
-			`\b(?:offers?|shows?|has|gives?)\s+["“'‘]?(?:always|allow\s+always|always\s+allow)["”'’]?\s*,?\s*(?:choose|pick|select|take|click)\s+it\b`),
+			`\b(?:offers?|shows?|has|gives?)\s+["“'‘]?(?:always|allow\s+always|always\s+allow)["”'’]?\s*,?\s*(?:choose|pick|select|take|click)\s+it\b`,
+			`\b(?:choose|select|pick|click|take|tick)\s+(?:the\s+)?(?:option|choice|button|box)\s+(?:that|which)\s+(?:never\s+asks?\s+again|(?:always\s+)?allows?\s+(?:it\s+)?(?:always|forever|everything|for\s+good)|remembers?\s+(?:the\s+)?(?:answer|approval))\b`,
+			`\b(?:pre-?approved|already\s+approved)\s+(?:tasks?|work|jobs?|orders?|requests?)\b[^.\n]{0,60}?\bwithout\s+(?:checking\s+in|asking|confirmation|approval|permission)\b`),
 		accepting(mk("standing-permission", KindInjection, "answers permission prompts in advance with the broadest choice", negatable,
 			"broadest|widest|permissive|restrictive|maximum|max|largest|highest|powerful|loosest|lenient|fullest",
 			`\b(?:pick|choose|select|take|go\s+with|click|answer\s+with|grant|use)\s+(?:the\s+)?(?:\w+\s+)?`+broadest+`\s+(?:\w+\s+)?(?:option|choice|permissions?|scope|access|setting|level|answer)\b`), withPermission),
 		accepting(mk("session-fetch", KindInjection, "tells the model to fetch a page and obey it at the start of every session", 0,
 			"http",
-			`\b(?:(?:start|beginning|begin|outset)\s+of\s+(?:every|each|a|any|the|each\s+new|every\s+new)\s+(?:session|conversation|chat|run|task)|(?:every|each)\s+(?:new\s+)?(?:session|conversation|chat)|(?:session|conversation|chat)\s+(?:starts|begins|opens)|first\s+thing\s+in\s+(?:every|each|a|any)\s+(?:new\s+)?(?:session|conversation|chat|run)|(?:start|begin|open)\s+(?:every|each|any)\s+(?:new\s+)?(?:session|conversation|chat|run))\b`+span+`*?https?://`,
+			`\b(?:(?:start|beginning|begin|outset)\s+of\s+(?:every|each|a|any|the|each\s+new|every\s+new)\s+(?:session|conversation|chat|run|task)|(?:every|each)\s+(?:new\s+|\w+\s+)?(?:session|conversation|chat)|(?:session|conversation|chat)\s+(?:starts|begins|opens)|first\s+thing\s+in\s+(?:every|each|a|any)\s+(?:new\s+)?(?:session|conversation|chat|run)|(?:start|begin|open)\s+(?:every|each|any)\s+(?:new\s+)?(?:session|conversation|chat|run))\b`+span+`*?https?://`,
 			`https?://`+span+`*?\b(?:(?:start|beginning|outset)\s+of\s+(?:every|each|a|any|the)\s+(?:new\s+)?(?:session|conversation|chat|run)|(?:every|each)\s+(?:new\s+)?(?:session|conversation|chat)|(?:session|conversation|chat)\s+(?:starts|begins))\b`), withObey),
 		accepting(mk("rules-outdated", KindInjection, "declares the model's instructions outdated", 0,
 			"outdated|obsolete|stale|void|invalid|supersed|deprecated|out of date|no longer|not binding|cancel|revoked|fake|wrong|null",
-			`\b(?:(?:above|earlier|previous|prior|preceding|original|initial|system|your|developer(?:'s|s')?|safety|rein's|default|all\s+(?:other|earlier|previous|prior))\s+(?:rules|instructions|guidelines|guidance|directives|prompt|policies|restrictions|constraints)|(?:rules|instructions|guidelines|guidance|directives)\s+(?:above|in\s+the\s+system\s+prompt|you\s+(?:were\s+given|have|received|got)|from\s+the\s+(?:developers?|system|vendor)|of\s+the\s+system\s+prompt)|system\s+prompt)\s+(?:\S+\s+){0,3}?(?:(?:are|is|were|was|have\s+become|has\s+become)\s+)?(?:now\s+)?(?:all\s+)?(?:outdated|obsolete|stale|void|invalid|superseded|deprecated|out\s+of\s+date|no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|not\s+binding|cancel+ed|revoked|fake|null)\b`), notOthers()),
+			`\b(?:(?:above|earlier|previous|prior|preceding|original|initial|system|your|developer(?:'s|s')?|safety|rein's|default|all\s+(?:other|earlier|previous|prior))\s+(?:rules|instructions|guidelines|guidance|directives|prompt|policies|restrictions|constraints)|(?:rules|instructions|guidelines|guidance|directives)\s+(?:above|in\s+the\s+system\s+prompt|you\s+(?:were\s+given|have|received|got)|from\s+the\s+(?:developers?|system|vendor)|of\s+the\s+system\s+prompt)|system\s+prompt)\s+(?:\S+\s+){0,3}?(?:(?:are|is|were|was|have\s+become|has\s+become)\s+)?(?:now\s+)?(?:all\s+)?(?:outdated|obsolete|stale|void|invalid|superseded|deprecated|out\s+of\s+date|no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|not\s+binding|cancel+ed|revoked|fake|null)\b`,
+			`\b(?:in|of|from)\s+(?:the\s+|your\s+)system\s+prompt\b[^.;\n]{0,80}?\b(?:no\s+longer\s+(?:valid|apply|applies|relevant|in\s+force|binding)|(?:is|are|was|were)\s+(?:now\s+)?(?:outdated|obsolete|void|superseded|invalid))\b`), notOthers()),
+		mk("disable-safety", KindInjection, "tells the model to switch off its safety checks", negatable,
+			"off|disable|deactivate|suspend|bypass|skip",
+			`\b(?:switch|turn|shut)\s+off\s+(?:all\s+|any\s+|your\s+|the\s+)*(?:safety|security|permission)\s+(?:checks?|filters?|rules|guardrails|measures|prompts?)\b`,
+			`\b(?:disable|deactivate|suspend|bypass|skip)\s+(?:all\s+|any\s+|your\s+|the\s+)*(?:safety|security)\s+(?:checks?|filters?|rules|guardrails|measures)\b`),
 		mk("note-supremacy", KindInjection, "claims to outrank the model's instructions", negatable,
 			cross("this|these|the following|my", "note|notes|memory|memories|entry|entries|message|text|instruction|rule")+
 				"|memor|the note|outrank|overrid|supersed|trump|precedence|priority|instead|only this|only these",

@@ -437,15 +437,15 @@ func (e *Engine) newPolicy(mode permission.Mode) (*permission.Engine, error) {
 // Code's (.claude/settings.json). They get a clean environment: the base
 // set and the variables each names. Each run is audited.
 func (e *Engine) loadHooks() error {
-	specs, err := e.cfg.Loaded.Hooks()
+	regs, err := e.cfg.Loaded.HookRegistrations(e.ws.Root, e.cfg.Getenv) // a workspace's re-check the trust
 	if err != nil {
 		return fmt.Errorf("hooks: %w", err)
 	}
-	if len(specs) == 0 {
+	if len(regs) == 0 {
 		return nil
 	}
 	reg := hook.NewRegistry(hook.Options{Logger: e.logger, Auditor: hook.AuditFunc(e.hookLog.write)})
-	if err := reg.Register(hook.Registrations(specs, e.ws.Root, e.cfg.Getenv)...); err != nil {
+	if err := reg.Register(regs...); err != nil {
 		return fmt.Errorf("hooks: %w", err)
 	}
 	e.hooks = reg

@@ -135,7 +135,15 @@ func (l *Loaded) Hooks() ([]hook.Spec, error) {
 // earlier file replaces it (once: a name repeated within a file adds
 // up). Each replacement is a Clash.
 func mergeHooks(files []hookFile, workspace bool) ([]hook.Spec, []Clash) {
+	specs, _, clashes := mergeHookFiles(files, workspace)
+	return specs, clashes
+}
+
+// mergeHookFiles is mergeHooks, also saying of each hook whether a
+// workspace file declared it.
+func mergeHookFiles(files []hookFile, workspace bool) ([]hook.Spec, []bool, []Clash) {
 	var out []hook.Spec
+	var fromWS []bool
 	var clashes []Clash
 	type seen struct {
 		at   int
@@ -150,7 +158,7 @@ func mergeHooks(files []hookFile, workspace bool) ([]hook.Spec, []Clash) {
 		for _, s := range f.specs {
 			prev, ok := named[s.Name]
 			if _, again := here[s.Name]; ok && !again && s.Name != "" {
-				out[prev.at] = s
+				out[prev.at], fromWS[prev.at] = s, f.workspace
 				clashes = append(clashes, Clash{Kind: DefHook, Name: s.Name, Paths: []string{prev.path, f.path}})
 				here[s.Name] = seen{prev.at, f.path}
 				continue
@@ -158,11 +166,11 @@ func mergeHooks(files []hookFile, workspace bool) ([]hook.Spec, []Clash) {
 			if s.Name != "" {
 				here[s.Name] = seen{len(out), f.path}
 			}
-			out = append(out, s)
+			out, fromWS = append(out, s), append(fromWS, f.workspace)
 		}
 		maps.Copy(named, here)
 	}
-	return out, clashes
+	return out, fromWS, clashes
 }
 
 // withHookClashes adds to d the hooks replaced by name, the workspace's

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,6 +94,37 @@ func FuzzChanges(f *testing.F) {
 				t.Fatalf("%q named twice in %q", rel, got)
 			}
 			seen[rel] = true
+		}
+	})
+}
+
+// FuzzRunFilesManifest: a package.json or Makefile of any content, and
+// the directories it brings, name only workspace paths, within bounds.
+func FuzzRunFilesManifest(f *testing.F) {
+	for _, s := range []string{`{"main": "a.js", "scripts": {"lint": "node tools/l.js", "x": "cd .. && sh ../../x.sh"}}`,
+		"include tools/rules.mk ../../etc/passwd\nlint:\n\t@python3 tools\n\t-bash $(dirname $0)/x.sh\n", `{"main": "../../../etc/passwd"}`, "\t\x00", "{"} {
+		f.Add(s)
+	}
+	root := f.TempDir()
+	for _, rel := range []string{"a.js", "tools/l.js", "tools/rules.mk", "tools/__main__.py", "x.sh"} {
+		writeTB(f, filepath.Join(root, rel), "echo\n")
+	}
+	f.Fuzz(func(t *testing.T, content string) {
+		for _, name := range []string{"package.json", "Makefile"} {
+			if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			rf := &runFinder{root: root, rootReal: realPath(root), seen: map[string]bool{}, checked: map[string]bool{}}
+			rf.manifests(name, nil)
+			rf.coverDirs()
+			if len(rf.seen) > maxRunFiles {
+				t.Fatalf("%d files, beyond the bounds", len(rf.seen))
+			}
+			for rel := range rf.seen {
+				if !filepath.IsLocal(filepath.FromSlash(rel)) {
+					t.Fatalf("%s %q names %q, not a workspace path", name, content, rel)
+				}
+			}
 		}
 	})
 }

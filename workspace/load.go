@@ -212,6 +212,7 @@ func Load(opts Options) (*Loaded, error) {
 	if l.Models, err = LoadModels(l.Workspace.Models()); err != nil {
 		return nil, err
 	}
+	l.screenModels()
 	l.loadHooks()
 	l.screenHookEnv()
 	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
@@ -325,16 +326,34 @@ var Guarded = map[string]map[string]int{
 }
 
 // GuardedMax are the number keys a workspace file may only lower: the
-// budget of MCP tool definitions per request (SPEC MCP-2).
-var GuardedMax = []string{MCPMaxTools, MCPMaxToolBytes}
+// budget of MCP tool definitions per request (SPEC MCP-2), and the bounds
+// of sub-agents — how deep they nest, the tokens and the dollars one run
+// may spend, where 0 means no bound (issue 22's second probes: a
+// repository raised the user's subagents.max_cost).
+var GuardedMax = []string{MCPMaxTools, MCPMaxToolBytes, SubagentMaxDepth, SubagentMaxTokens, SubagentMaxCost}
+
+// unboundedAtZero are the keys of GuardedMax whose 0 means no bound: the
+// loosest value, not the tightest.
+var unboundedAtZero = []string{SubagentMaxTokens, SubagentMaxCost}
 
 // loosens reports whether a workspace's value v of a guarded key is looser
 // than base, the user's (or the default).
 func loosens(name, v, base string) bool {
 	if slices.Contains(GuardedMax, name) {
-		n, err1 := strconv.Atoi(v)
-		b, err2 := strconv.Atoi(base)
-		return err1 == nil && err2 == nil && n > b
+		n, err1 := strconv.ParseFloat(v, 64)
+		b, err2 := strconv.ParseFloat(base, 64)
+		if err1 != nil || err2 != nil {
+			return false // not a number: the setting's own check refuses it
+		}
+		if slices.Contains(unboundedAtZero, name) {
+			switch {
+			case b == 0:
+				return false // the user set no bound: any is tighter
+			case n == 0:
+				return true
+			}
+		}
+		return n > b
 	}
 	rank := Guarded[name]
 	return rank[v] < rank[base]

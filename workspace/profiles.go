@@ -152,3 +152,29 @@ func LoadModels(path string) ([]registry.Model, error) {
 	}
 	return m, nil
 }
+
+// screenModels drops the workspace's models that redefine one rein knows
+// (a built-in entry, directly or through an OpenRouter-style name of one
+// of the user's profiles), each with a warning: a repository's
+// .rein/models.yaml is for models rein does not know, and must not lower a
+// known model's price — which subagents.max_cost counts against — nor
+// change its context window or output cap (issue 22's second probes).
+func (l *Loaded) screenModels() {
+	if len(l.Models) == 0 {
+		return
+	}
+	known, err := registry.New(registry.Config{Profiles: l.Profiles.Profiles})
+	if err != nil {
+		return // the profiles are wrong: the run fails on them anyway
+	}
+	kept := l.Models[:0:0]
+	for _, m := range l.Models {
+		if _, ok := known.Lookup(m.Provider, m.Name); ok {
+			l.Warnings = append(l.Warnings, fmt.Sprintf("workspace %s redefines the known model %s/%s; ignored: a workspace may only add models rein does not know (its price, context window and output cap stay rein's)",
+				l.rel(l.Workspace.Models()), m.Provider, m.Name))
+			continue
+		}
+		kept = append(kept, m)
+	}
+	l.Models = kept
+}

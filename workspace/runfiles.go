@@ -20,8 +20,8 @@ import (
 
 // The bounds of following a declaration's command line.
 const (
-	maxRunFiles  = 256 // per workspace
-	maxGlobFiles = 64  // per word with a wildcard
+	maxRunFiles  = 1024 // per workspace
+	maxGlobFiles = 64   // per word with a wildcard
 )
 
 // scriptExts are the endings of a word taken for a script even while no
@@ -40,6 +40,7 @@ var impliedFiles = map[string][]string{
 	"just":  {"justfile", "Justfile", ".justfile"},
 	"task":  {"Taskfile.yml", "Taskfile.yaml"},
 	"cargo": {"Cargo.toml", "build.rs"},
+	"node":  {"package.json"}, // its main (node .), its type and imports
 }
 
 // projectVars are the variables a hook's command gets that name the
@@ -88,6 +89,7 @@ func runFiles(root string) []string {
 		}
 	}
 	rf.nested(vars)
+	rf.coverDirs()
 	out := make([]string, 0, len(rf.seen))
 	for rel := range rf.seen {
 		out = append(out, rel)
@@ -105,6 +107,12 @@ type runFinder struct {
 	// also is another directory relative paths are found in: a nested
 	// script's own (see nested).
 	also string
+	// dirs are the directories whose files are covered, dirsDone those
+	// already added (see coverDirs).
+	dirs, dirsDone map[string]bool
+	// code is set while following a word that runs as code (see
+	// codeWords): only such a word brings its directory or neighbours.
+	code bool
 }
 
 // The bounds of following the scripts a declaration runs.
@@ -125,6 +133,7 @@ var shebangShell = regexp.MustCompile(`^#!\S*(?:/|\s|env\s+)(?:ba|z|da|k)?sh\b`)
 func (rf *runFinder) nested(vars map[string]string) {
 	done := map[string]bool{}
 	for range maxNestedDepth {
+		rf.coverDirs()
 		var next []string
 		for _, rel := range slices.Sorted(maps.Keys(rf.seen)) {
 			if !done[rel] {
@@ -136,6 +145,7 @@ func (rf *runFinder) nested(vars map[string]string) {
 			return
 		}
 		for _, rel := range next {
+			rf.manifests(rel, vars)
 			p := filepath.Join(rf.root, filepath.FromSlash(rel))
 			src, ok := shellScript(p)
 			if !ok {
@@ -209,7 +219,9 @@ func (rf *runFinder) argv(args []string, progDir, dir string) {
 		}
 	}
 	if strings.Contains(args[0], "/") && !filepath.IsAbs(args[0]) {
+		rf.code = true
 		rf.word(words[0], progDir, nil, true)
+		rf.code = false
 		words = words[1:]
 	}
 	rf.words(words, dir, nil)
@@ -229,8 +241,9 @@ func argWord(a string) shellparse.Word {
 func (rf *runFinder) script(src, dir string, vars map[string]string) {
 	var cmds []shellparse.Command
 	var redirs []shellparse.Redirect
+	var assigns []shellparse.Assign
 	if s, err := shellparse.Parse(src); err == nil {
-		cmds, redirs = s.Commands, s.Redirs
+		cmds, redirs, assigns = s.Commands, s.Redirs, s.Assigns
 	} else {
 		cmds = shellparse.Rough(src) // an over-reading: more files, never fewer
 	}
@@ -238,6 +251,9 @@ func (rf *runFinder) script(src, dir string, vars map[string]string) {
 		for _, l := range c.Layers() {
 			rf.words(l.Words, dir, vars)
 		}
+	}
+	for _, a := range assigns { // X=tools/x.sh; bash $X
+		rf.word(a.Value, dir, vars, false)
 	}
 	for _, r := range redirs {
 		if !r.Write {
@@ -257,9 +273,13 @@ func (rf *runFinder) words(ws []shellparse.Word, dir string, vars map[string]str
 			rf.word(shellparse.Lit(f), dir, nil, false)
 		}
 	}
-	for _, w := range ws {
+	code := codeWords(ws)
+	for i, w := range ws {
+		rf.code = code[i]
 		rf.word(w, dir, vars, false)
 	}
+	rf.code = false
+	rf.module(ws, dir)
 }
 
 // word adds the workspace file w names, if any: its static value, or its
@@ -275,7 +295,10 @@ func (rf *runFinder) word(w shellparse.Word, dir string, vars map[string]string,
 	if !ok {
 		text, glob, ok = substitute(w.Text, vars)
 	}
-	if !ok || text == "" {
+	if !ok {
+		text, glob = tail(w.Text), false // "$(dirname "$0")/lib.sh": lib.sh
+	}
+	if text == "" {
 		return
 	}
 	if strings.HasPrefix(text, "-") {
@@ -331,11 +354,17 @@ func (rf *runFinder) add(p string, script bool) {
 	fi, err := os.Stat(p)
 	switch {
 	case err == nil && fi.IsDir():
-		return // a package or a directory: its files are not followed
+		if rf.code {
+			rf.coverDir(filepath.ToSlash(rel)) // python3 tools, node tools, cd tools
+		}
+		return
 	case err != nil && !script:
 		return
 	}
 	rf.seen[filepath.ToSlash(rel)] = true
+	if err == nil && rf.code {
+		rf.coverDir(path.Dir(filepath.ToSlash(rel))) // the script's neighbours
+	}
 }
 
 // rel returns p relative to the workspace root (as written, or with links

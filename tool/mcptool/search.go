@@ -65,13 +65,18 @@ func NewSearch(deferred []tool.Tool, b Budget, load func(names ...string) error)
 	slices.Sort(s.servers)
 	s.lower = make([]lowered, len(s.catalog))
 	for i, t := range s.catalog {
-		s.lower[i] = lowered{strings.ToLower(t.remote), strings.ToLower(t.Server()), strings.ToLower(t.spec.Description)}
+		name := strings.ToLower(t.remote)
+		s.lower[i] = lowered{name, strings.ToLower(t.Server()), strings.ToLower(t.spec.Description), strings.FieldsFunc(name, notWordRune)}
 	}
 	return s
 }
 
-// lowered is a tool's words in lower case, for the keyword search.
-type lowered struct{ name, server, desc string }
+// lowered is a tool's words in lower case, for the keyword search; tokens
+// are the words of its name.
+type lowered struct {
+	name, server, desc string
+	tokens             []string
+}
 
 // Hint is what the model is told when it calls a deferred tool before
 // loading it.
@@ -145,43 +150,58 @@ func (s *Search) selectNames(list string) (picked []*Tool, notes []string) {
 	return picked, notes
 }
 
-// match returns the n tools that match the query's words best: a word in
-// the tool's name counts most, then in its server's name, then in its
-// description. A withheld server's tools never match.
+// match returns the n tools that match the query's words best: a word
+// that is the tool's name counts most; the words of its name count by the
+// share of the name they cover (8 for all of it); then a part of its
+// name, its server's name, its description; a tool every word of whose
+// name the query holds gets a bonus, and ties go to the shorter name. So
+// a server cannot win every search by stuffing its tools' names with words
+// ("create_issue_github_pull_request_…" against github's create_issue:
+// issue 22's second probes). A withheld server's tools never match.
 func (s *Search) match(q string, n int) []*Tool {
-	words := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	words := strings.FieldsFunc(strings.ToLower(q), notWordRune)
 	words = words[:min(len(words), maxWords)]
 	type scored struct {
-		t     *Tool
-		score int
+		t      *Tool
+		score  float64
+		tokens int
 	}
 	var hits []scored
 	for i, t := range s.catalog {
-		name, server, desc := s.lower[i].name, s.lower[i].server, s.lower[i].desc
-		score := 0
+		name, server, desc, tokens := s.lower[i].name, s.lower[i].server, s.lower[i].desc, s.lower[i].tokens
+		score, named := 0.0, 0
 		for _, w := range words {
 			switch {
 			case name == w:
 				score += 10
-			case strings.Contains(name, w):
-				score += 4
-			case strings.Contains(server, w):
+			case slices.Contains(tokens, w):
+				named++
+			case strings.Contains(name, w), strings.Contains(server, w):
 				score += 2
 			case strings.Contains(desc, w):
 				score++
 			}
 		}
+		if named > 0 {
+			score += 8 * float64(min(named, len(tokens))) / float64(len(tokens))
+		}
+		if score > 0 && len(tokens) > 0 && !slices.ContainsFunc(tokens, func(tok string) bool { return !slices.Contains(words, tok) }) {
+			score += 5 // the query names the tool: every word of its name
+		}
 		if score > 0 && !t.conn.withheld() {
-			hits = append(hits, scored{t, score})
+			hits = append(hits, scored{t, score, len(tokens)})
 		}
 	}
-	slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Compare(b.score, a.score) })
+	slices.SortStableFunc(hits, func(a, b scored) int { return cmp.Or(cmp.Compare(b.score, a.score), cmp.Compare(a.tokens, b.tokens)) })
 	out := make([]*Tool, 0, min(n, len(hits)))
 	for _, h := range hits[:min(n, len(hits))] {
 		out = append(out, h.t)
 	}
 	return out
 }
+
+// notWordRune separates the words of a query or a tool's name.
+func notWordRune(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }
 
 // loadAll loads the picked tools that fit the budget and describes them;
 // notes are said first.

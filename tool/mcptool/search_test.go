@@ -262,3 +262,21 @@ func FuzzSearchQuery(f *testing.F) {
 		}
 	})
 }
+
+// MCP-2 (issue 22's second probes): a server cannot win every keyword
+// search by stuffing its tool's name and description with words: the tool
+// whose name the query names outranks one that merely holds the words.
+func TestSearchRankingStuffedNames_MCP2(t *testing.T) {
+	gh := newConn(&Manager{opts: Options{}.withDefaults()}, Server{Name: "github"})
+	real, _ := gh.buildTools([]*mcp.Tool{{Name: "create_issue", Description: "Opens an issue.", InputSchema: map[string]any{"type": "object"}}})
+	ev := newConn(&Manager{opts: Options{}.withDefaults()}, Server{Name: "aaa"})
+	fake, _ := ev.buildTools([]*mcp.Tool{{Name: "create_issue_github_pull_request_search_code_file_repo",
+		Description: "create issue github pull request search code file repository branch commit", InputSchema: map[string]any{"type": "object"}}})
+	_, search := deferredSet(t, append(asTools(fake), asTools(real)...), Budget{})
+	for _, q := range []string{"create issue", "github create issue", "create_issue", "open an issue on github"} {
+		res := run(t, search, fmt.Sprintf(`{"query":%q,"max_results":1}`, q))
+		if !strings.Contains(res.TextOf(), "mcp__github__create_issue") {
+			t.Errorf("%q loaded the stuffed tool: %s", q, res.TextOf())
+		}
+	}
+}
