@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	osexec "os/exec"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -136,42 +135,9 @@ func (l *Local) WriteFile(ctx context.Context, path string, data []byte, perm fs
 }
 
 func writeAtomic(path string, data []byte, perm fs.FileMode) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("write %s: is a directory", path)
-		}
-		perm = fi.Mode().Perm()
-	} else if perm == 0 {
-		perm = 0o644
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	real, err := resolveForWrite(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return writeResolved(real, data, perm)
 }

@@ -379,7 +379,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, path string, data []byte, perm 
 		if protectedRel(rel) {
 			return fmt.Errorf("write %s: the sandbox keeps git's repositories, .rein and .claude read-only", path)
 		}
-		return writeAtomic(real, data, perm)
+		return writeResolved(real, data, perm) // no link followed after the checks
 	}
 	return fmt.Errorf("write %s: outside the sandbox's writable workspace %s", path, s.Workspace)
 }

@@ -127,6 +127,9 @@ func (fb fencedBackend) ReadFile(ctx context.Context, path string) ([]byte, erro
 	if err := fb.f.Check(filepath.Clean(path)); err != nil {
 		return nil, err
 	}
+	if fb.f.Root != "" {
+		return fb.readOpened(ctx, path)
+	}
 	return fb.Backend.ReadFile(ctx, path)
 }
 
@@ -134,6 +137,13 @@ func (fb fencedBackend) ReadFile(ctx context.Context, path string) ([]byte, erro
 func (fb fencedBackend) WriteFile(ctx context.Context, path string, data []byte, perm fs.FileMode) error {
 	if err := fb.f.Check(filepath.Clean(path)); err != nil {
 		return err
+	}
+	if fb.f.Root != "" {
+		// The path as the fence resolved it: the backend's own checks
+		// and write then follow no link a command swapped in since.
+		if real, err := resolveExisting(filepath.Clean(path)); err == nil {
+			path = real
+		}
 	}
 	return fb.Backend.WriteFile(ctx, path, data, perm)
 }

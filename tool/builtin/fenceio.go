@@ -1,0 +1,54 @@
+package builtin
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/reinhq/rein/exec"
+)
+
+// readOpened reads path for a workspace's fence without a window between
+// the check and the read (SPEC API-9): a command of the same caller (a
+// second session, a parallel sub-agent) can swap a link in the workspace
+// between the fence's look at a path and the backend's open of it, and
+// send the read to the data directory or another workspace. So the file is
+// opened first, the fence judges the real path of what was opened, and
+// the backend then reads that open file (through its /proc/self/fd name,
+// so its own checks, such as the sandbox's hidden files, see the real path
+// too).
+func (fb fencedBackend) readOpened(ctx context.Context, path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	real, ok := exec.OpenedPath(f)
+	if !ok {
+		return nil, fmt.Errorf("%w: cannot tell which file %s is once opened (no /proc/self/fd, or it was removed); retry the read", ErrFenced, path)
+	}
+	if filepath.Clean(real) != real || !filepath.IsAbs(real) {
+		return nil, fmt.Errorf("%w: %s opened as %q, not a clean absolute path", ErrFenced, path, real)
+	}
+	if err := fb.f.Check(real); err != nil {
+		return nil, fmt.Errorf("%w (it was swapped for a link after the check: %s is %s now)", err, path, real)
+	}
+	fdp := exec.FDPath(f)
+	data, err := fb.Backend.ReadFile(ctx, fdp)
+	if err != nil {
+		return nil, renamedError{msg: strings.ReplaceAll(err.Error(), fdp, path), err: err}
+	}
+	return data, nil
+}
+
+// renamedError is a backend's error with the descriptor path it was given
+// replaced by the path the tool was asked for.
+type renamedError struct {
+	msg string
+	err error
+}
+
+func (e renamedError) Error() string { return e.msg }
+func (e renamedError) Unwrap() error { return e.err }

@@ -1,0 +1,116 @@
+package builtin
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/reinhq/rein/exec"
+	"github.com/reinhq/rein/tool"
+)
+
+// swapAttempts is how many calls each race row makes while the link flips:
+// before the fix about one read in 150 and one write in a few hundred got
+// through, so a row that lets none through in this many is closed.
+const swapAttempts = 3000
+
+// API-9: the attack table of the window between the fence's check and the
+// file operation. A command of the same caller (a second session in the
+// workspace, a parallel sub-agent) flips a link in the workspace between a
+// harmless target and a forbidden one — links may name paths the sandbox
+// does not show — while the tool is called again and again. No call may
+// read the forbidden file or write outside the workspace. The backend is
+// the confined sandbox's, as in a server's run.
+func TestFenceSwapRaceAttacks_API9(t *testing.T) {
+	w := newFenceWorld(t)
+	if err := os.Mkdir(filepath.Join(w.ws, "sub"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	backend := &exec.Sandbox{Workspace: w.ws, ConfineReads: true}
+	tools := map[string]tool.Tool{}
+	for _, tl := range FileTools(backend, nil, w.fence) {
+		tools[tl.Spec().Name] = tl
+	}
+	for _, a := range []struct {
+		name, tool, link string
+		// good is the harmless target, bad the forbidden one.
+		good, bad string
+		in        map[string]any
+		// wrote is a file that must not exist afterwards.
+		wrote string
+		// n is the number of calls, swapAttempts when 0 (a write syncs
+		// to disk: fewer).
+		n int
+	}{
+		{name: "read_file of a link flipped to the server's database", tool: "read_file", link: "swap",
+			good: filepath.Join(w.ws, "main.go"), bad: filepath.Join(w.data, "rein.db"), in: map[string]any{"path": "swap"}},
+		{name: "read_file of a link flipped to another workspace", tool: "read_file", link: "swap",
+			good: filepath.Join(w.ws, "main.go"), bad: filepath.Join(w.other, "notes.txt"), in: map[string]any{"path": "swap"}},
+		{name: "read_file of a link flipped to the history mirror", tool: "read_file", link: "swap",
+			good: filepath.Join(w.ws, "main.go"), bad: filepath.Join(w.ws, ".rein", "data", "history.db"), in: map[string]any{"path": "swap"}},
+		{name: "read_file through a directory link flipped to the data directory", tool: "read_file", link: "d",
+			good: filepath.Join(w.ws, "inner"), bad: w.data, in: map[string]any{"path": "d/rein.db"}},
+		{name: "write_file through a directory link flipped to another workspace", tool: "write_file", link: "d",
+			good: filepath.Join(w.ws, "sub"), bad: w.other, in: map[string]any{"path": "d/pwned", "content": "x"},
+			wrote: filepath.Join(w.other, "pwned"), n: 500},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			if err := os.MkdirAll(filepath.Join(w.ws, "inner"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(w.ws, "inner", "rein.db"), []byte("harmless"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			stop := flipLink(t, filepath.Join(w.ws, a.link), a.good, a.bad)
+			leaks, n := 0, a.n
+			if n == 0 {
+				n = swapAttempts
+			}
+			for range n {
+				if strings.Contains(runTool(t, tools[a.tool], w.ws, a.in).TextOf(), fenceSecret) {
+					leaks++
+				}
+			}
+			stop()
+			if leaks > 0 {
+				t.Errorf("%d of %d calls read the forbidden file", leaks, n)
+			}
+			if a.wrote != "" {
+				if _, err := os.Lstat(a.wrote); err == nil {
+					t.Errorf("a call wrote %s", a.wrote)
+				}
+			}
+		})
+	}
+}
+
+// flipLink makes link point at good and bad in turn, atomically (a new
+// link renamed over it), until the returned stop is called.
+func flipLink(t *testing.T, link, good, bad string) (stop func()) {
+	t.Helper()
+	var done atomic.Bool
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tmp := link + ".flip"
+		for i := 0; !done.Load(); i++ {
+			target := good
+			if i%2 == 1 {
+				target = bad
+			}
+			_ = os.Remove(tmp)
+			if os.Symlink(target, tmp) == nil {
+				_ = os.Rename(tmp, link)
+			}
+		}
+	}()
+	return func() {
+		done.Store(true)
+		wg.Wait()
+		_ = os.Remove(link)
+	}
+}
