@@ -43,6 +43,14 @@ func (fb fencedBackend) readOpened(ctx context.Context, path string) ([]byte, er
 	return data, nil
 }
 
+// opened reports whether the fence lets through the file f has open,
+// judged by its real path as the kernel reports it (false when it cannot
+// say).
+func (f Fence) opened(file *os.File) bool {
+	real, ok := exec.OpenedPath(file)
+	return ok && f.Check(real) == nil
+}
+
 // renamedError is a backend's error with the descriptor path it was given
 // replaced by the path the tool was asked for.
 type renamedError struct {

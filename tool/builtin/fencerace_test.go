@@ -34,6 +34,7 @@ func TestFenceSwapRaceAttacks_API9(t *testing.T) {
 	for _, tl := range FileTools(backend, nil, w.fence) {
 		tools[tl.Spec().Name] = tl
 	}
+	tools["grep"] = NewGrep(GrepOptions{Fence: w.fence}) // rg where installed, as a server has it
 	for _, a := range []struct {
 		name, tool, link string
 		// good is the harmless target, bad the forbidden one.
@@ -53,6 +54,10 @@ func TestFenceSwapRaceAttacks_API9(t *testing.T) {
 			good: filepath.Join(w.ws, "main.go"), bad: filepath.Join(w.ws, ".rein", "data", "history.db"), in: map[string]any{"path": "swap"}},
 		{name: "read_file through a directory link flipped to the data directory", tool: "read_file", link: "d",
 			good: filepath.Join(w.ws, "inner"), bad: w.data, in: map[string]any{"path": "d/rein.db"}},
+		{name: "grep of a directory link flipped to the data directory", tool: "grep", link: "d",
+			good: filepath.Join(w.ws, "inner"), bad: w.data, in: map[string]any{"pattern": "SECRET", "path": "d", "output_mode": "content"}, n: 1000},
+		{name: "grep of a file link flipped to another workspace", tool: "grep", link: "swap",
+			good: filepath.Join(w.ws, "main.go"), bad: filepath.Join(w.other, "notes.txt"), in: map[string]any{"pattern": "SECRET", "path": "swap", "output_mode": "content"}, n: 1000},
 		{name: "write_file through a directory link flipped to another workspace", tool: "write_file", link: "d",
 			good: filepath.Join(w.ws, "sub"), bad: w.other, in: map[string]any{"path": "d/pwned", "content": "x"},
 			wrote: filepath.Join(w.other, "pwned"), n: 500},

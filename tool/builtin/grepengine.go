@@ -69,6 +69,9 @@ func (s *goSearch) file(abs string) error {
 		return nil // unreadable files are skipped, as rg does
 	}
 	defer f.Close()
+	if s.q.fence.Root != "" && !s.q.fence.opened(f) {
+		return nil // a link swapped in after the walk looked: skipped
+	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := r.Peek(64 << 10); bytes.IndexByte(head, 0) >= 0 { // rg looks at its first 64 KB buffer
 		return nil
