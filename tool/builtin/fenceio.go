@@ -3,8 +3,10 @@ package builtin
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/exec"
@@ -49,6 +51,31 @@ func (fb fencedBackend) readOpened(ctx context.Context, path string) ([]byte, er
 func (f Fence) opened(file *os.File) bool {
 	real, ok := exec.OpenedPath(file)
 	return ok && f.Check(real) == nil
+}
+
+// readDir lists the directory abs sorted by name, as os.ReadDir does;
+// behind a workspace's fence (a Root), only once the directory it opened
+// is judged by its real path, so a link swapped in after the fence or the
+// walk looked lists nothing of what lies beyond.
+func (f Fence) readDir(abs string) ([]fs.DirEntry, error) {
+	if f.Root == "" {
+		return os.ReadDir(abs)
+	}
+	d, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer d.Close()
+	real, ok := exec.OpenedPath(d)
+	if !ok {
+		return nil, fmt.Errorf("%w: cannot tell which directory %s is once opened; retry", ErrFenced, abs)
+	}
+	if err := f.Check(real); err != nil {
+		return nil, fmt.Errorf("%w (it was swapped for a link after the check: %s is %s now)", err, abs, real)
+	}
+	entries, err := d.ReadDir(-1)
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	return entries, err
 }
 
 // renamedError is a backend's error with the descriptor path it was given

@@ -35,6 +35,15 @@ func TestFenceSwapRaceAttacks_API9(t *testing.T) {
 		tools[tl.Spec().Name] = tl
 	}
 	tools["grep"] = NewGrep(GrepOptions{Fence: w.fence}) // rg where installed, as a server has it
+	tools["glob"] = NewGlob(GlobOptions{Fence: w.fence})
+	tools["list_dir"] = NewListDir(ListDirOptions{Fence: w.fence})
+	// Names are secrets too: a listing of the data directory or another
+	// workspace must not show this one.
+	for _, d := range []string{w.data, w.other} {
+		if err := os.WriteFile(filepath.Join(d, fenceSecret+".name"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	for _, a := range []struct {
 		name, tool, link string
 		// good is the harmless target, bad the forbidden one.
@@ -58,6 +67,10 @@ func TestFenceSwapRaceAttacks_API9(t *testing.T) {
 			good: filepath.Join(w.ws, "inner"), bad: w.data, in: map[string]any{"pattern": "SECRET", "path": "d", "output_mode": "content"}, n: 1000},
 		{name: "grep of a file link flipped to another workspace", tool: "grep", link: "swap",
 			good: filepath.Join(w.ws, "main.go"), bad: filepath.Join(w.other, "notes.txt"), in: map[string]any{"pattern": "SECRET", "path": "swap", "output_mode": "content"}, n: 1000},
+		{name: "glob through a directory link flipped to the data directory", tool: "glob", link: "d",
+			good: filepath.Join(w.ws, "inner"), bad: w.data, in: map[string]any{"pattern": "d/*"}, n: 3 * swapAttempts},
+		{name: "list_dir of a directory link flipped to another workspace", tool: "list_dir", link: "d",
+			good: filepath.Join(w.ws, "inner"), bad: w.other, in: map[string]any{"path": "d"}, n: 3 * swapAttempts},
 		{name: "write_file through a directory link flipped to another workspace", tool: "write_file", link: "d",
 			good: filepath.Join(w.ws, "sub"), bad: w.other, in: map[string]any{"path": "d/pwned", "content": "x"},
 			wrote: filepath.Join(w.other, "pwned"), n: 500},
@@ -81,7 +94,7 @@ func TestFenceSwapRaceAttacks_API9(t *testing.T) {
 			}
 			stop()
 			if leaks > 0 {
-				t.Errorf("%d of %d calls read the forbidden file", leaks, n)
+				t.Errorf("%d of %d calls showed the forbidden file or its name", leaks, n)
 			}
 			if a.wrote != "" {
 				if _, err := os.Lstat(a.wrote); err == nil {
