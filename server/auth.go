@@ -213,6 +213,12 @@ type credential struct {
 // authenticate returns the caller of r and until when its credential holds.
 func (a *authenticator) authenticate(r *http.Request) (credential, *authError) {
 	if h := a.auth.TrustedHeader; h != "" && a.fromTrustedProxy(r) {
+		if vs := r.Header.Values(h); len(vs) > 1 {
+			// A proxy that appends its header to one the client sent passes
+			// both, the client's first: neither can be believed.
+			return credential{}, &authError{Detail: fmt.Sprintf("the %s header came %d times: the proxy must set it once, replacing any the client sent "+
+				"(nginx's proxy_set_header does; an appending rule does not)", h, len(vs)), Challenge: `Bearer realm="rein"`}
+		}
 		if v := r.Header.Get(h); v != "" {
 			if err := a.checkRemoteCaller(v); err != nil {
 				return credential{}, &authError{Detail: fmt.Sprintf("the %s header set by the proxy is not a valid caller id: %v", h, err), Challenge: `Bearer realm="rein"`}

@@ -193,6 +193,10 @@ func TestTrustedHeader(t *testing.T) {
 		{"trusted proxy, no header, token used", []netip.Prefix{loop}, "", "ada", 200},
 		{"trusted proxy, invalid UTF-8", []netip.Prefix{loop}, "ada\xff", "", 401},
 		{"trusted proxy, too long", []netip.Prefix{loop}, strings.Repeat("a", 300), "", 401},
+		// A proxy that appends its header to the client's (rather than
+		// replacing it) passes both: the first is the client's claim.
+		{"trusted proxy, the client's header before the proxy's (two values)", []netip.Prefix{loop}, "ada\nmallory", "", 401},
+		{"trusted proxy, the client's header before the proxy's, with a token", []netip.Prefix{loop}, "ada\nmallory", "mallory", 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(c *server.Config) {
@@ -205,7 +209,7 @@ func TestTrustedHeader(t *testing.T) {
 			}
 			req := newRequest(t, "GET", e.ts.URL+"/sessions/"+ada.session, tok, nil)
 			if tc.header != "" {
-				req.Header["X-Rein-Caller"] = []string{tc.header}
+				req.Header["X-Rein-Caller"] = strings.Split(tc.header, "\n")
 			}
 			res, err := e.ts.Client().Do(req)
 			if err != nil {
