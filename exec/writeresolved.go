@@ -90,12 +90,21 @@ func openCheckedDir(dir string) (*os.Root, error) {
 		if real != dir {
 			return nil, fmt.Errorf("%w: %s is now %s", ErrPathChanged, dir, real)
 		}
-	} else if a, err := f.Stat(); err != nil {
+		return os.OpenRoot(FDPath(f))
+	}
+	// No /proc: the directory opened must be the one at dir, and the
+	// root is opened again by path (a narrower window than none).
+	r, err := os.OpenRoot(dir)
+	if err != nil {
 		return nil, err
-	} else if b, err := os.Lstat(dir); err != nil || !os.SameFile(a, b) {
+	}
+	a, aerr := f.Stat()
+	b, berr := r.Stat(".")
+	if aerr != nil || berr != nil || !os.SameFile(a, b) {
+		r.Close()
 		return nil, fmt.Errorf("%w: %s", ErrPathChanged, dir)
 	}
-	return os.OpenRoot(FDPath(f))
+	return r, nil
 }
 
 // FDPath is the path that names f's open file itself (/proc/self/fd/N on

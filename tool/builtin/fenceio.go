@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/reinhq/rein/exec"
 )
@@ -22,14 +23,16 @@ import (
 // so its own checks, such as the sandbox's hidden files, see the real path
 // too).
 func (fb fencedBackend) readOpened(ctx context.Context, path string) ([]byte, error) {
-	f, err := os.Open(path)
+	f, err := openRegular(path)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	real, ok := exec.OpenedPath(f)
 	if !ok {
-		return nil, fmt.Errorf("%w: cannot tell which file %s is once opened (no /proc/self/fd, or it was removed); retry the read", ErrFenced, path)
+		// No /proc (not Linux): the backend reads by path, after the
+		// fence's look at it.
+		return fb.Backend.ReadFile(ctx, path)
 	}
 	if filepath.Clean(real) != real || !filepath.IsAbs(real) {
 		return nil, fmt.Errorf("%w: %s opened as %q, not a clean absolute path", ErrFenced, path, real)
@@ -50,7 +53,27 @@ func (fb fencedBackend) readOpened(ctx context.Context, path string) ([]byte, er
 // say).
 func (f Fence) opened(file *os.File) bool {
 	real, ok := exec.OpenedPath(file)
-	return ok && f.Check(real) == nil
+	return !ok || f.Check(real) == nil // no /proc: the walk's look stands
+}
+
+// openRegular opens path for reading without blocking and refuses what is
+// not a regular file: opening a FIFO a command made in the workspace
+// would wait for a writer for ever, holding the run (and its slot of the
+// server's --max-concurrent) past any cancel.
+func openRegular(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file (%s): only files can be read; a FIFO or a device would block or never end", path, fi.Mode().Type())
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
 }
 
 // readDir lists the directory abs sorted by name, as os.ReadDir does;
@@ -68,7 +91,7 @@ func (f Fence) readDir(abs string) ([]fs.DirEntry, error) {
 	defer d.Close()
 	real, ok := exec.OpenedPath(d)
 	if !ok {
-		return nil, fmt.Errorf("%w: cannot tell which directory %s is once opened; retry", ErrFenced, abs)
+		return os.ReadDir(abs) // no /proc: by path, after the fence's look
 	}
 	if err := f.Check(real); err != nil {
 		return nil, fmt.Errorf("%w (it was swapped for a link after the check: %s is %s now)", err, abs, real)

@@ -6,7 +6,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/tool"
@@ -130,5 +132,46 @@ func flipLink(t *testing.T, link, good, bad string) (stop func()) {
 		done.Store(true)
 		wg.Wait()
 		_ = os.Remove(link)
+	}
+}
+
+// API-9: the attack table of files that block. A command of the caller
+// makes a FIFO in the workspace and a file tool is pointed at it: opening
+// it would wait for a writer for ever, past the run's cancel, holding one
+// of the server's --max-concurrent run slots (a few calls, and no caller's
+// run starts). Each call must return, refusing the FIFO. The bound below
+// is liveness only (a blocked open never returns; a refusal takes
+// microseconds).
+func TestFenceFIFOAttacks_API9(t *testing.T) {
+	w := newFenceWorld(t)
+	if err := syscall.Mkfifo(filepath.Join(w.ws, "fifo"), 0o644); err != nil {
+		t.Skipf("environment: cannot make a FIFO here: %v", err)
+	}
+	backend := &exec.Sandbox{Workspace: w.ws, ConfineReads: true}
+	tools := map[string]tool.Tool{}
+	for _, tl := range FileTools(backend, nil, w.fence) {
+		tools[tl.Spec().Name] = tl
+	}
+	tools["grep"] = NewGrep(GrepOptions{Fence: w.fence})
+	for _, a := range []struct {
+		name, tool string
+		in         map[string]any
+	}{
+		{"read_file of a FIFO", "read_file", map[string]any{"path": "fifo"}},
+		{"edit_file of a FIFO", "edit_file", map[string]any{"path": "fifo", "old_string": "a", "new_string": "b"}},
+		{"grep of a FIFO", "grep", map[string]any{"pattern": "a", "path": "fifo"}},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			done := make(chan tool.Result, 1)
+			go func() { done <- runTool(t, tools[a.tool], w.ws, a.in) }()
+			select {
+			case res := <-done:
+				if a.tool != "grep" && !res.IsError {
+					t.Errorf("not refused: %q", res.TextOf())
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s blocks on the FIFO (a writer never comes)", a.tool)
+			}
+		})
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strconv"
@@ -64,9 +63,9 @@ type goSearch struct {
 // file searches one file; it returns errStopWalk once the content limit is
 // passed.
 func (s *goSearch) file(abs string) error {
-	f, err := os.Open(abs)
+	f, err := openRegular(abs)
 	if err != nil {
-		return nil // unreadable files are skipped, as rg does
+		return nil // unreadable files, FIFOs and devices are skipped, as rg does
 	}
 	defer f.Close()
 	if s.q.fence.Root != "" && !s.q.fence.opened(f) {
