@@ -175,3 +175,41 @@ func TestFenceFIFOAttacks_API9(t *testing.T) {
 		})
 	}
 }
+
+// API-9: the attack table of files too large to hold. A command makes a
+// sparse file (one truncate: no disk used) and a tool that reads files
+// whole is pointed at it; each must refuse it rather than take the
+// server's memory, which every caller shares (read_file measured first,
+// but edit_file and write_file did not, and a file can grow after it was
+// measured).
+func TestFenceHugeFileAttacks_API9(t *testing.T) {
+	w := newFenceWorld(t)
+	huge := filepath.Join(w.ws, "huge.txt")
+	f, err := os.Create(huge)
+	if err == nil {
+		err = f.Truncate(exec.MaxReadFile + 1)
+		f.Close()
+	}
+	if err != nil {
+		t.Skipf("environment: cannot make a sparse file here: %v", err)
+	}
+	backend := &exec.Sandbox{Workspace: w.ws, ConfineReads: true}
+	tools := map[string]tool.Tool{}
+	for _, tl := range FileTools(backend, nil, w.fence) {
+		tools[tl.Spec().Name] = tl
+	}
+	for _, a := range []struct {
+		name, tool string
+		in         map[string]any
+	}{
+		{"edit_file of a sparse file beyond the cap", "edit_file", map[string]any{"path": "huge.txt", "old_string": "a", "new_string": "b"}},
+		{"write_file over a sparse file beyond the cap (it reads the old content)", "write_file", map[string]any{"path": "huge.txt", "content": "x"}},
+	} {
+		t.Run(a.name, func(t *testing.T) {
+			res := runTool(t, tools[a.tool], w.ws, a.in)
+			if !res.IsError || !strings.Contains(res.TextOf(), "more than") {
+				t.Errorf("not refused: error=%v %.200q", res.IsError, res.TextOf())
+			}
+		})
+	}
+}
