@@ -1,6 +1,9 @@
 package builtin
 
 import (
+	"bufio"
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -211,5 +214,21 @@ func TestFenceHugeFileAttacks_API9(t *testing.T) {
 				t.Errorf("not refused: error=%v %.200q", res.IsError, res.TextOf())
 			}
 		})
+	}
+}
+
+// API-9: grep's Go engine, which a fenced grep uses, holds at most
+// grepMaxLine of a line: a workspace file of gigabytes without a newline
+// stops its search instead of filling the server's memory.
+func TestGrepLineCap(t *testing.T) {
+	long := bytes.Repeat([]byte("a"), grepMaxLine+(1<<20))
+	var buf []byte
+	r := bufio.NewReaderSize(bytes.NewReader(append(long, '\n')), 64<<10)
+	if line, err := readLine(r, &buf); !errors.Is(err, errLineTooLong) || len(buf) > grepMaxLine+(128<<10) {
+		t.Errorf("readLine: %d bytes held, %d returned, err %v; want errLineTooLong", len(buf), len(line), err)
+	}
+	r = bufio.NewReaderSize(bytes.NewReader([]byte("short\nnext")), 64<<10)
+	if line, err := readLine(r, &buf); err != nil || string(line) != "short" {
+		t.Errorf("a short line: %q %v", line, err)
 	}
 }

@@ -133,6 +133,14 @@ func (s *goSearch) file(abs string) error {
 	return nil
 }
 
+// grepMaxLine is the longest line the Go engine holds: a file with a
+// longer one (a workspace file of gigabytes without a newline) is searched
+// up to it, like a binary file, rather than held in the server's memory.
+const grepMaxLine = 8 << 20
+
+// errLineTooLong stops the search of a file at a line beyond grepMaxLine.
+var errLineTooLong = errors.New("line longer than grep holds")
+
 // readLine returns the next line of r without its newline, reusing buf for
 // lines longer than r's buffer. err is io.EOF after the last line.
 func readLine(r *bufio.Reader, buf *[]byte) ([]byte, error) {
@@ -140,6 +148,9 @@ func readLine(r *bufio.Reader, buf *[]byte) ([]byte, error) {
 	if errors.Is(err, bufio.ErrBufferFull) {
 		*buf = append((*buf)[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(*buf) > grepMaxLine {
+				return nil, errLineTooLong
+			}
 			line, err = r.ReadSlice('\n')
 			*buf = append(*buf, line...)
 		}
