@@ -232,3 +232,36 @@ func TestGrepLineCap(t *testing.T) {
 		t.Errorf("a short line: %q %v", line, err)
 	}
 }
+
+// BenchmarkFencedRead is the cost of a fenced read of a 4 KiB file through
+// the confined sandbox's backend: "path" judges the path and reads it (as
+// before issue 22's red team), "opened" judges what it opened (a server's
+// run now).
+func BenchmarkFencedRead(b *testing.B) {
+	ws := b.TempDir()
+	file := filepath.Join(ws, "src", "a.go")
+	if err := os.MkdirAll(filepath.Dir(file), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(file, bytes.Repeat([]byte("x"), 4096), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	backend := &exec.Sandbox{Workspace: ws, ConfineReads: true}
+	ctx := b.Context()
+	b.Run("path", func(b *testing.B) {
+		fb := Fence{}.Backend(backend) // no Root: the path is judged
+		for b.Loop() {
+			if _, err := fb.ReadFile(ctx, file); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("opened", func(b *testing.B) {
+		fb := Fence{Root: ws}.Backend(backend)
+		for b.Loop() {
+			if _, err := fb.ReadFile(ctx, file); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
