@@ -319,6 +319,12 @@ func (s *Sandbox) writable(dir string) []string {
 		if err != nil && i == 0 {
 			return nil // no workspace, nothing writable
 		}
+		if i == 0 && s.ConfineReads && s.Workspace != "" && r != filepath.Clean(s.Workspace) {
+			// A server's workspace is given without links; one swapped for
+			// a link since leads to another caller's directory: nothing is
+			// writable (or, confined, readable) through it (SPEC API-9).
+			return nil
+		}
 		if err == nil {
 			out = append(out, r)
 		}
