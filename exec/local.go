@@ -1,13 +1,14 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	osexec "os/exec"
-	"path/filepath"
 	"sync"
 	"time"
 )
@@ -113,7 +114,39 @@ func (l *Local) ReadFile(ctx context.Context, path string) ([]byte, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	return os.ReadFile(path)
+	return readCapped(path)
+}
+
+// MaxReadFile is the most ReadFile reads: a file the tools hold whole in
+// memory. A sparse file of a terabyte costs a command one truncate, and
+// reading it whole took the server's memory from every caller.
+const MaxReadFile = 256 << 20
+
+// readCapped reads path whole, refusing it beyond MaxReadFile — counted
+// while reading, since a file can grow after it was measured.
+func readCapped(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var size int64
+	if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+		size = fi.Size()
+	}
+	if size > MaxReadFile {
+		return nil, fmt.Errorf("read %s: %d bytes, more than the %d the file tools read whole", path, size, MaxReadFile)
+	}
+	data := make([]byte, 0, size+512)
+	buf := bytes.NewBuffer(data)
+	n, err := buf.ReadFrom(io.LimitReader(f, MaxReadFile+1))
+	if err != nil {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	if n > MaxReadFile {
+		return nil, fmt.Errorf("read %s: more than the %d bytes the file tools read whole (it grew while being read)", path, MaxReadFile)
+	}
+	return buf.Bytes(), nil
 }
 
 // Stat implements Backend.
@@ -136,42 +169,9 @@ func (l *Local) WriteFile(ctx context.Context, path string, data []byte, perm fs
 }
 
 func writeAtomic(path string, data []byte, perm fs.FileMode) error {
-	if real, err := filepath.EvalSymlinks(path); err == nil {
-		path = real
-	}
-	if fi, err := os.Stat(path); err == nil {
-		if fi.IsDir() {
-			return fmt.Errorf("write %s: is a directory", path)
-		}
-		perm = fi.Mode().Perm()
-	} else if perm == 0 {
-		perm = 0o644
-	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	real, err := resolveForWrite(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	tmp := f.Name()
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Chmod(perm)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return writeResolved(real, data, perm)
 }

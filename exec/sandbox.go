@@ -160,6 +160,13 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
+	var pinned *os.File
+	if s.ConfineReads && s.Workspace != "" {
+		if pinned, err = s.pinWorkspace(); err != nil {
+			return Output{}, fmt.Errorf("exec: sandbox: %w", err)
+		}
+		defer pinned.Close()
+	}
 	writable := s.writable(dir)
 	if len(writable) == 0 {
 		return Output{}, fmt.Errorf("exec: sandbox: workspace %s does not exist", s.Workspace)
@@ -184,6 +191,9 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 			dirs:  append(slices.Clone(writable), "/tmp", "/dev/shm"),
 			files: landlockDevices, noTCP: !s.AllowNetwork}, inner)
 	}
+	if pinned != nil {
+		args = bindPinned(args, filepath.Clean(s.Workspace), 4, bw) // ExtraFiles[1] below
+	}
 	args = append(args, "--chdir", dir)
 	argFile, err := argsPipe(args)
 	if err != nil {
@@ -194,6 +204,9 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	// The options come from the file; the command must be on the command line.
 	c := osexec.Command(bw, append([]string{"--args", "3", "--"}, inner...)...)
 	c.ExtraFiles = []*os.File{argFile}
+	if pinned != nil {
+		c.ExtraFiles = append(c.ExtraFiles, pinned) // descriptor 4
+	}
 	c.Env = baseEnv(s.Local.PassEnv, []string{"TMPDIR=/tmp"}, env, cmd.Env)
 	out, err := runProcess(ctx, c, cmd, s.Local.limits())
 	sh.release()
@@ -306,6 +319,12 @@ func (s *Sandbox) writable(dir string) []string {
 		if err != nil && i == 0 {
 			return nil // no workspace, nothing writable
 		}
+		if i == 0 && s.ConfineReads && s.Workspace != "" && r != filepath.Clean(s.Workspace) {
+			// A server's workspace is given without links; one swapped for
+			// a link since leads to another caller's directory: nothing is
+			// writable (or, confined, readable) through it (SPEC API-9).
+			return nil
+		}
 		if err == nil {
 			out = append(out, r)
 		}
@@ -379,7 +398,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, path string, data []byte, perm 
 		if protectedRel(rel) {
 			return fmt.Errorf("write %s: the sandbox keeps git's repositories, .rein and .claude read-only", path)
 		}
-		return writeAtomic(real, data, perm)
+		return writeResolved(real, data, perm) // no link followed after the checks
 	}
 	return fmt.Errorf("write %s: outside the sandbox's writable workspace %s", path, s.Workspace)
 }

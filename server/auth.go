@@ -213,8 +213,14 @@ type credential struct {
 // authenticate returns the caller of r and until when its credential holds.
 func (a *authenticator) authenticate(r *http.Request) (credential, *authError) {
 	if h := a.auth.TrustedHeader; h != "" && a.fromTrustedProxy(r) {
+		if vs := r.Header.Values(h); len(vs) > 1 {
+			// A proxy that appends its header to one the client sent passes
+			// both, the client's first: neither can be believed.
+			return credential{}, &authError{Detail: fmt.Sprintf("the %s header came %d times: the proxy must set it once, replacing any the client sent "+
+				"(nginx's proxy_set_header does; an appending rule does not)", h, len(vs)), Challenge: `Bearer realm="rein"`}
+		}
 		if v := r.Header.Get(h); v != "" {
-			if err := checkCaller(v); err != nil {
+			if err := a.checkRemoteCaller(v); err != nil {
 				return credential{}, &authError{Detail: fmt.Sprintf("the %s header set by the proxy is not a valid caller id: %v", h, err), Challenge: `Bearer realm="rein"`}
 			}
 			return credential{Caller: v}, nil
@@ -268,7 +274,7 @@ func (a *authenticator) verify(raw string) (credential, *authError) {
 		return jwt.VerificationKeySet{Keys: keys}, nil
 	})
 	if err == nil {
-		err = checkCaller(claims.Subject)
+		err = a.checkRemoteCaller(claims.Subject)
 		if err != nil {
 			err = fmt.Errorf("sub: %w", err)
 		}
@@ -310,6 +316,26 @@ func remoteIP(r *http.Request) (netip.Addr, bool) {
 func loopback(r *http.Request) bool {
 	ip, ok := remoteIP(r)
 	return ok && ip.IsLoopback()
+}
+
+// checkRemoteCaller checks the caller id a token or a trusted proxy gives:
+// a valid id (checkCaller) that is not the local caller's. The local id
+// (Auth.Local, and DefaultLocalCaller, which the runner gives a run
+// without a caller) names the operator of a loopback server without
+// authentication: the sessions, workspaces and kept "always" rules of
+// such a server's runs are stored under it, and a data directory outlives
+// a restart with authentication. A remote caller whose sub is "local" (a
+// name an identity provider may let anyone register) would inherit them
+// (SPEC API-9).
+func (a *authenticator) checkRemoteCaller(id string) error {
+	if err := checkCaller(id); err != nil {
+		return err
+	}
+	if id == a.auth.Local || id == DefaultLocalCaller {
+		return fmt.Errorf("the caller id %q is reserved for the operator of a loopback server without authentication "+
+			"(its sessions and kept rules are stored under it): give this caller another id", id)
+	}
+	return nil
 }
 
 // checkCaller validates a caller id: 1 to 256 printable characters.

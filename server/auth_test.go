@@ -193,6 +193,10 @@ func TestTrustedHeader(t *testing.T) {
 		{"trusted proxy, no header, token used", []netip.Prefix{loop}, "", "ada", 200},
 		{"trusted proxy, invalid UTF-8", []netip.Prefix{loop}, "ada\xff", "", 401},
 		{"trusted proxy, too long", []netip.Prefix{loop}, strings.Repeat("a", 300), "", 401},
+		// A proxy that appends its header to the client's (rather than
+		// replacing it) passes both: the first is the client's claim.
+		{"trusted proxy, the client's header before the proxy's (two values)", []netip.Prefix{loop}, "ada\nmallory", "", 401},
+		{"trusted proxy, the client's header before the proxy's, with a token", []netip.Prefix{loop}, "ada\nmallory", "mallory", 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, func(c *server.Config) {
@@ -205,7 +209,7 @@ func TestTrustedHeader(t *testing.T) {
 			}
 			req := newRequest(t, "GET", e.ts.URL+"/sessions/"+ada.session, tok, nil)
 			if tc.header != "" {
-				req.Header["X-Rein-Caller"] = []string{tc.header}
+				req.Header["X-Rein-Caller"] = strings.Split(tc.header, "\n")
 			}
 			res, err := e.ts.Client().Do(req)
 			if err != nil {
@@ -357,5 +361,58 @@ func TestLoadPublicKeys(t *testing.T) {
 		if _, err := server.LoadPublicKeys(p); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestReservedLocalCallerAttacks_API9 is the attack table of the local
+// caller's id (SPEC API-9): a loopback server without authentication
+// stores its operator's sessions, workspaces and kept "always" rules under
+// "local"; after a restart with authentication on the same data, a remote
+// caller who gets that id (a token whose sub is "local", a proxy's header)
+// must not inherit them. Each row must get 401 and never the operator's
+// session.
+func TestReservedLocalCallerAttacks_API9(t *testing.T) {
+	proxies := []netip.Prefix{netip.MustParsePrefix("10.0.0.0/8")}
+	for _, tc := range []struct {
+		name   string
+		local  string // Auth.Local; "" the default
+		caller string // the id the attacker gets
+		header bool   // by the trusted proxy's header, not a token
+	}{
+		{name: "token whose sub is local", caller: "local"},
+		{name: "token whose sub is the configured local id", local: "operator", caller: "operator"},
+		{name: "token whose sub is local while another local id is configured", local: "operator", caller: "local"},
+		{name: "proxy header naming local", caller: "local", header: true},
+		{name: "proxy header naming the configured local id", local: "operator", caller: "operator", header: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEnv(t, func(c *server.Config) {
+				c.Auth.Local = tc.local
+				c.Auth.TrustedHeader, c.Auth.TrustedProxies = "X-Rein-Caller", proxies
+			})
+			// The operator's session of the earlier, unauthenticated server.
+			op := e.fixture(t, tc.caller)
+			var r response
+			if tc.header {
+				r = e.serve(t, "GET", "/sessions/"+op.session, "", nil, "10.1.2.3:5000", "X-Rein-Caller", tc.caller)
+			} else {
+				r = e.serve(t, "GET", "/sessions/"+op.session, op.tok, nil, "192.0.2.7:5000")
+			}
+			if r.status != http.StatusUnauthorized {
+				t.Fatalf("status %d, want 401: the remote caller %q reads the local operator's session: %s", r.status, tc.caller, r.body)
+			}
+			if p := r.problem(t); !strings.Contains(p.Detail, "reserved for the operator") {
+				t.Errorf("detail %q does not say the id is reserved", p.Detail)
+			}
+		})
+	}
+	// Control: another id through the same routes still works.
+	e := newEnv(t, func(c *server.Config) { c.Auth.TrustedHeader, c.Auth.TrustedProxies = "X-Rein-Caller", proxies })
+	f := e.fixture(t, "localhost-user")
+	if r := e.serve(t, "GET", "/sessions/"+f.session, f.tok, nil, "192.0.2.7:5000"); r.status != http.StatusOK {
+		t.Errorf("control token: %d: %s", r.status, r.body)
+	}
+	if r := e.serve(t, "GET", "/sessions/"+f.session, "", nil, "10.1.2.3:5000", "X-Rein-Caller", "localhost-user"); r.status != http.StatusOK {
+		t.Errorf("control header: %d: %s", r.status, r.body)
 	}
 }

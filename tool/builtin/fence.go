@@ -27,7 +27,9 @@ import (
 // their workspaces; Hidden are files and directories refused even inside
 // Root (a server's data directory).
 type Fence struct {
-	// Root, when set, is the only directory the tools reach.
+	// Root, when set, is the only directory the tools reach: an absolute
+	// path without symbolic links (resolved when the run started), so
+	// that a link swapped in for it later is refused, not followed.
 	Root string
 	// Hidden are files and directories no tool reaches.
 	Hidden []string
@@ -58,6 +60,14 @@ func (f Fence) Check(abs string) error {
 	root, err := filepath.EvalSymlinks(f.Root)
 	if err != nil {
 		return fmt.Errorf("%w: the workspace %s cannot be resolved: %v", ErrFenced, f.Root, err)
+	}
+	if root != filepath.Clean(f.Root) {
+		// Root is the workspace as the run found it, without links. One
+		// that leads elsewhere now was swapped for a link during the run
+		// (by a command of another workspace holding it) and would carry
+		// the fence to another caller's directory.
+		return fmt.Errorf("%w: the workspace %s is now a link to %s, swapped in during the run: no tool reaches it; open the workspace again",
+			ErrFenced, f.Root, root)
 	}
 	if !isWithin(root, real) {
 		shown := abs
@@ -127,6 +137,9 @@ func (fb fencedBackend) ReadFile(ctx context.Context, path string) ([]byte, erro
 	if err := fb.f.Check(filepath.Clean(path)); err != nil {
 		return nil, err
 	}
+	if fb.f.Root != "" {
+		return fb.readOpened(ctx, path)
+	}
 	return fb.Backend.ReadFile(ctx, path)
 }
 
@@ -134,6 +147,13 @@ func (fb fencedBackend) ReadFile(ctx context.Context, path string) ([]byte, erro
 func (fb fencedBackend) WriteFile(ctx context.Context, path string, data []byte, perm fs.FileMode) error {
 	if err := fb.f.Check(filepath.Clean(path)); err != nil {
 		return err
+	}
+	if fb.f.Root != "" {
+		// The path as the fence resolved it: the backend's own checks
+		// and write then follow no link a command swapped in since.
+		if real, err := resolveExisting(filepath.Clean(path)); err == nil {
+			path = real
+		}
 	}
 	return fb.Backend.WriteFile(ctx, path, data, perm)
 }

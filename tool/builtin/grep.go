@@ -77,6 +77,9 @@ type grepQuery struct {
 	context         int
 	limit           int
 	exclude         exclusion
+	// fence, when it has a Root, judges each file the Go engine opens
+	// by what was opened (see [fencedBackend.readOpened]).
+	fence Fence
 }
 
 // grepLine is one line of output: a match or context.
@@ -161,7 +164,7 @@ func newGrepQuery(call tool.Call, in grepIn, opts GrepOptions) (grepQuery, *tool
 	}
 	q := grepQuery{pattern: in.Pattern, re: re, caseInsensitive: in.CaseInsensitive, base: resolvePath(call, in.Path),
 		glob: in.Glob, mode: mode, context: min(max(in.Context, 0), grepMaxContext), limit: grepMaxMatches,
-		exclude: newExclusion(opts.Exclude).withFence(opts.Fence)}
+		exclude: newExclusion(opts.Exclude).withFence(opts.Fence), fence: opts.Fence}
 	if mode != modeContent {
 		q.context = 0
 	}
@@ -186,7 +189,10 @@ func newGrepQuery(call tool.Call, in grepIn, opts GrepOptions) (grepQuery, *tool
 
 // ripgrep returns the rg executable to use, or "" for the Go engine.
 func (o GrepOptions) ripgrep() string {
-	if o.NoRipgrep {
+	// Behind a workspace's fence, rg would open files by path, and a
+	// directory swapped for a link during its walk would lead it out
+	// (SPEC API-9); the Go engine checks each file it opens.
+	if o.NoRipgrep || o.Fence.Root != "" {
 		return ""
 	}
 	if o.Ripgrep != "" {

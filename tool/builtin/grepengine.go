@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	osexec "os/exec"
 	"path/filepath"
 	"strconv"
@@ -64,11 +63,14 @@ type goSearch struct {
 // file searches one file; it returns errStopWalk once the content limit is
 // passed.
 func (s *goSearch) file(abs string) error {
-	f, err := os.Open(abs)
+	f, err := openRegular(abs)
 	if err != nil {
-		return nil // unreadable files are skipped, as rg does
+		return nil // unreadable files, FIFOs and devices are skipped, as rg does
 	}
 	defer f.Close()
+	if s.q.fence.Root != "" && !s.q.fence.opened(f) {
+		return nil // a link swapped in after the walk looked: skipped
+	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := r.Peek(64 << 10); bytes.IndexByte(head, 0) >= 0 { // rg looks at its first 64 KB buffer
 		return nil
@@ -131,6 +133,14 @@ func (s *goSearch) file(abs string) error {
 	return nil
 }
 
+// grepMaxLine is the longest line the Go engine holds: a file with a
+// longer one (a workspace file of gigabytes without a newline) is searched
+// up to it, like a binary file, rather than held in the server's memory.
+const grepMaxLine = 8 << 20
+
+// errLineTooLong stops the search of a file at a line beyond grepMaxLine.
+var errLineTooLong = errors.New("line longer than grep holds")
+
 // readLine returns the next line of r without its newline, reusing buf for
 // lines longer than r's buffer. err is io.EOF after the last line.
 func readLine(r *bufio.Reader, buf *[]byte) ([]byte, error) {
@@ -138,6 +148,9 @@ func readLine(r *bufio.Reader, buf *[]byte) ([]byte, error) {
 	if errors.Is(err, bufio.ErrBufferFull) {
 		*buf = append((*buf)[:0], line...)
 		for errors.Is(err, bufio.ErrBufferFull) {
+			if len(*buf) > grepMaxLine {
+				return nil, errLineTooLong
+			}
 			line, err = r.ReadSlice('\n')
 			*buf = append(*buf, line...)
 		}

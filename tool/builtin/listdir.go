@@ -55,7 +55,7 @@ func runListDir(ctx context.Context, call tool.Call, in listIn, fence Fence) (to
 	if !info.IsDir() {
 		return tool.Errorf("%s is a file, not a directory; use read_file to read it", shown), nil
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := fence.readDir(abs)
 	if err != nil && len(entries) == 0 {
 		return tool.Errorf("cannot list %s: %v", shown, err), nil
 	}

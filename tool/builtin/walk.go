@@ -73,7 +73,7 @@ func (w *walker) dir(abs, rel string, parts []string, patterns []gitignore.Patte
 	if depth > 0 {
 		patterns = append(slices.Clip(patterns), readIgnore(abs, parts)...)
 	}
-	entries, err := os.ReadDir(abs)
+	entries, err := w.ex.fence.readDir(abs)
 	if err != nil {
 		return nil // unreadable directories are skipped, as rg does
 	}
@@ -202,11 +202,14 @@ type exclusion struct {
 	// fenced are directories a Fence hides ([Fence.Hidden]): always left
 	// out, as is every .rein/data.
 	fenced []string
+	// fence, when it has a Root, judges each directory the walk lists by
+	// what was opened ([Fence.readDir]).
+	fence Fence
 }
 
 // withFence returns e leaving out what f hides too.
 func (e exclusion) withFence(f Fence) exclusion {
-	e.fenced = f.hidden()
+	e.fenced, e.fence = f.hidden(), f
 	return e
 }
 
