@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"html/template"
 	"net"
@@ -14,7 +13,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -32,15 +30,6 @@ func findChromium(t *testing.T) string {
 	}
 	t.Skip("chromium is not installed: this test drives rein serve from a real browser page (apt-get install chromium; scripts/test installs it)")
 	return ""
-}
-
-// chromiumCommand is headless Chromium opening url, with the resolver
-// rules given (every name but 127.0.0.1 unknown unless rules map it).
-func chromiumCommand(ctx context.Context, chromium, userDir, rules, url string) *exec.Cmd {
-	return exec.CommandContext(ctx, chromium, "--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-		"--no-first-run", "--no-default-browser-check", "--disable-extensions", "--disable-sync",
-		"--disable-background-networking", "--disable-component-update", "--no-proxy-server",
-		"--host-resolver-rules="+rules, "--user-data-dir="+userDir, url)
 }
 
 // attackPage is a page on another origin than rein's that tries what a
@@ -141,29 +130,7 @@ func newReportServer(t *testing.T, next http.Handler) *reportServer {
 // returns the page's report.
 func (p *reportServer) browse(t *testing.T, chromium, url, rules string) map[string]string {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := chromiumCommand(ctx, chromium, t.TempDir(), rules, url)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cancel()
-		<-exited
-	}()
-	select {
-	case rep := <-p.reports:
-		return rep
-	case err := <-exited:
-		t.Fatalf("chromium exited (%v) before the page reported:\n%s", err, out.String())
-	case <-time.After(guard):
-		t.Fatalf("the page reported nothing within %s; chromium:\n%s", guard, out.String())
-	}
-	return nil
+	return browse(t, chromium, rules, url, p.reports, nil)
 }
 
 // logged is one request line of rein's log.

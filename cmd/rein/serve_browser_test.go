@@ -2,9 +2,9 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"log"
@@ -15,7 +15,6 @@ import (
 	"strconv"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -199,31 +198,11 @@ func newPageServer(t *testing.T, s *served, sid string, second *held) *pageServe
 // browse opens the page in headless Chromium and returns its report.
 func (p *pageServer) browse(t *testing.T, chromium string) browserReport {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	cmd := chromiumCommand(ctx, chromium, t.TempDir(), "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", p.url)
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("chromium: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer func() {
-		cancel()
-		<-exited
-	}()
-	var rep browserReport
-	select {
-	case rep = <-p.reports:
-	case err := <-exited:
-		t.Fatalf("chromium exited (%v) before the page reported:\n%s", err, out.String())
-	case <-time.After(guard):
+	rep := browse(t, chromium, "MAP * ~NOTFOUND, EXCLUDE 127.0.0.1", p.url, p.reports, func() string {
 		p.mu.Lock()
 		defer p.mu.Unlock()
-		t.Fatalf("the page reported nothing within %s; %d connections to the event stream; chromium:\n%s",
-			guard, p.conns, out.String())
-	}
+		return fmt.Sprintf("%d connections to the event stream", p.conns)
+	})
 	if rep.Error != "" {
 		t.Fatalf("the page: %s", rep.Error)
 	}

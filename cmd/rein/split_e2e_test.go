@@ -847,15 +847,32 @@ func (v *scriptVendor) requests() []vendorRequest {
 	return append([]vendorRequest(nil), v.log...)
 }
 
-func (v *scriptVendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	m := mockserver.NewUnstarted()
+// vendorPost starts a scripted vendor's answer to one request: a mock
+// server that takes the test's key, and the request's body, read. A
+// request other than a POST (the model list) is answered here, and ok is
+// false; so is one whose body cannot be read.
+func vendorPost(w http.ResponseWriter, r *http.Request) (m *mockserver.Server, body []byte, ok bool) {
+	m = mockserver.NewUnstarted()
 	m.APIKey = fakeKey
 	if r.Method != http.MethodPost {
 		m.Handler().ServeHTTP(w, r)
-		return
+		return nil, nil, false
 	}
 	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	return m, body, err == nil
+}
+
+// vendorAnswer has m answer the request whose body vendorPost read with
+// turn.
+func vendorAnswer(m *mockserver.Server, w http.ResponseWriter, r *http.Request, body []byte, turn mockserver.Turn) {
+	m.Enqueue(turn)
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	m.Handler().ServeHTTP(w, r)
+}
+
+func (v *scriptVendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	m, body, ok := vendorPost(w, r)
+	if !ok {
 		return
 	}
 	label, fresh, tool := readPrompt(body)
@@ -881,9 +898,7 @@ func (v *scriptVendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 			return // the worker went away, or its run was cancelled
 		}
 	}
-	m.Enqueue(turn)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	m.Handler().ServeHTTP(w, r)
+	vendorAnswer(m, w, r, body, turn)
 	if reqs := m.Requests(); len(reqs) == 1 && reqs[0].Decoded != nil {
 		v.mu.Lock()
 		v.log[k].msgs = reqs[0].Decoded.Messages

@@ -68,14 +68,8 @@ func (v *tenantVendor) resultsOf(label string) map[string]llm.ToolResult {
 }
 
 func (v *tenantVendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	m := mockserver.NewUnstarted()
-	m.APIKey = fakeKey
-	if r.Method != http.MethodPost {
-		m.Handler().ServeHTTP(w, r)
-		return
-	}
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
+	m, body, ok := vendorPost(w, r)
+	if !ok {
 		return
 	}
 	label, fresh, _ := readPrompt(body)
@@ -86,9 +80,7 @@ func (v *tenantVendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
 	if fresh && len(calls) > 0 {
 		turn = mockserver.Turn{ToolCalls: calls}
 	}
-	m.Enqueue(turn)
-	r.Body = io.NopCloser(bytes.NewReader(body))
-	m.Handler().ServeHTTP(w, r)
+	vendorAnswer(m, w, r, body, turn)
 	reqs := m.Requests()
 	if fresh || label == "" || len(reqs) != 1 || reqs[0].Decoded == nil {
 		return
