@@ -29,18 +29,26 @@ func (s *Server) screen(w http.ResponseWriter, r *http.Request) bool {
 				"call it as localhost or by its address, or have the operator allow the name with --allowed-host", r.Host))
 		return false
 	}
+	// The Origin is normalised once; norm is "" when there is none or it is
+	// not an http(s) origin.
 	origins := r.Header.Values("Origin")
-	origin, hasOrigin := r.Header.Get("Origin"), len(origins) > 0
-	listed := s.origins.listed(origin)
+	var origin, norm string
+	if len(origins) > 0 {
+		origin = origins[0]
+		norm, _ = normalizeOrigin(origin)
+	}
+	listed := s.origins.listed(norm)
 	if listed {
 		s.origins.allowHeaders(h, origin)
 	}
 	if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
-		s.origins.preflight(w, r, origin)
+		preflight(w, r, origin, listed)
 		return false
 	}
 	if guarded(r) {
-		if hasOrigin && (origin == "" || len(origins) > 1 || !s.origins.permits(r, origin)) {
+		// A page may send no Origin, its own or a listed one: an empty
+		// Origin, or two, is no answer.
+		if len(origins) > 0 && (origin == "" || len(origins) > 1 || !listed && !sameOrigin(r, norm)) {
 			writeProblem(w, http.StatusForbidden, fmt.Sprintf(
 				"a page on the origin %q may not %s: only this server's own origin and the origins the operator lists (--allowed-origin) may; other clients send no Origin header",
 				origin, guardedWhat(r)))

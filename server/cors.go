@@ -96,41 +96,22 @@ func joinOrigin(scheme, host, port string) string {
 	return scheme + "://" + host
 }
 
-// ownOrigin is the origin r was sent to: its scheme (https when the
-// connection is TLS) and its Host.
-func ownOrigin(r *http.Request) (string, bool) {
+// listed reports whether norm, an Origin as normalizeOrigin returns it
+// ("" when it is not an http(s) origin), is allow-listed.
+func (p *originPolicy) listed(norm string) bool {
+	return norm != "" && slices.Contains(p.allowed, norm)
+}
+
+// sameOrigin reports whether norm, an Origin as normalizeOrigin returns
+// it, is the origin r was sent to: its scheme (https when the connection is
+// TLS) and its Host.
+func sameOrigin(r *http.Request, norm string) bool {
 	scheme := "http"
 	if r.TLS != nil {
 		scheme = "https"
 	}
 	host, port, ok := splitHost(r.Host)
-	if !ok {
-		return "", false
-	}
-	return joinOrigin(scheme, host, port), true
-}
-
-// listed reports whether origin (as the browser sent it) is allow-listed.
-func (p *originPolicy) listed(origin string) bool {
-	if len(p.allowed) == 0 || origin == "" {
-		return false
-	}
-	n, ok := normalizeOrigin(origin)
-	return ok && slices.Contains(p.allowed, n)
-}
-
-// permits reports whether a request with this Origin header may change
-// state or open a stream: no Origin, the server's own, or a listed one.
-func (p *originPolicy) permits(r *http.Request, origin string) bool {
-	if origin == "" {
-		return true
-	}
-	if own, ok := ownOrigin(r); ok {
-		if n, ok := normalizeOrigin(origin); ok && n == own {
-			return true
-		}
-	}
-	return p.listed(origin)
+	return ok && norm != "" && norm == joinOrigin(scheme, host, port)
 }
 
 // allowHeaders sets the CORS headers of a response to a listed origin.
@@ -146,8 +127,9 @@ func (p *originPolicy) allowHeaders(h http.Header, origin string) {
 // Access-Control-Request-Method): 204 with what the origin may send when it
 // is listed and asks for a method and headers the API has; otherwise 403
 // without any CORS header, which the browser reports as a failed preflight.
-func (p *originPolicy) preflight(w http.ResponseWriter, r *http.Request, origin string) {
-	if !p.listed(origin) {
+// The screen has set a listed origin's CORS headers already.
+func preflight(w http.ResponseWriter, r *http.Request, origin string, listed bool) {
+	if !listed {
 		writeProblem(w, http.StatusForbidden, fmt.Sprintf("origin %q may not call this server from a browser: only the origins the operator lists (--allowed-origin) get CORS answers", origin))
 		return
 	}
@@ -156,15 +138,15 @@ func (p *originPolicy) preflight(w http.ResponseWriter, r *http.Request, origin 
 		writeProblem(w, http.StatusForbidden, fmt.Sprintf("method %q is not one of this API's (%s)", method, corsMethods))
 		return
 	}
+	readable := strings.Split(corsHeaders, ", ")
 	for _, h := range strings.Split(r.Header.Get("Access-Control-Request-Headers"), ",") {
 		h = strings.TrimSpace(h)
-		if h != "" && !slices.ContainsFunc(strings.Split(corsHeaders, ", "), func(a string) bool { return strings.EqualFold(a, h) }) {
+		if h != "" && !slices.ContainsFunc(readable, func(a string) bool { return strings.EqualFold(a, h) }) {
 			writeProblem(w, http.StatusForbidden, fmt.Sprintf("request header %q is not one this API reads (%s)", h, corsHeaders))
 			return
 		}
 	}
 	hd := w.Header()
-	p.allowHeaders(hd, origin)
 	hd.Set("Access-Control-Allow-Methods", corsMethods)
 	hd.Set("Access-Control-Allow-Headers", corsHeaders)
 	hd.Set("Access-Control-Max-Age", corsMaxAge)
