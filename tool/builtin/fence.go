@@ -180,13 +180,7 @@ func (fb fencedBackend) Stat(ctx context.Context, path string) (fs.FileInfo, err
 // (names compared without case: on a case-insensitive file system
 // .REIN/Data is the same directory).
 func inReinData(p string) bool {
-	parts := strings.Split(strings.ToLower(filepath.ToSlash(p)), "/")
-	for i := 0; i+1 < len(parts); i++ {
-		if parts[i] == ".rein" && parts[i+1] == exec.ReinData {
-			return true
-		}
-	}
-	return false
+	return strings.Contains("/"+strings.ToLower(filepath.ToSlash(p))+"/", "/.rein/"+exec.ReinData+"/")
 }
 
 // isWithin reports whether p is dir or below it; both are clean and
