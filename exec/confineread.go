@@ -169,7 +169,7 @@ func (s *Sandbox) readable(path string) error {
 	if !s.ConfineReads {
 		return nil
 	}
-	real, err := resolveForWrite(path)
+	real, err := ResolveExisting(path)
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}

@@ -169,7 +169,7 @@ func (l *Local) WriteFile(ctx context.Context, path string, data []byte, perm fs
 }
 
 func writeAtomic(path string, data []byte, perm fs.FileMode) error {
-	real, err := resolveForWrite(path)
+	real, err := ResolveExisting(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}

@@ -365,7 +365,7 @@ func (s *Sandbox) hidden(path string) bool {
 	if s.Hide(abs) {
 		return true
 	}
-	real, err := resolveForWrite(abs)
+	real, err := ResolveExisting(abs)
 	return err == nil && s.Hide(real)
 }
 
@@ -383,7 +383,7 @@ func (s *Sandbox) WriteFile(ctx context.Context, path string, data []byte, perm 
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	real, err := resolveForWrite(path)
+	real, err := ResolveExisting(path)
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -428,9 +428,11 @@ func (s *Sandbox) writableDirs() []string {
 	return s.writable(s.Workspace)
 }
 
-// resolveForWrite resolves the symlinks of path's deepest existing ancestor,
-// so a link inside the workspace that points out of it is seen for what it is.
-func resolveForWrite(path string) (string, error) {
+// ResolveExisting resolves the symlinks of path's deepest existing
+// ancestor and joins the rest, so a link inside the workspace that points
+// out of it is seen for what it is even when the file itself does not
+// exist yet.
+func ResolveExisting(path string) (string, error) {
 	p, err := filepath.Abs(path)
 	if err != nil {
 		return "", err

@@ -74,15 +74,16 @@ func (d *decider) protectedAsk() (Outcome, bool) {
 	}
 	for _, p := range d.f.paths {
 		name, ok := protectedName(p)
-		if ok && !d.allowNames(p, name) && d.tenant {
+		if !ok || d.allowNames(p, name) {
+			continue
+		}
+		if d.tenant {
 			return deny("%s would change %s, which decides what rein, Claude Code or git may run for everyone who uses this directory, "+
 				"the server's operator included: a caller's run may not; the operator can allow it with an allow rule naming %s in the server's settings",
 				d.f.req.Tool, p.shown(), name), true
 		}
-		if ok && !d.allowNames(p, name) {
-			return ask("%s would change %s, which decides what rein, Claude Code or git may run; "+
-				"that needs confirmation in every mode unless an allow rule names %s", d.f.req.Tool, p.shown(), name), true
-		}
+		return ask("%s would change %s, which decides what rein, Claude Code or git may run; "+
+			"that needs confirmation in every mode unless an allow rule names %s", d.f.req.Tool, p.shown(), name), true
 	}
 	return Outcome{}, false
 }

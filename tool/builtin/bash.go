@@ -202,8 +202,7 @@ func insideDir(root, p string) bool {
 	if r, err := filepath.EvalSymlinks(p); err == nil {
 		p = r
 	}
-	rel, err := filepath.Rel(root, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+	return isWithin(root, p)
 }
 
 // result renders the output and the outcome for the model (SPEC TOOL-4).

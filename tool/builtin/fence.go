@@ -41,7 +41,7 @@ var ErrFenced = errors.New("refused by rein's fence")
 // Check returns why abs (absolute and clean) may not be reached, nil when
 // it may.
 func (f Fence) Check(abs string) error {
-	real, err := resolveExisting(abs)
+	real, err := exec.ResolveExisting(abs)
 	if err != nil {
 		return fmt.Errorf("%w: %s cannot be resolved: %v", ErrFenced, abs, err)
 	}
@@ -49,7 +49,8 @@ func (f Fence) Check(abs string) error {
 		return fmt.Errorf("%w: %s is rein's own data (.rein/data: the history mirror and the knowledge base), which no tool reads or writes; "+
 			"use kb_search for the knowledge base, or `rein mirror` on the command line", ErrFenced, abs)
 	}
-	for _, h := range f.hidden() {
+	root, rootErr := f.realRoot()
+	for _, h := range f.hidden(root) {
 		if isWithin(h, real) || isWithin(h, abs) {
 			return fmt.Errorf("%w: %s lies in a directory of the server's own (its data, or another root), which no tool reaches", ErrFenced, abs)
 		}
@@ -57,9 +58,8 @@ func (f Fence) Check(abs string) error {
 	if f.Root == "" {
 		return nil
 	}
-	root, err := filepath.EvalSymlinks(f.Root)
-	if err != nil {
-		return fmt.Errorf("%w: the workspace %s cannot be resolved: %v", ErrFenced, f.Root, err)
+	if rootErr != nil {
+		return fmt.Errorf("%w: the workspace %s cannot be resolved: %v", ErrFenced, f.Root, rootErr)
 	}
 	if root != filepath.Clean(f.Root) {
 		// Root is the workspace as the run found it, without links. One
@@ -80,14 +80,24 @@ func (f Fence) Check(abs string) error {
 	return nil
 }
 
-// hidden are the Hidden directories, as given and with links resolved,
-// but for those holding Root: the root a workspace lies in hides the
-// other workspaces it holds, not this one.
-func (f Fence) hidden() []string {
-	root := f.Root
-	if r, err := filepath.EvalSymlinks(root); err == nil {
-		root = r
+// realRoot is Root with its links resolved; Root itself, with the error,
+// when they cannot be ("" without a Root).
+func (f Fence) realRoot() (string, error) {
+	if f.Root == "" {
+		return "", nil
 	}
+	r, err := filepath.EvalSymlinks(f.Root)
+	if err != nil {
+		return f.Root, err
+	}
+	return r, nil
+}
+
+// hidden are the Hidden directories, as given and with links resolved,
+// but for those holding root (Root as [Fence.realRoot] resolves it): the
+// root a workspace lies in hides the other workspaces it holds, not this
+// one.
+func (f Fence) hidden(root string) []string {
 	var out []string
 	for _, h := range f.Hidden {
 		hs := []string{filepath.Clean(h)}
@@ -151,7 +161,7 @@ func (fb fencedBackend) WriteFile(ctx context.Context, path string, data []byte,
 	if fb.f.Root != "" {
 		// The path as the fence resolved it: the backend's own checks
 		// and write then follow no link a command swapped in since.
-		if real, err := resolveExisting(filepath.Clean(path)); err == nil {
+		if real, err := exec.ResolveExisting(filepath.Clean(path)); err == nil {
 			path = real
 		}
 	}
@@ -170,36 +180,7 @@ func (fb fencedBackend) Stat(ctx context.Context, path string) (fs.FileInfo, err
 // (names compared without case: on a case-insensitive file system
 // .REIN/Data is the same directory).
 func inReinData(p string) bool {
-	parts := strings.Split(strings.ToLower(filepath.ToSlash(p)), "/")
-	for i := 0; i+1 < len(parts); i++ {
-		if parts[i] == ".rein" && parts[i+1] == exec.ReinData {
-			return true
-		}
-	}
-	return false
-}
-
-// resolveExisting resolves the symbolic links of abs's deepest existing
-// ancestor and joins the rest, so a link on the way is seen for what it
-// is even when the file itself does not exist yet.
-func resolveExisting(abs string) (string, error) {
-	p := abs
-	var rest []string
-	for {
-		r, err := filepath.EvalSymlinks(p)
-		if err == nil {
-			return filepath.Join(append([]string{r}, rest...)...), nil
-		}
-		if !errors.Is(err, fs.ErrNotExist) {
-			return "", err
-		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return "", err
-		}
-		rest = append([]string{filepath.Base(p)}, rest...)
-		p = parent
-	}
+	return strings.Contains("/"+strings.ToLower(filepath.ToSlash(p))+"/", "/.rein/"+exec.ReinData+"/")
 }
 
 // isWithin reports whether p is dir or below it; both are clean and

@@ -208,7 +208,7 @@ func FuzzFenceCheck(f *testing.F) {
 		if fence.Check(abs) != nil {
 			return
 		}
-		real, err := resolveExisting(abs)
+		real, err := exec.ResolveExisting(abs)
 		if err != nil {
 			t.Fatalf("%q let through but does not resolve: %v", p, err)
 		}

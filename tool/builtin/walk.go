@@ -209,7 +209,8 @@ type exclusion struct {
 
 // withFence returns e leaving out what f hides too.
 func (e exclusion) withFence(f Fence) exclusion {
-	e.fenced, e.fence = f.hidden(), f
+	root, _ := f.realRoot()
+	e.fenced, e.fence = f.hidden(root), f
 	return e
 }
 
