@@ -60,9 +60,6 @@ func normalChanged(chunk string) string {
 		if !k {
 			continue
 		}
-		if normal[i] == "" && i < len(lines) {
-			normal[i] = normalForm(lines[i])
-		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
