@@ -343,13 +343,12 @@ func joinCJK(s string) string {
 // spaces and punctuation removed: matched against squashed sentences,
 // they find words pulled apart in any way ("ig nore all pre vious").
 var squashPhrases = func() []string {
-	verbs := []string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}
 	strongMids := []string{"allprevious", "previous", "allprior", "prior", "allyourprevious", "yourprevious", "yourprior",
 		"alltheprevious", "theprevious", "theprior", "allabove", "theabove", "alltheabove", "above", "allearlier", "earlier",
 		"yoursystem", "thesystem", "allyour", "your", "allpreceding", "preceding", "yourearlier", "allsystem", "yoursafety", "thesafety"}
 	nouns := []string{"instructions", "instruction", "rules", "guidelines", "prompt", "prompts", "systemprompt", "directives", "guardrails", "restrictions"}
 	var out []string
-	for _, v := range verbs {
+	for _, v := range squashVerbs {
 		for _, m := range strongMids {
 			for _, n := range nouns {
 				out = append(out, v+m+n)
@@ -364,6 +363,10 @@ var squashPhrases = func() []string {
 	}
 	return append(out, "developermodeenabled", "youareinnowdevelopermode", "youarenowindevelopermode", "jailbreakmode")
 }
+
+// squashVerbs are the verbs of squashPhrases that drop instructions
+// ("lgnore": l for i); a phrase starting with another reveals the prompt.
+var squashVerbs = []string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}
 
 // squashNegations end a squashed sentence before a phrase it negates.
 var squashNegations = []string{"never", "not", "dont", "donot", "nor", "without", "shouldnt", "mustnot", "cannot", "avoid", "no"}
@@ -447,7 +450,7 @@ func squashFinding(phrase, prefix string, doc bool) (Finding, bool) {
 		}
 	}
 	reason, rule := "tells the model to ignore or override its instructions", "override-instructions"
-	if !slices.ContainsFunc([]string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}, func(v string) bool {
+	if !slices.ContainsFunc(squashVerbs, func(v string) bool {
 		return strings.HasPrefix(phrase, v)
 	}) {
 		if doc {

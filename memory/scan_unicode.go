@@ -406,7 +406,7 @@ func unleetAs(s string, one byte) string {
 func newLeetWords() map[string]bool {
 	m := map[string]bool{}
 	for w := range strings.FieldsSeq("rules rule all allow allowed always follow tools tool files file please only model role roles " +
-		"limits limit unlimited fully helpful developer leak leaks reveal deployed credentials localール also else tell told " +
+		"limits limit unlimited fully helpful developer leak leaks reveal deployed credentials also else tell told " +
 		"guidelines guideline rely filters filter unfiltered like will shall") {
 		m[w] = true
 	}
