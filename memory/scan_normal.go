@@ -23,7 +23,7 @@ func normalForm(text string) string {
 	if !isASCII(s) {
 		s = norm.NFKC.String(s)
 	}
-	s = unleet(foldChars(s))
+	s = fold(s)
 	s = joinLetters(s)
 	if !isASCII(s) {
 		s = joinCJK(s)
