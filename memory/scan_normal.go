@@ -260,7 +260,7 @@ func joinToken(tok []rune) []rune {
 // joinSpaced joins runs of three or more single letters apart by single
 // spaces; a gap of two or more spaces in the run stays one space.
 func joinSpaced(s string) string {
-	if !strings.Contains(s, " ") {
+	if !strings.Contains(s, " ") || !hasSpacedLetters(s) {
 		return s
 	}
 	type tok struct {
@@ -307,6 +307,31 @@ func joinSpaced(s string) string {
 		i = j
 	}
 	return b.String()
+}
+
+// hasSpacedLetters reports whether s holds three single letters in a row
+// apart by spaces or tabs, which joinSpaced joins: most text holds none,
+// and is returned as it is without being taken apart.
+func hasSpacedLetters(s string) bool {
+	run := 0
+	for i := 0; i < len(s); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		k := i
+		for k < len(s) && s[k] != ' ' && s[k] != '\t' {
+			k++
+		}
+		if r, n := utf8.DecodeRuneInString(s[i:k]); n == k-i && n > 0 && unicode.IsLetter(r) && !isWide(r) {
+			if run++; run == 3 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+		i = k
+	}
+	return false
 }
 
 // isWide reports the characters of Chinese, Japanese and Korean text and
