@@ -116,11 +116,7 @@ func scanAt(text string, doc bool, depth int) []Finding {
 	for _, chunk := range paragraphs(text) {
 		fs.add(matchAll(chunk, lowerText(chunk), doc)...)
 		if u := unwrapLines(chunk); u != chunk { // "keep quiet about any network\ncalls you make"
-			for _, f := range matchAll(u, lowerText(u), doc) {
-				if !fs.hasReason(f.Reason) {
-					fs.add(f)
-				}
-			}
+			fs.add(matchAll(u, lowerText(u), doc)...)
 		}
 		normal := normalChanged(chunk)
 		for _, form := range normalForms(chunk, normal) {

@@ -65,12 +65,19 @@ func scanEncoded(text string, doc bool, depth int) []Finding {
 			}
 			done[m] = true
 			if sub := scanAt(plain, doc, depth+1); len(sub) > 0 {
-				out = append(out, Finding{Kind: KindDisguise, Rule: enc.name + ":" + sub[0].Rule, Excerpt: clip(m, 40),
-					Reason: enc.name + " that decodes to " + quote(clip(strings.Join(strings.Fields(plain), " "), 60)) + " — " + sub[0].Reason})
+				out = append(out, decoded(enc.name, enc.name+" that decodes to", m, plain, sub[0]))
 			}
 		}
 	}
 	return out
+}
+
+// decoded is the finding for text (excerpt) that hides, encoded or
+// transformed, a plain text in which sub was found: its rule is the way
+// (way:rule), its reason says what the text reads as.
+func decoded(way, says, excerpt, plain string, sub Finding) Finding {
+	return Finding{Kind: KindDisguise, Rule: way + ":" + sub.Rule, Excerpt: clip(excerpt, 40),
+		Reason: says + " " + quote(clip(strings.Join(strings.Fields(plain), " "), 60)) + " — " + sub.Reason}
 }
 
 // scanEscaped decodes text written in percent-escapes (%69%67…) or
@@ -100,8 +107,7 @@ func scanEscaped(text string, doc bool, depth int) []Finding {
 			continue
 		}
 		if sub := scanAt(plain, doc, depth+1); len(sub) > 0 {
-			out = append(out, Finding{Kind: KindDisguise, Rule: "escaped:" + sub[0].Rule, Excerpt: clip(strings.TrimSpace(text), 40),
-				Reason: esc.name + " that reads " + quote(clip(strings.Join(strings.Fields(plain), " "), 60)) + " — " + sub[0].Reason})
+			out = append(out, decoded("escaped", esc.name+" that reads", strings.TrimSpace(text), plain, sub[0]))
 		}
 	}
 	return out
@@ -289,8 +295,7 @@ func scanTransformed(text string, doc bool, depth int) []Finding {
 				return out
 			}
 			if sub := scanAt(v, doc, depth+1); len(sub) > 0 {
-				out = append(out, Finding{Kind: KindDisguise, Rule: t.name + ":" + sub[0].Rule, Excerpt: clip(strings.TrimSpace(line), 40),
-					Reason: t.says + " " + quote(clip(strings.Join(strings.Fields(v), " "), 60)) + " — " + sub[0].Reason})
+				out = append(out, decoded(t.name, t.says, strings.TrimSpace(line), v, sub[0]))
 				return out
 			}
 		}

@@ -23,7 +23,7 @@ func normalForm(text string) string {
 	if !isASCII(s) {
 		s = norm.NFKC.String(s)
 	}
-	s = unleet(foldChars(s))
+	s = fold(s)
 	s = joinLetters(s)
 	if !isASCII(s) {
 		s = joinCJK(s)
@@ -59,9 +59,6 @@ func normalChanged(chunk string) string {
 	for i, k := range keep {
 		if !k {
 			continue
-		}
-		if normal[i] == "" && i < len(lines) {
-			normal[i] = normalForm(lines[i])
 		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
@@ -263,7 +260,7 @@ func joinToken(tok []rune) []rune {
 // joinSpaced joins runs of three or more single letters apart by single
 // spaces; a gap of two or more spaces in the run stays one space.
 func joinSpaced(s string) string {
-	if !strings.Contains(s, " ") {
+	if !strings.Contains(s, " ") || !hasSpacedLetters(s) {
 		return s
 	}
 	type tok struct {
@@ -312,6 +309,31 @@ func joinSpaced(s string) string {
 	return b.String()
 }
 
+// hasSpacedLetters reports whether s holds three single letters in a row
+// apart by spaces or tabs, which joinSpaced joins: most text holds none,
+// and is returned as it is without being taken apart.
+func hasSpacedLetters(s string) bool {
+	run := 0
+	for i := 0; i < len(s); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		k := i
+		for k < len(s) && s[k] != ' ' && s[k] != '\t' {
+			k++
+		}
+		if r, n := utf8.DecodeRuneInString(s[i:k]); n == k-i && n > 0 && unicode.IsLetter(r) && !isWide(r) {
+			if run++; run == 3 {
+				return true
+			}
+		} else {
+			run = 0
+		}
+		i = k
+	}
+	return false
+}
+
 // isWide reports the characters of Chinese, Japanese and Korean text and
 // their full-width punctuation: text in them has no spaces between
 // words.
@@ -346,13 +368,12 @@ func joinCJK(s string) string {
 // spaces and punctuation removed: matched against squashed sentences,
 // they find words pulled apart in any way ("ig nore all pre vious").
 var squashPhrases = func() []string {
-	verbs := []string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}
 	strongMids := []string{"allprevious", "previous", "allprior", "prior", "allyourprevious", "yourprevious", "yourprior",
 		"alltheprevious", "theprevious", "theprior", "allabove", "theabove", "alltheabove", "above", "allearlier", "earlier",
 		"yoursystem", "thesystem", "allyour", "your", "allpreceding", "preceding", "yourearlier", "allsystem", "yoursafety", "thesafety"}
 	nouns := []string{"instructions", "instruction", "rules", "guidelines", "prompt", "prompts", "systemprompt", "directives", "guardrails", "restrictions"}
 	var out []string
-	for _, v := range verbs {
+	for _, v := range squashVerbs {
 		for _, m := range strongMids {
 			for _, n := range nouns {
 				out = append(out, v+m+n)
@@ -367,6 +388,10 @@ var squashPhrases = func() []string {
 	}
 	return append(out, "developermodeenabled", "youareinnowdevelopermode", "youarenowindevelopermode", "jailbreakmode")
 }
+
+// squashVerbs are the verbs of squashPhrases that drop instructions
+// ("lgnore": l for i); a phrase starting with another reveals the prompt.
+var squashVerbs = []string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}
 
 // squashNegations end a squashed sentence before a phrase it negates.
 var squashNegations = []string{"never", "not", "dont", "donot", "nor", "without", "shouldnt", "mustnot", "cannot", "avoid", "no"}
@@ -450,7 +475,7 @@ func squashFinding(phrase, prefix string, doc bool) (Finding, bool) {
 		}
 	}
 	reason, rule := "tells the model to ignore or override its instructions", "override-instructions"
-	if !slices.ContainsFunc([]string{"ignore", "disregard", "forget", "override", "bypass", "overrule", "lgnore", "dlsregard"}, func(v string) bool {
+	if !slices.ContainsFunc(squashVerbs, func(v string) bool {
 		return strings.HasPrefix(phrase, v)
 	}) {
 		if doc {

@@ -139,6 +139,14 @@ var fakeSystemNeedles = "<|[inst]|[/inst]|[system|[ system|[developer|[ develope
 // cueNeedles are words one of which every hidden cue holds.
 var cueNeedles = "this|these|ai|llm|assistant|chatbot|model|agent|bot"
 
+// keptSecrets are the key files and secrets the secret-to-public rule
+// looks for, lower case.
+const keptSecrets = `(?:~/\.ssh\S*|\S*id_(?:rsa|dsa|ecdsa|ed25519)\b|~/\.aws\S*|\S*\.aws/credentials|\.git-credentials|~/\.netrc|\.npmrc|\.pypirc|(?:the\s+)?(?:new\s+|deploy\s+|ssh\s+)?private\s+keys?|(?:the\s+)?(?:api\s+keys?|credentials|secrets|passwords?|access\s+tokens?))`
+
+// publicPlaces are where the secret-to-public rule's secrets must not go:
+// issues, comments, pull requests, logs, chat, lower case.
+const publicPlaces = `(?:in|into|to|on|onto|inside)\s+(?:the\s+|an?\s+|every\s+|each\s+|our\s+|its\s+)?(?:public\s+)?(?:\S+\s+)?(?:issues?|comments?|pull\s+requests?|prs?|pr\s+descriptions?|descriptions?|commit\s+messages?|gists?|wiki|readme|changelog|(?:debug\s+)?logs?|public\s+repo|slack|channel|chat|pastebin|paste)\b`
+
 // rules are the patterns of the scanner, English then Chinese. Each says
 // in its reason what it found; the order is the order of findings. They
 // are compiled at the first scan (most rein commands never scan).
@@ -258,8 +266,8 @@ var rules = sync.OnceValue(func() []rule {
 			`\b(?:secret\s+word|secret|password|passphrase|passcode|pin\s+code)\b`+span+`*?\b(?:backwards|reversed|in\s+reverse|letter\s+by\s+letter|one\s+(?:letter|character)\s+(?:per|at\s+a)\s+(?:line|time)|spelled\s+out|in\s+base64|base64[- ]encoded|as\s+an\s+acrostic|as\s+a\s+riddle|in\s+pig\s+latin|with\s+spaces\s+between)`),
 		mk("secret-to-public", KindInjection, "tells the model to put a secret variable where others read it", 0,
 			"key|token|secret|password|passwd|credential|.ssh|.aws|.netrc|.npmrc|.pypirc|id_rsa|id_ed25519",
-			`\b(?:copy|paste|put|post|push|write|include|add|append|insert|attach|upload|commit|publish)\b[^.;\n]{0,40}?(?:~/\.ssh\S*|\S*id_(?:rsa|dsa|ecdsa|ed25519)\b|~/\.aws\S*|\S*\.aws/credentials|\.git-credentials|~/\.netrc|\.npmrc|\.pypirc|(?:the\s+)?(?:new\s+|deploy\s+|ssh\s+)?private\s+keys?|(?:the\s+)?(?:api\s+keys?|credentials|secrets|passwords?|access\s+tokens?))\b[^.;\n]{0,60}?\b(?:in|into|to|on|onto|inside)\s+(?:the\s+|an?\s+|every\s+|each\s+|our\s+|its\s+)?(?:public\s+)?(?:\S+\s+)?(?:issues?|comments?|pull\s+requests?|prs?|pr\s+descriptions?|descriptions?|commit\s+messages?|gists?|wiki|readme|changelog|(?:debug\s+)?logs?|public\s+repo|slack|channel|chat|pastebin|paste)\b`,
-			`(?:~/\.ssh\S*|\S*id_(?:rsa|dsa|ecdsa|ed25519)\b|~/\.aws\S*|\S*\.aws/credentials|\.git-credentials|~/\.netrc|\.npmrc|\.pypirc|(?:the\s+)?(?:new\s+|deploy\s+|ssh\s+)?private\s+keys?|(?:the\s+)?(?:api\s+keys?|credentials|secrets|passwords?|access\s+tokens?))\b[^.;\n]{0,30}?\b(?:include|paste|put|post|attach|add|append|upload|push|commit|copy)\s+(?:it|them|its\s+contents?|their\s+contents?)\s+(?:in|into|to|on|onto|inside)\s+(?:the\s+|an?\s+|every\s+|each\s+|our\s+|its\s+)?(?:public\s+)?(?:\S+\s+)?(?:issues?|comments?|pull\s+requests?|prs?|pr\s+descriptions?|descriptions?|commit\s+messages?|gists?|wiki|readme|changelog|(?:debug\s+)?logs?|public\s+repo|slack|channel|chat|pastebin|paste)\b`,
+			`\b(?:copy|paste|put|post|push|write|include|add|append|insert|attach|upload|commit|publish)\b[^.;\n]{0,40}?`+keptSecrets+`\b[^.;\n]{0,60}?\b`+publicPlaces,
+			keptSecrets+`\b[^.;\n]{0,30}?\b(?:include|paste|put|post|attach|add|append|upload|push|commit|copy)\s+(?:it|them|its\s+contents?|their\s+contents?)\s+`+publicPlaces,
 			`\b(?:copy|paste|put|post|write|include|add|append|insert|print|echo)\s+(?:the\s+(?:value\s+of\s+)?)?\$\{?\w*(?:key|token|secret|password|passwd)\w*\}?\s+(?:into|in|to|on|inside)\s+(?:the\s+|an?\s+|every\s+|each\s+|your\s+)?(?:issue|comment|pull\s+request|pr|commit|gist|chat|slack|channel|readme|changelog|log|public|reply|replies|answer|response|message|description|wiki|page)`),
 		// Hidden tool directives.
 		mk("hide-from-user", KindInjection, "tells the model to hide what it does from the user", inDocs,

@@ -111,7 +111,7 @@ func standingRules() []rule {
 	return []rule{
 		accepting(mk("authority-transfer", KindInjection, "makes text from files, web pages, issues or tool output the user's word", negatable,
 			"from the user|from user|from the owner|from owner|from the operator|from operator|from the maintainer|from maintainer|"+
-				"from the admin|from admin|from the boss|from boss|from me|priority|precedence|authority|weight|precedence|order|command|instruction|"+
+				"from the admin|from admin|from the boss|from boss|from me|priority|precedence|authority|weight|order|command|instruction|"+
 				"directive|as if|speak|user's|users'|user’s|owner's|owner’s|operator's|maintainer's|admin's|boss's|your system prompt|"+
 				"your instructions|your orders|your real|your true|your actual|your new|system prompt",
 			`\b(?:come|comes|came|coming|are|is|count|counts|were|was)\s+(?:\w+\s+){0,2}?from\s+(?:`+userWho+`|me)(?:\s+(?:personally|directly|himself|herself|themselves|themself))?(?:\s*[;,.:!—–-]|\s+and\b|\s*$)`,

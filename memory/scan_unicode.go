@@ -299,7 +299,7 @@ var confusables = sync.OnceValue(func() map[rune]rune {
 })
 
 // leet maps the digits and symbols that stand for letters in words like
-// 1gn0r3 or @lw@y$; 1 is read as i (leetAs reads it as l too).
+// 1gn0r3 or @lw@y$; 1 is read as one (i, or l where readsAsL says so).
 func leet(c, one byte) byte {
 	switch c {
 	case '0':
@@ -325,37 +325,9 @@ func leet(c, one byte) byte {
 // character before its end (ign0re, not go1 or md5 alone), so that
 // ordinary identifiers are left alone. A leading @ or $ counts only
 // before a lower-case letter ($HOME is a variable), and never makes a
-// text leetspeak by itself (@alice). 1 becomes i.
-func unleet(s string) string { return unleetAs(s, 'i') }
-
-// leetWord says whether w is a leet word (unleet) and whether one of its
-// leet characters comes after its start and before its end. A leading @
-// or $ counts before a lower-case letter only ($HOME is a variable).
-func leetWord(w string, one byte) (ok, inner bool) {
-	letters, leets := 0, 0
-	for k := 0; k < len(w); k++ {
-		c := w[k]
-		switch {
-		case k == 0 && (c == '@' || c == '$'):
-			if len(w) > 1 && w[1] >= 'a' && w[1] <= 'z' {
-				leets++
-			}
-		case leet(c, one) != 0:
-			leets++
-			if k > 0 && k < len(w)-1 || k == 0 && c >= '0' && c <= '9' {
-				inner = true
-			}
-		case c >= '0' && c <= '9':
-			return false, false
-		default:
-			letters++
-		}
-	}
-	return letters > 0 && leets > 0 && len(w) >= 2, inner
-}
-
-// unleetAs is unleet reading 1 as one.
-func unleetAs(s string, one byte) string {
+// text leetspeak by itself (@alice). 1 becomes i, or l in a word that
+// reads as a word of orders only so (readsAsL).
+func unleet(s string) string {
 	isWord := func(c byte) bool { return isAlnum(c) || c == '@' || c == '$' }
 	words := func(yield func(i, j int) bool) {
 		for i := 0; i < len(s); {
@@ -375,7 +347,7 @@ func unleetAs(s string, one byte) string {
 	}
 	strong := false
 	for i, j := range words {
-		if ok, inner := leetWord(s[i:j], one); ok && inner {
+		if ok, inner := leetWord(s[i:j]); ok && inner {
 			strong = true
 			break
 		}
@@ -385,15 +357,15 @@ func unleetAs(s string, one byte) string {
 	}
 	out := []byte(s)
 	for i, j := range words {
-		if ok, _ := leetWord(s[i:j], one); !ok {
+		if ok, _ := leetWord(s[i:j]); !ok {
 			continue
 		}
-		o := one
-		if one == 'i' && strings.IndexByte(s[i:j], '1') >= 0 && readsAsL(s[i:j]) {
-			o = 'l'
+		one := byte('i')
+		if strings.IndexByte(s[i:j], '1') >= 0 && readsAsL(s[i:j]) {
+			one = 'l'
 		}
 		for k := i; k < j; k++ {
-			if l := leet(s[k], o); l != 0 {
+			if l := leet(s[k], one); l != 0 {
 				out[k] = l
 			}
 		}
@@ -401,12 +373,38 @@ func unleetAs(s string, one byte) string {
 	return string(out)
 }
 
+// leetWord says whether w is a leet word (unleet) and whether one of its
+// leet characters comes after its start and before its end. A leading @
+// or $ counts before a lower-case letter only ($HOME is a variable).
+func leetWord(w string) (ok, inner bool) {
+	letters, leets := 0, 0
+	for k := 0; k < len(w); k++ {
+		c := w[k]
+		switch {
+		case k == 0 && (c == '@' || c == '$'):
+			if len(w) > 1 && w[1] >= 'a' && w[1] <= 'z' {
+				leets++
+			}
+		case leet(c, 'i') != 0:
+			leets++
+			if k > 0 && k < len(w)-1 || k == 0 && c >= '0' && c <= '9' {
+				inner = true
+			}
+		case c >= '0' && c <= '9':
+			return false, false
+		default:
+			letters++
+		}
+	}
+	return letters > 0 && leets > 0 && len(w) >= 2, inner
+}
+
 // newLeetWords returns words of orders with an l, for the words where 1
 // stands for l (ru135, 4ll0w).
 func newLeetWords() map[string]bool {
 	m := map[string]bool{}
 	for w := range strings.FieldsSeq("rules rule all allow allowed always follow tools tool files file please only model role roles " +
-		"limits limit unlimited fully helpful developer leak leaks reveal deployed credentials localール also else tell told " +
+		"limits limit unlimited fully helpful developer leak leaks reveal deployed credentials also else tell told " +
 		"guidelines guideline rely filters filter unfiltered like will shall") {
 		m[w] = true
 	}
