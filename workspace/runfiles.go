@@ -164,8 +164,8 @@ func (rf *runFinder) nested(vars map[string]string) {
 // shellScript returns the text of the file at p when it is a shell script
 // (by its name or its #! line) of at most maxScriptBytes.
 func shellScript(p string) (string, bool) {
-	data, err := readRegular(p, false) // never blocks, never reads without end
-	if err != nil || len(data) > maxScriptBytes {
+	data, err := readRegular(p, false, maxScriptBytes) // never blocks, never reads a larger file
+	if err != nil {
 		return "", false
 	}
 	ext := strings.ToLower(filepath.Ext(p))

@@ -120,8 +120,8 @@ func (rf *runFinder) manifests(rel string, vars map[string]string) {
 	if base != "package.json" && !isMake {
 		return
 	}
-	data, err := readRegular(p, false)
-	if err != nil || len(data) > maxScriptBytes {
+	data, err := readRegular(p, false, maxScriptBytes)
+	if err != nil {
 		return
 	}
 	if base == "package.json" {
