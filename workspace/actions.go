@@ -168,8 +168,8 @@ func (s *scope) screenEnv(path, what string, env []string) []string {
 	kept, refused := withoutCredentials(env, s.refuse)
 	if len(refused) > 0 {
 		s.probs = append(s.probs, Problem{Path: path, Credential: true, Msg: fmt.Sprintf(
-			"%s names %s in env; it runs without: a workspace's declaration never receives rein's credentials (provider keys and OAuth tokens, your profiles' key variables, REIN_* variables) — declare it in your user configuration to pass it",
-			what, strings.Join(refused, ", "))})
+			"%s names %s in env; it runs without: %s — declare it in your user configuration to pass it",
+			what, strings.Join(refused, ", "), refusedCredentials)})
 	}
 	return kept
 }

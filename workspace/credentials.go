@@ -15,6 +15,10 @@ import (
 // not be able to name the user's provider key and receive it, trusted or
 // not. Only the user's own configuration may name them.
 
+// refusedCredentials is why a declaration named one of rein's
+// credentials runs (or is left out) without it, in every warning.
+const refusedCredentials = "a workspace's declaration never receives rein's credentials (provider keys and OAuth tokens, your profiles' key variables, REIN_* variables)"
+
 // isCredential reports whether a variable is one of rein's credentials,
 // given the variables the user's provider profiles read keys from: a
 // provider key or OAuth token (secretenv.ProviderCredentials, the
@@ -89,8 +93,8 @@ func (l *Loaded) screenHookEnv() {
 				continue
 			}
 			s.Env = kept
-			l.Refused = append(l.Refused, fmt.Sprintf("workspace %s: hook %s names %s in env; it runs without: a workspace's declaration never receives rein's credentials (provider keys and OAuth tokens, your profiles' key variables, REIN_* variables) — declare the hook in your user hooks (%s) to pass it",
-				l.rel(f.path), hookName(*s), strings.Join(refused, ", "), l.Paths.UserHooks()))
+			l.Refused = append(l.Refused, fmt.Sprintf("workspace %s: hook %s names %s in env; it runs without: %s — declare the hook in your user hooks (%s) to pass it",
+				l.rel(f.path), hookName(*s), strings.Join(refused, ", "), refusedCredentials, l.Paths.UserHooks()))
 		}
 	}
 }

@@ -208,7 +208,7 @@ func TestMergeHooks_HOOK1(t *testing.T) {
 		}
 		return out
 	}
-	specs, clashes := mergeHooks(files, true)
+	specs, _, clashes := mergeHooks(files, true)
 	if diff := cmp.Diff([]string{"w-a", "u-1", "c-b", "w-a2", "w-1"}, cmds(specs)); diff != "" {
 		t.Errorf("hooks: -want +got:\n%s", diff)
 	}
@@ -216,7 +216,7 @@ func TestMergeHooks_HOOK1(t *testing.T) {
 	if diff := cmp.Diff(want, clashes); diff != "" {
 		t.Errorf("clashes: -want +got:\n%s", diff)
 	}
-	specs, clashes = mergeHooks(files, false)
+	specs, _, clashes = mergeHooks(files, false)
 	if diff := cmp.Diff([]string{"u-a", "u-1", "u-b"}, cmds(specs)); diff != "" || clashes != nil {
 		t.Errorf("user only: -want +got:\n%s; clashes %v", diff, clashes)
 	}

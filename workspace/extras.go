@@ -121,27 +121,28 @@ func (l *Loaded) loadHooks() {
 // earlier one (the user's) replaces it, in its place; unnamed hooks add
 // up. The error names a file that would apply and does not parse.
 func (l *Loaded) Hooks() ([]hook.Spec, error) {
+	specs, _, err := l.hookSpecs()
+	return specs, err
+}
+
+// hookSpecs is [Loaded.Hooks], also saying of each hook whether a
+// workspace file declared it.
+func (l *Loaded) hookSpecs() ([]hook.Spec, []bool, error) {
 	for _, f := range l.hooks {
 		if f.err != nil && (!f.workspace || l.Trust.Trusted) {
-			return nil, f.err
+			return nil, nil, f.err
 		}
 	}
-	specs, _ := mergeHooks(l.hooks, l.Trust.Trusted)
-	return specs, nil
+	specs, fromWS, _ := mergeHooks(l.hooks, l.Trust.Trusted)
+	return specs, fromWS, nil
 }
 
 // mergeHooks merges the hooks of the files that parse — the workspace's
 // too when workspace is true — by name: a hook named like one of an
 // earlier file replaces it (once: a name repeated within a file adds
-// up). Each replacement is a Clash.
-func mergeHooks(files []hookFile, workspace bool) ([]hook.Spec, []Clash) {
-	specs, _, clashes := mergeHookFiles(files, workspace)
-	return specs, clashes
-}
-
-// mergeHookFiles is mergeHooks, also saying of each hook whether a
-// workspace file declared it.
-func mergeHookFiles(files []hookFile, workspace bool) ([]hook.Spec, []bool, []Clash) {
+// up), saying of each whether a workspace file declared it. Each
+// replacement is a Clash.
+func mergeHooks(files []hookFile, workspace bool) ([]hook.Spec, []bool, []Clash) {
 	var out []hook.Spec
 	var fromWS []bool
 	var clashes []Clash
@@ -176,7 +177,7 @@ func mergeHookFiles(files []hookFile, workspace bool) ([]hook.Spec, []bool, []Cl
 // withHookClashes adds to d the hooks replaced by name, the workspace's
 // included when workspace is true.
 func (l *Loaded) withHookClashes(d *Definitions, workspace bool) *Definitions {
-	_, clashes := mergeHooks(l.hooks, workspace)
+	_, _, clashes := mergeHooks(l.hooks, workspace)
 	d.Clashes = append(d.Clashes, clashes...)
 	return d
 }

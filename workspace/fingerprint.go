@@ -235,12 +235,12 @@ func (fp *fingerprinter) dir(rel, p, link string, fi os.FileInfo, depth int) err
 // more there are.
 func Changes(was, now map[string]string, limit int) []string {
 	var out []string
-	for _, rel := range slices.Sorted(maps.Keys(now)) {
+	for rel, cur := range now {
 		old, ok := was[rel]
 		if !ok {
 			old = "missing"
 		}
-		switch cur := now[rel]; {
+		switch {
 		case old == cur:
 		case old == "missing":
 			out = append(out, "added "+rel)
@@ -250,12 +250,12 @@ func Changes(was, now map[string]string, limit int) []string {
 			out = append(out, "changed "+rel)
 		}
 	}
-	for _, rel := range slices.Sorted(maps.Keys(was)) {
-		if _, ok := now[rel]; !ok && was[rel] != "missing" {
+	for rel, old := range was {
+		if _, ok := now[rel]; !ok && old != "missing" {
 			out = append(out, "removed "+rel)
 		}
 	}
-	slices.SortStableFunc(out, func(a, b string) int {
+	slices.SortFunc(out, func(a, b string) int { // each path once: a total order
 		_, pa, _ := strings.Cut(a, " ")
 		_, pb, _ := strings.Cut(b, " ")
 		return strings.Compare(pa, pb)

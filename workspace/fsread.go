@@ -155,7 +155,7 @@ var (
 
 // openBounded reads a regular file of at most maxDefBytes.
 func openBounded(real string) ([]byte, error) {
-	data, err := readRegular(real, false)
+	data, err := readRegular(real, false, maxDefBytes)
 	if err != nil && !errors.Is(err, errNotRegular) && !errors.Is(err, errTooBig) {
 		return nil, fmt.Errorf("cannot read: %w", err)
 	}
@@ -184,7 +184,7 @@ func readBounded(path, root string) ([]byte, error) {
 // wraps fs.ErrNotExist when it is missing.
 func (s *scope) readIn(dirReal, name string) ([]byte, error) {
 	p := filepath.Join(dirReal, name)
-	data, err := readRegular(p, true)
+	data, err := readRegular(p, true, maxDefBytes)
 	if !errors.Is(err, errLink) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotRegular) && !errors.Is(err, errTooBig) {
 			err = fmt.Errorf("cannot read: %w", err)
@@ -244,7 +244,7 @@ func readEach[T any](s *scope, entries []fs.DirEntry, fn func(sub *scope, e fs.D
 // maxDefBytes, opened without blocking. Errors name the file; a missing
 // one wraps fs.ErrNotExist.
 func readConfig(path string) ([]byte, error) {
-	data, err := readRegular(path, false)
+	data, err := readRegular(path, false, maxDefBytes)
 	var pe *fs.PathError
 	if err != nil && !errors.As(err, &pe) {
 		err = fmt.Errorf("%s: %w", path, err)

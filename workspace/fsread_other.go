@@ -8,9 +8,9 @@ import (
 	"os"
 )
 
-// readRegular reads the regular file at p, bounded. With nofollow, a
-// symbolic link at p is errLink.
-func readRegular(p string, nofollow bool) ([]byte, error) {
+// readRegular reads the regular file at p, of at most limit bytes
+// (errTooBig beyond). With nofollow, a symbolic link at p is errLink.
+func readRegular(p string, nofollow bool, limit int) ([]byte, error) {
 	stat := os.Stat
 	if nofollow {
 		stat = os.Lstat
@@ -24,7 +24,7 @@ func readRegular(p string, nofollow bool) ([]byte, error) {
 		return nil, errLink
 	case !fi.Mode().IsRegular():
 		return nil, errNotRegular
-	case fi.Size() > maxDefBytes:
+	case fi.Size() > int64(limit):
 		return nil, errTooBig
 	}
 	f, err := os.Open(p)
@@ -32,11 +32,11 @@ func readRegular(p string, nofollow bool) ([]byte, error) {
 		return nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxDefBytes+1))
+	data, err := io.ReadAll(io.LimitReader(f, int64(limit)+1))
 	if err != nil {
 		return nil, err
 	}
-	if len(data) > maxDefBytes {
+	if len(data) > limit {
 		return nil, errTooBig
 	}
 	return data, nil

@@ -7,11 +7,12 @@ import (
 	"syscall"
 )
 
-// readRegular reads the regular file at p, bounded. With nofollow, a
-// symbolic link at p is errLink. The file is opened without blocking (a
+// readRegular reads the regular file at p, of at most limit bytes
+// (errTooBig beyond, without reading it). With nofollow, a symbolic link
+// at p is errLink. The file is opened without blocking (a
 // FIFO a repository ships never hangs rein) and without going through
 // the runtime's poller, which costs a few system calls per file.
-func readRegular(p string, nofollow bool) ([]byte, error) {
+func readRegular(p string, nofollow bool, limit int) ([]byte, error) {
 	flags := syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NONBLOCK
 	if nofollow {
 		flags |= syscall.O_NOFOLLOW
@@ -37,14 +38,14 @@ func readRegular(p string, nofollow bool) ([]byte, error) {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
 		return nil, errNotRegular
 	}
-	if st.Size > maxDefBytes {
+	if st.Size > int64(limit) {
 		return nil, errTooBig
 	}
 	buf := make([]byte, st.Size+512)
 	n := 0
 	for {
 		if n == len(buf) {
-			if n > maxDefBytes {
+			if n > limit {
 				return nil, errTooBig
 			}
 			buf = append(buf, make([]byte, 4096)...)
@@ -63,7 +64,7 @@ func readRegular(p string, nofollow bool) ([]byte, error) {
 			break // all fstat promised: spare the read that would say EOF
 		}
 	}
-	if n > maxDefBytes {
+	if n > limit {
 		return nil, errTooBig
 	}
 	return buf[:n], nil

@@ -26,7 +26,7 @@ func FuzzRunFilesScript(f *testing.F) {
 	}
 	vars := map[string]string{"CLAUDE_PROJECT_DIR": root}
 	f.Fuzz(func(t *testing.T, src string) {
-		rf := &runFinder{root: root, rootReal: realPath(root), seen: map[string]bool{}, checked: map[string]bool{}}
+		rf := newRunFinder(root)
 		rf.script(src, root, vars)
 		if len(rf.seen) > maxRunFiles+maxGlobFiles {
 			t.Fatalf("%d files, beyond the bounds", len(rf.seen))
@@ -114,7 +114,7 @@ func FuzzRunFilesManifest(f *testing.F) {
 			if err := os.WriteFile(filepath.Join(root, name), []byte(content), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			rf := &runFinder{root: root, rootReal: realPath(root), seen: map[string]bool{}, checked: map[string]bool{}}
+			rf := newRunFinder(root)
 			rf.manifests(name, nil)
 			rf.coverDirs()
 			if len(rf.seen) > maxRunFiles {

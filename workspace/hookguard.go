@@ -21,10 +21,10 @@ import (
 // holds ([Loaded.TrustHolds]) and fails otherwise — skipped, or blocking
 // when it is declared to fail closed.
 func (l *Loaded) HookRegistrations(projectDir string, getenv func(string) string) ([]hook.Registration, error) {
-	if _, err := l.Hooks(); err != nil {
+	specs, fromWS, err := l.hookSpecs()
+	if err != nil {
 		return nil, err
 	}
-	specs, fromWS, _ := mergeHookFiles(l.hooks, l.Trust.Trusted)
 	regs := hook.Registrations(specs, projectDir, getenv)
 	for i := range regs {
 		if fromWS[i] {

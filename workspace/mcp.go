@@ -121,8 +121,8 @@ func (d *doc) server(k *yaml.Node, m *mapping, claude bool, env envReader) (MCPS
 	}
 	not := fmt.Sprintf("(the server %s is not loaded)", name)
 	if len(x.refused) > 0 {
-		d.problem(k, "MCP server %s names %s: a workspace's declaration never receives rein's credentials (provider keys and OAuth tokens, your profiles' key variables, REIN_* variables); "+
-			"declare the server in your user configuration (rein's mcp.yaml in your config directory) to pass it %s", name, strings.Join(x.refused, ", "), not)
+		d.problem(k, "MCP server %s names %s: %s; declare the server in your user configuration (rein's mcp.yaml in your config directory) to pass it %s",
+			name, strings.Join(x.refused, ", "), refusedCredentials, not)
 		d.probs[len(d.probs)-1].Credential = true
 		return MCPServer{}, false
 	}

@@ -57,7 +57,7 @@ var projectVars = []string{"CLAUDE_PROJECT_DIR", "REIN_PROJECT_DIR"}
 // deep, the same of the shell scripts found ([runFinder.nested]). Files
 // that do not parse name nothing here: their own content is fingerprinted.
 func runFiles(root string) []string {
-	rf := &runFinder{root: filepath.Clean(root), rootReal: realPath(root), seen: map[string]bool{}, checked: map[string]bool{}}
+	rf := newRunFinder(root)
 	ws := Workspace{Root: root}
 	vars := map[string]string{}
 	for _, v := range projectVars {
@@ -90,12 +90,13 @@ func runFiles(root string) []string {
 	}
 	rf.nested(vars)
 	rf.coverDirs()
-	out := make([]string, 0, len(rf.seen))
-	for rel := range rf.seen {
-		out = append(out, rel)
-	}
-	slices.Sort(out)
-	return out
+	return slices.Sorted(maps.Keys(rf.seen))
+}
+
+// newRunFinder returns a runFinder of the workspace at root.
+func newRunFinder(root string) *runFinder {
+	return &runFinder{root: filepath.Clean(root), rootReal: realPath(root),
+		seen: map[string]bool{}, checked: map[string]bool{}, dirs: map[string]bool{}, dirsDone: map[string]bool{}}
 }
 
 // runFinder collects the files of a workspace's command lines.
@@ -163,8 +164,8 @@ func (rf *runFinder) nested(vars map[string]string) {
 // shellScript returns the text of the file at p when it is a shell script
 // (by its name or its #! line) of at most maxScriptBytes.
 func shellScript(p string) (string, bool) {
-	data, err := readRegular(p, false) // never blocks, never reads without end
-	if err != nil || len(data) > maxScriptBytes {
+	data, err := readRegular(p, false, maxScriptBytes) // never blocks, never reads a larger file
+	if err != nil {
 		return "", false
 	}
 	ext := strings.ToLower(filepath.Ext(p))

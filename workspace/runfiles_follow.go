@@ -2,6 +2,7 @@ package workspace
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
@@ -33,9 +34,6 @@ func (rf *runFinder) coverDir(rel string) {
 	case "", ".", ".rein", ".claude":
 		return
 	}
-	if rf.dirs == nil {
-		rf.dirs = map[string]bool{}
-	}
 	rf.dirs[rel] = true
 }
 
@@ -44,18 +42,9 @@ func (rf *runFinder) coverDir(rel string) {
 // the neighbours a script imports or sources, the files a directory run
 // as a program holds. Subdirectories are not walked.
 func (rf *runFinder) coverDirs() {
-	for _, rel := range slices.Sorted(func(yield func(string) bool) {
-		for d := range rf.dirs {
-			if !yield(d) {
-				return
-			}
-		}
-	}) {
+	for _, rel := range slices.Sorted(maps.Keys(rf.dirs)) {
 		if rf.dirsDone[rel] {
 			continue
-		}
-		if rf.dirsDone == nil {
-			rf.dirsDone = map[string]bool{}
 		}
 		rf.dirsDone[rel] = true
 		dir := filepath.Join(rf.root, filepath.FromSlash(rel))
@@ -131,8 +120,8 @@ func (rf *runFinder) manifests(rel string, vars map[string]string) {
 	if base != "package.json" && !isMake {
 		return
 	}
-	data, err := readRegular(p, false)
-	if err != nil || len(data) > maxScriptBytes {
+	data, err := readRegular(p, false, maxScriptBytes)
+	if err != nil {
 		return
 	}
 	if base == "package.json" {
@@ -146,13 +135,7 @@ func (rf *runFinder) manifests(rel string, vars map[string]string) {
 		if pkg.Main != "" {
 			rf.word(shellparse.Lit(pkg.Main), filepath.Dir(p), nil, true)
 		}
-		for _, name := range slices.Sorted(func(yield func(string) bool) {
-			for k := range pkg.Scripts {
-				if !yield(k) {
-					return
-				}
-			}
-		}) {
+		for _, name := range slices.Sorted(maps.Keys(pkg.Scripts)) {
 			rf.script(pkg.Scripts[name], filepath.Dir(p), vars)
 		}
 		return
