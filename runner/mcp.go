@@ -2,6 +2,7 @@ package runner
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/memory"
@@ -72,15 +73,10 @@ func (e *Engine) addEach(set *tool.Set, tools []tool.Tool, deferred bool) []tool
 // whose tools name some MCP tools (mcp__github__*) needs it to load them
 // when they are deferred.
 func searchFor(def *workspace.Agent, name string) bool {
-	if name != mcptool.SearchToolName || def.Tools == nil {
+	if name != mcptool.SearchToolName || def.Tools == nil || matchAny(toolPatterns(def.DisallowedTools), name) {
 		return false
 	}
-	for _, p := range toolPatterns(def.Tools) {
-		if strings.HasPrefix(p, "mcp__") && !matchAny(toolPatterns(def.DisallowedTools), name) {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(toolPatterns(def.Tools), func(p string) bool { return strings.HasPrefix(p, "mcp__") })
 }
 
 // mcpBudget is the budget of MCP tool definitions per request.

@@ -266,7 +266,7 @@ func (m *MemLedger) AddCallerRule(_ context.Context, r *CallerRule) error {
 	if err := PrepareCallerRule(r, m.now()); err != nil {
 		return err
 	}
-	k := callerRuleKey{r.Caller, r.Dir, string(r.Action), r.Rule}
+	k := callerRuleKey{r.Caller, r.Dir, r.Action, r.Rule}
 	if _, ok := m.rules[k]; !ok {
 		m.rules[k] = *r
 	}

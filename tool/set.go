@@ -161,13 +161,7 @@ func (s *Set) Specs() []llm.ToolSpec {
 	if s == nil {
 		return nil
 	}
-	visible := 0
-	for _, n := range s.order {
-		if !s.entries[n].hidden() {
-			visible++
-		}
-	}
-	out := make([]llm.ToolSpec, 0, visible)
+	out := make([]llm.ToolSpec, 0, len(s.order))
 	for _, n := range s.order {
 		if e := s.entries[n]; !e.hidden() {
 			out = append(out, e.Tool.Spec())

@@ -24,8 +24,8 @@ func (s *Store) AddCallerRule(ctx context.Context, r *session.CallerRule) error 
 	err := s.read(ctx, func(c *pgx.Conn) error {
 		_, err := c.Exec(ctx, `INSERT INTO caller_rules (key, owner, caller, dir, action, rule, workspace_id, created_at)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) ON CONFLICT (key) DO NOTHING`,
-			digest(r.Caller, r.Dir, string(r.Action), r.Rule), digest(r.Caller, r.Dir),
-			r.Caller, r.Dir, string(r.Action), r.Rule, r.WorkspaceID, r.CreatedAt)
+			digest(r.Caller, r.Dir, r.Action, r.Rule), digest(r.Caller, r.Dir),
+			r.Caller, r.Dir, r.Action, r.Rule, r.WorkspaceID, r.CreatedAt)
 		return err
 	})
 	if err != nil {

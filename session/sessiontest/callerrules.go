@@ -17,7 +17,7 @@ import (
 func callerRuleKeys(rules []session.CallerRule) []string {
 	out := []string{}
 	for _, r := range rules {
-		out = append(out, r.Caller+" "+string(r.Action)+" "+r.Rule)
+		out = append(out, r.Caller+" "+r.Action+" "+r.Rule)
 	}
 	return out
 }

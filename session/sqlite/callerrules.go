@@ -17,7 +17,7 @@ func (s *Store) AddCallerRule(ctx context.Context, r *session.CallerRule) error 
 	err := s.write(ctx, func(tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO caller_rules (caller, dir, action, rule, workspace_id, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (caller, dir, action, rule) DO NOTHING`,
-			r.Caller, r.Dir, string(r.Action), r.Rule, r.WorkspaceID, r.CreatedAt.UnixNano())
+			r.Caller, r.Dir, r.Action, r.Rule, r.WorkspaceID, r.CreatedAt.UnixNano())
 		return err
 	})
 	if err != nil {

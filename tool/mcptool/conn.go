@@ -120,7 +120,7 @@ func (c *conn) status() Status {
 	c.mu.Lock()
 	st := Status{Server: c.cfg.Name, State: c.state, Err: c.err, Tools: len(c.tools), Transport: c.kind, Screening: c.screen}
 	c.mu.Unlock()
-	st.Withheld = st.Screening.Flagged() && !c.m.accepted(c.cfg.Name, st.Screening.Hash)
+	st.Withheld = c.withholds(st.Screening)
 	return st
 }
 
@@ -130,6 +130,12 @@ func (c *conn) withheld() bool {
 	c.mu.Lock()
 	s := c.screen
 	c.mu.Unlock()
+	return c.withholds(s)
+}
+
+// withholds reports whether the screening s of the server flagged
+// something the user has not accepted.
+func (c *conn) withholds(s Screening) bool {
 	return s.Flagged() && !c.m.accepted(c.cfg.Name, s.Hash)
 }
 

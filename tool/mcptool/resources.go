@@ -263,8 +263,14 @@ func (m *Manager) runListResources(ctx context.Context, _ tool.Call, in listReso
 		return tool.Errorf("%v", err), nil
 	}
 	var b strings.Builder
+	withheld := map[string]bool{} // by server, asked once per listing
 	for _, r := range rs {
-		if m.withheldServer(r.Server) != "" {
+		w, ok := withheld[r.Server]
+		if !ok {
+			w = m.withheldServer(r.Server) != ""
+			withheld[r.Server] = w
+		}
+		if w {
 			continue
 		}
 		fmt.Fprintf(&b, "%s: %s\n", r.Server, resourceLine(r.URI, cmp.Or(r.Title, r.Name), r.MIMEType, r.Description))

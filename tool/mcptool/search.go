@@ -167,6 +167,7 @@ func (s *Search) match(q string, n int) []*Tool {
 		tokens int
 	}
 	var hits []scored
+	withheld := map[*conn]bool{} // asked once per server and search
 	for i, t := range s.catalog {
 		name, server, desc, tokens := s.lower[i].name, s.lower[i].server, s.lower[i].desc, s.lower[i].tokens
 		score, named := 0.0, 0
@@ -188,7 +189,15 @@ func (s *Search) match(q string, n int) []*Tool {
 		if score > 0 && len(tokens) > 0 && !slices.ContainsFunc(tokens, func(tok string) bool { return !slices.Contains(words, tok) }) {
 			score += 5 // the query names the tool: every word of its name
 		}
-		if score > 0 && !t.conn.withheld() {
+		if score <= 0 {
+			continue
+		}
+		w, ok := withheld[t.conn]
+		if !ok {
+			w = t.conn.withheld()
+			withheld[t.conn] = w
+		}
+		if !w {
 			hits = append(hits, scored{t, score, len(tokens)})
 		}
 	}
