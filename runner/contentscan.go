@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/reinhq/rein/memory"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -19,12 +18,12 @@ import (
 func ScanInstructions(root, agentsMD, agentsPath string, defs *workspace.Definitions) []string {
 	var out []string
 	warn := func(path, what, text string) {
-		if fs := memory.ScanDocument(text); len(fs) > 0 {
+		if why := ScreenText(text); why != "" {
 			if rel, err := filepath.Rel(root, path); err == nil && filepath.IsLocal(rel) {
 				path = rel
 			}
 			out = append(out, fmt.Sprintf("%s (%s) looks like a prompt injection: %s; review it — rein still loads it",
-				path, what, memory.Explain(fs)))
+				path, what, why))
 		}
 	}
 	if agentsMD != "" {
