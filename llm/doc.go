@@ -10,5 +10,7 @@
 // the one retry policy of rein (SPEC PROV-7).
 //
 // The package is the leaf of rein: it imports only the standard library, and no
-// vendor type ever appears here.
+// vendor type ever appears here. Nor does HTTP: classifying a vendor's HTTP
+// error reply and guarding the adapters' redirects is llm/vendorhttp's work,
+// so the core packages that import llm do not link net/http.
 package llm

@@ -6,7 +6,7 @@
 // anthropic-version 2026-10-21; ValidateAuth is GET /v1/models?limit=1) and
 // is exactly one request: rein's llm.Retrying decides what to try again.
 // The credential is x-api-key, or "Authorization: Bearer" from Config.Token,
-// never both. Failures are classified with llm.FromHTTP (an error reply's
+// never both. Failures are classified with vendorhttp.FromHTTP (an error reply's
 // status, headers and body) and llm.FromTransport; a stream without its
 // message_stop event is llm.KindStreamCut, an event that does not parse is
 // llm.KindMalformed, and an "error" event inside a 200 stream is classified

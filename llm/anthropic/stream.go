@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // maxBlocks bounds a content block index: a larger one is malformed data,
@@ -378,7 +379,7 @@ func (s *stream) eventError(data []byte) *llm.Error {
 			status = st
 		}
 	}
-	return llm.FromHTTP(s.name, status, s.resp.Header, data).WithAuthHint(envVar)
+	return vendorhttp.FromHTTP(s.name, status, s.resp.Header, data).WithAuthHint(envVar)
 }
 
 // runJSON handles a plain JSON reply, which a proxy may send even though a

@@ -50,7 +50,7 @@
 //     MAX_TOKENS is max_tokens, and SAFETY, RECITATION, PROHIBITED_CONTENT,
 //     BLOCKLIST, SPII and a blocked prompt are refusal.
 //
-// Errors keep the vendor's status, headers and body, so [llm.FromHTTP] sees
+// Errors keep the vendor's status, headers and body, so [vendorhttp.FromHTTP] sees
 // the Retry-After header and the RetryInfo detail alike. An error object
 // sent inside a 200 stream is classified as if its code were the status.
 package gemini

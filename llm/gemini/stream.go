@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // The reply of streamGenerateContent?alt=sse is read here rather than by the
@@ -180,5 +181,5 @@ func (s *stream) chunkError() *llm.Error {
 	}
 	body := make([]byte, 0, len(s.chunk.Error)+10)
 	body = append(append(append(body, `{"error":`...), s.chunk.Error...), '}')
-	return llm.FromHTTP(s.name, cmp.Or(e.Code, http.StatusInternalServerError), nil, body).WithAuthHint(envVar)
+	return vendorhttp.FromHTTP(s.name, cmp.Or(e.Code, http.StatusInternalServerError), nil, body).WithAuthHint(envVar)
 }

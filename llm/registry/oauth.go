@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // OAuthToken is an OAuth2 access token with what is needed to renew it.
@@ -240,7 +241,7 @@ func refreshError(prov string, resp *http.Response, body []byte, reply tokenRepl
 	if status == http.StatusOK { // an error field in a 200 reply
 		status = http.StatusBadRequest
 	}
-	e := llm.FromHTTP(prov, status, resp.Header, body)
+	e := vendorhttp.FromHTTP(prov, status, resp.Header, body)
 	e.Message = fmt.Sprintf("OAuth token refresh failed: %s", msg)
 	if status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout {
 		e.Kind = llm.KindAuth
