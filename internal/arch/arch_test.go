@@ -91,11 +91,12 @@ var arrows = map[string][]string{
 	"session":                      {},
 	"session/jsonl":                {"session"},
 	"session/sessiontest":          {"session"},
-	"llm/anthropic":                {},
-	"llm/openai":                   {},
-	"llm/gemini":                   {},
-	"llm/ollama":                   {},
-	"llm/registry":                 adapters,
+	"llm/anthropic":                {"llm/vendorhttp"},
+	"llm/openai":                   {"llm/vendorhttp"},
+	"llm/gemini":                   {"llm/vendorhttp"},
+	"llm/ollama":                   {"llm/vendorhttp"},
+	"llm/vendorhttp":               {},
+	"llm/registry":                 append(slices.Clone(adapters), "llm/vendorhttp"),
 	"llm/replay":                   {},
 	"llm/llmtest":                  {"llm/llmtest/mockserver"},
 	"llm/llmtest/mockserver":       {},
@@ -114,11 +115,11 @@ var arrows = map[string][]string{
 	"internal/pgdb":                {},
 	"eventbus/redisbus":            {"eventbus", "internal/redisconn"},
 	"internal/redisconn":           {},
-	"telemetry":                    {},
+	"telemetry":                    {"llm/vendorhttp"},
 	"api":                          {"session"},
-	"client":                       {"api", "session"},
+	"client":                       {"api", "session", "llm/vendorhttp"},
 	"server":                       {"api", "session", "eventbus", "permission", "tool", "runner"},
-	"workspace":                    {"permission", "hook", "tool", "llm/registry", "internal/atomicfile", "internal/secretenv", "memory"},
+	"workspace":                    {"permission", "hook", "tool", "llm/registry", "llm/vendorhttp", "internal/atomicfile", "internal/secretenv", "memory"},
 	"tool/mcptool":                 {"tool"},
 	"tool/skill":                   {"tool"},
 	"tool/action":                  {"tool", "exec", "tool/builtin"},
@@ -134,11 +135,11 @@ var arrows = map[string][]string{
 	"runner": {"agent", "compact", "tool", "tool/builtin", "tool/mcptool", "tool/skill", "tool/action", "exec",
 		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
 		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile", "session/sqlite",
-		"runner/queue", "internal/secretenv"},
+		"runner/queue", "internal/secretenv", "llm/vendorhttp"},
 	"gateway": {"runner", "agent", "compact", "tool", "tool/builtin", "tool/mcptool", "tool/skill", "tool/action", "exec",
 		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
 		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile",
-		"runner/queue", "persona", "internal/secretenv"},
+		"runner/queue", "persona", "internal/secretenv", "llm/vendorhttp"},
 	"runner/queue":            {},
 	"runner/queue/queuetest":  {"runner/queue"},
 	"runner/queue/redisqueue": {"runner/queue", "internal/redisconn"},
@@ -189,6 +190,8 @@ func TestLayout(t *testing.T) {
 			switch {
 			case (p == "llm" || p == "tokens") && !std:
 				report(p, d, "reaches %s: it may use only the standard library", d)
+			case p == "llm/vendorhttp" && !std && d != "llm":
+				report(p, d, "reaches %s: it may use only the standard library and llm", d)
 			case p == "exec" && !std && !strings.HasPrefix(d, "golang.org/x/sys/"):
 				report(p, d, "reaches %s: it may use only the standard library and golang.org/x/sys", d)
 			case !own(m, d) && sdkOf(d) != "" && !frontEnd(p) && p != "llm/registry" && !strings.HasPrefix(p, sdkOf(d)):
