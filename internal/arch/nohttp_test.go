@@ -15,7 +15,9 @@ import (
 // llm/ollama and their shared llm/vendorhttp), the registry (OAuth
 // refresh), tool/builtin (web_fetch, web_search), tool/mcptool (MCP over
 // streamable HTTP), telemetry (OTLP), api, client, server, gateway and the
-// front ends. Those are not listed: they need net/http.
+// front ends. Those are not listed: they need net/http. Nor is exec: the
+// sandbox's egress proxy (SPEC TOOL-7) runs its in-sandbox half there, and
+// no core package imports exec (tool/builtin and runner do).
 var httpFree = map[string]string{
 	"llm":              "the conversation model, error kinds and retry policy every package imports; vendor HTTP is llm/vendorhttp's",
 	"tokens":           "token counting is arithmetic on text",
@@ -25,7 +27,6 @@ var httpFree = map[string]string{
 	"session":          "the session model and Store interface; stores are files or databases",
 	"session/jsonl":    "the file store of sessions",
 	"memory":           "memory files on disk",
-	"exec":             "the sandboxed command runner; processes, not sockets",
 	"eventbus":         "the in-process event bus; the Redis bus is eventbus/redisbus",
 	"kb":               "the knowledge base interface and its splitting; embeddings come through llm.Embedder",
 	"hook":             "the hook registry and command hooks",
