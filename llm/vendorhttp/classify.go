@@ -42,8 +42,9 @@ func FromRoundTrip(ctx context.Context, provider string, err error) *llm.Error {
 // Every adapter calls it, so one status means one thing whatever the vendor.
 //
 // The wait the vendor asks for is read from retry-after-ms, then retry-after
-// (delta-seconds or HTTP-date), then a Gemini RetryInfo detail in the body;
-// header names are matched case-insensitively. The vendor's message is kept
+// (delta-seconds or HTTP-date), then a Gemini RetryInfo detail in the body,
+// at most MaxRetryAfter whichever says it; header names are matched
+// case-insensitively. The vendor's message is kept
 // verbatim. A context-length error is llm.KindContextOverflow whatever its status.
 func FromHTTP(provider string, status int, header http.Header, body []byte) *llm.Error {
 	msg, code, retryInfo := parseErrorBody(body)
@@ -98,7 +99,7 @@ func retryAfter(h http.Header) time.Duration {
 	}
 	if v := headerValue(h, "Retry-After-Ms"); v != "" {
 		if ms, err := strconv.ParseFloat(strings.TrimSpace(v), 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
+			return time.Duration(min(ms, float64(MaxRetryAfter/time.Millisecond)) * float64(time.Millisecond))
 		}
 	}
 	d, _ := ParseRetryAfter(headerValue(h, "Retry-After"), time.Now())
@@ -149,7 +150,7 @@ func parseErrorBody(body []byte) (msg, code string, retry time.Duration) {
 		}
 		if strings.HasSuffix(d.Type, "google.rpc.RetryInfo") && d.RetryDelay != "" {
 			if dur, err := time.ParseDuration(d.RetryDelay); err == nil && dur > 0 {
-				retry = dur
+				retry = min(dur, MaxRetryAfter)
 			}
 		}
 	}

@@ -81,6 +81,14 @@ func TestFromHTTPRetryAfter(t *testing.T) { // PROV-7: retry-after, retry-after-
 		rate("retry-after-ms upper case", http.Header{"RETRY-AFTER-MS": {"1500"}}, anthropicRateLimit, 1500*time.Millisecond),
 		rate("retry-after-ms fractional", http.Header{"Retry-After-Ms": {"12.5"}}, anthropicRateLimit, 12500*time.Microsecond),
 		rate("retry-after-ms wins over retry-after", http.Header{"retry-after-ms": {"250"}, "Retry-After": {"9"}}, anthropicRateLimit, 250*time.Millisecond),
+		// Attack rows: a hostile vendor's waits are capped at MaxRetryAfter,
+		// never overflow into a negative one.
+		rate("retry-after-ms huge capped", http.Header{"retry-after-ms": {"1e300"}}, anthropicRateLimit, vendorhttp.MaxRetryAfter),
+		rate("retry-after-ms infinite capped", http.Header{"retry-after-ms": {"+Inf"}}, anthropicRateLimit, vendorhttp.MaxRetryAfter),
+		rate("retry-after-ms NaN ignored", http.Header{"retry-after-ms": {"NaN"}}, anthropicRateLimit, 0),
+		rate("retry-after huge capped", http.Header{"Retry-After": {"99999999999999999999"}}, anthropicRateLimit, vendorhttp.MaxRetryAfter),
+		{name: "Gemini RetryInfo huge capped", status: 429, body: strings.Replace(geminiExhausted, `"7s"`, `"2000000h"`, 1),
+			kind: llm.KindRateLimit, retryable: true, after: vendorhttp.MaxRetryAfter, msg: "Resource has been exhausted (e.g. check quota)."},
 		{name: "Gemini RetryInfo", status: 429, body: geminiExhausted,
 			kind: llm.KindRateLimit, retryable: true, after: 7 * time.Second, msg: "Resource has been exhausted (e.g. check quota)."},
 		{name: "Gemini RetryInfo fractional", status: 429, body: strings.Replace(geminiExhausted, `"7s"`, `"1.500s"`, 1),
@@ -233,4 +241,40 @@ func TestFromHTTPLongBodyTruncated(t *testing.T) {
 	if len(e.Message) != 500 || e.Message != body[:500] {
 		t.Errorf("len(Message) = %d, want the first 500 bytes of the body", len(e.Message))
 	}
+}
+
+// FuzzFromHTTP feeds FromHTTP a vendor's error reply — status, the two
+// retry-after headers, body — as a hostile endpoint might send it (PROV-7).
+// The result keeps the status and provider, has a named kind and a
+// message, and a wait in [0, MaxRetryAfter].
+func FuzzFromHTTP(f *testing.F) {
+	f.Add(429, "", "2", `{"error":{"type":"rate_limit_error","message":"slow down"}}`)
+	f.Add(429, "1500", "", `{"error":{"code":"insufficient_quota","message":"You exceeded your current quota"}}`)
+	f.Add(400, "", "", `{"error":{"message":"prompt is too long: 300000 tokens > 200000 maximum"}}`)
+	f.Add(429, "", "", `{"error":{"code":429,"status":"RESOURCE_EXHAUSTED","details":[{"@type":"type.googleapis.com/google.rpc.RetryInfo","retryDelay":"7s"}]}}`)
+	f.Add(503, "", "Wed, 21 Oct 2015 07:28:00 GMT", `upstream connect error`)
+	f.Add(500, "1e300", "-1", `{"error":"text"}`)
+	f.Add(0, "", "", ``)
+	f.Fuzz(func(t *testing.T, status int, retryAfterMs, retryAfter, body string) {
+		h := http.Header{}
+		if retryAfterMs != "" {
+			h["retry-after-ms"] = []string{retryAfterMs} // not canonicalised, as a raw map may hold it
+		}
+		if retryAfter != "" {
+			h.Set("Retry-After", retryAfter)
+		}
+		e := vendorhttp.FromHTTP("vendor", status, h, []byte(body))
+		if e.Status != status || e.Provider != "vendor" {
+			t.Fatalf("Status, Provider = %d, %q; want %d, vendor", e.Status, e.Provider, status)
+		}
+		if strings.HasPrefix(e.Kind.String(), "kind(") {
+			t.Fatalf("unnamed kind %v", e.Kind)
+		}
+		if e.Message == "" {
+			t.Fatal("empty message")
+		}
+		if e.RetryAfter < 0 || e.RetryAfter > vendorhttp.MaxRetryAfter {
+			t.Fatalf("RetryAfter = %v, want within [0, %v]", e.RetryAfter, vendorhttp.MaxRetryAfter)
+		}
+	})
 }
