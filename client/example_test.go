@@ -153,8 +153,10 @@ func Example() {
 // an agent, in the process: it stores the queued run, then runs it in the
 // background, appending the conversation's messages to the session, storing
 // the durable events in the ledger and publishing every event on the bus,
-// numbered 1, 2, 3, … per session. It runs one run at a time per session
-// and asks no permission questions.
+// numbered 1, 2, 3, … per session. It is the least a runtime does: it
+// ignores a submission's model, mode and agent, runs a session's runs
+// side by side instead of one after the other, and asks no permission
+// questions — the runner's service does all of that.
 type agentRuntime struct {
 	model  llm.Provider
 	store  session.Store
@@ -197,40 +199,54 @@ func (r *agentRuntime) Submit(ctx context.Context, s server.Submission) (*sessio
 	return &queued, nil
 }
 
+// execute runs a queued run to its end; a run that fails before its done
+// event is marked failed with the reason.
 func (r *agentRuntime) execute(ctx context.Context, run *session.Run, history []llm.Message) {
+	if err := r.drive(ctx, run, history); err != nil && !run.Status.Final() {
+		run.Status, run.Reason, run.Error, run.EndedAt = session.RunFailed, string(agent.ReasonError), err.Error(), time.Now()
+		_ = r.ledger.UpdateRun(context.WithoutCancel(ctx), run) // nothing is left to tell if this fails too
+	}
+}
+
+// drive runs the agent and records and publishes its events.
+func (r *agentRuntime) drive(ctx context.Context, run *session.Run, history []llm.Message) error {
 	clock := tool.New("clock", "Tells the time.", tool.Meta{ReadOnly: true, Category: tool.CategoryRead},
 		func(ctx context.Context, call tool.Call, _ struct{}) (tool.Result, error) {
 			return tool.Text("09:30"), nil
 		})
 	tools, err := tool.NewSet(tool.OriginBuiltin, clock)
 	if err != nil {
-		return
+		return err
 	}
 	run.Status, run.StartedAt = session.RunRunning, time.Now()
-	if r.ledger.UpdateRun(ctx, run) != nil {
-		return
+	if err := r.ledger.UpdateRun(ctx, run); err != nil {
+		return fmt.Errorf("start run %s: %w", run.ID, err)
 	}
 	a := agent.New(agent.Config{Provider: r.model, Model: "test-model", Tools: tools, NoRetry: true})
 	prompt := llm.UserText(run.Prompt)
-	for ev := range a.Run(ctx, agent.Input{SessionID: run.SessionID, RunID: run.ID, History: history, Prompt: &prompt}) {
+	for ev, err := range a.Run(ctx, agent.Input{SessionID: run.SessionID, RunID: run.ID, History: history, Prompt: &prompt}) {
+		if err != nil {
+			return err
+		}
 		if ev.Type == agent.EventMessage {
 			if _, err := r.store.Append(ctx, run.SessionID, session.Entry{Kind: session.KindMessage, RunID: run.ID, Message: ev.Message}); err != nil {
-				return
+				return fmt.Errorf("store a message of run %s: %w", run.ID, err)
 			}
 		}
 		if ev.Type == agent.EventDone { // a client that sees done finds the run ended
-			run.Status, run.Reason, run.Turns, run.EndedAt = session.RunFailed, string(ev.Done.Reason), ev.Done.Turns, time.Now()
+			run.Status, run.Reason, run.Error, run.Turns, run.EndedAt = session.RunFailed, string(ev.Done.Reason), ev.Done.Error, ev.Done.Turns, time.Now()
 			if ev.Done.Reason == agent.ReasonCompleted {
 				run.Status = session.RunCompleted
 			}
-			if r.ledger.UpdateRun(context.WithoutCancel(ctx), run) != nil {
-				return
+			if err := r.ledger.UpdateRun(context.WithoutCancel(ctx), run); err != nil {
+				return fmt.Errorf("end run %s: %w", run.ID, err)
 			}
 		}
-		if r.publish(ctx, run, ev) != nil {
-			return
+		if err := r.publish(ctx, run, ev); err != nil {
+			return fmt.Errorf("publish a %s event of run %s: %w", ev.Type, run.ID, err)
 		}
 	}
+	return nil
 }
 
 // publish numbers an event, stores it when it is durable and publishes it.
