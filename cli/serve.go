@@ -228,8 +228,8 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	cfg := runner.ServiceConfig{Tenancy: tenancy, Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
 		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass, Observer: obs,
 		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version()}
-	if o.mode != modeAPI {
-		cfg.Mirror = serveMirror(o.historyMirror, db, logger)
+	if m := serveMirror(o.historyMirror && o.mode != modeAPI, db, logger); m != nil {
+		cfg.Mirror = m
 	}
 	if q != nil {
 		cfg.Queue = q

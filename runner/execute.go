@@ -127,7 +127,7 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 	if err := s.drive(ctx, run, appr, log); err != nil {
 		log.Warn("run failed", "err", err)
 		if !run.Status.Final() { // it ended without a done event
-			s.cfg.Mirror.Notify(run.SessionID)
+			s.NotifyMirror(run.SessionID)
 			run.Status, run.Reason, run.Error, run.EndedAt = session.RunFailed, string(agent.ReasonError), err.Error(), s.cfg.Now()
 			if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {
 				log.Error("the run's end could not be stored", "err", err)
@@ -141,7 +141,7 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 // the session's lease is interrupted, as the next holder would mark it
 // (a write the store fences off is left to that holder).
 func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEvent, cause error) {
-	s.cfg.Mirror.Notify(run.SessionID) // its entries are stored: the mirror may copy them
+	s.NotifyMirror(run.SessionID) // its entries are stored: the mirror may copy them
 	run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(d.Reason), d.Error, d.Turns, d.Usage, d.CostUSD
 	run.Status, run.EndedAt = statusOf(d.Reason), s.cfg.Now()
 	if errors.Is(cause, queue.ErrLeaseLost) {

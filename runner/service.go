@@ -49,8 +49,9 @@ type ServiceConfig struct {
 	// UserAgent names rein to web servers (web_fetch).
 	UserAgent string
 	// Mirror, when set, copies the sessions of project workspaces into
-	// their history mirrors after each run (SPEC API-6); Shutdown closes it.
-	Mirror *Mirror
+	// their history mirrors after each run (SPEC API-6, package mirror);
+	// Shutdown closes it.
+	Mirror Mirror
 	// Queue, when set, splits the service across processes (SPEC API-5):
 	// Submit stores the run and enqueues its session there instead of
 	// running it here, and [Service.Work] runs the sessions it takes from
@@ -70,6 +71,14 @@ type ServiceConfig struct {
 	// Tenancy, when set, confines every run's tools to its workspace
 	// (SPEC API-9): rein serve and rein worker set it.
 	Tenancy *Tenancy
+}
+
+// Mirror is what the service needs of the history mirror (package
+// mirror): to hear that a session changed, and to be closed once the runs
+// ended. Notify must not wait on a disk or a database.
+type Mirror interface {
+	Notify(sessionID string)
+	Close(ctx context.Context) error
 }
 
 // Submission is a message a caller posts to a session: the run it sets
@@ -369,7 +378,7 @@ func (s *Service) interrupt(ctx context.Context, run *session.Run, why string) e
 		if err := session.SaveHeal(ctx, s.cfg.Sessions, run.SessionID, st); err != nil {
 			return fmt.Errorf("recover run %s: %w", run.ID, err)
 		}
-		s.cfg.Mirror.Notify(run.SessionID)
+		s.NotifyMirror(run.SessionID)
 	}
 	run.Status, run.EndedAt = session.RunInterrupted, s.cfg.Now()
 	run.Error = why
@@ -413,4 +422,24 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	s.stop()
 	<-done
 	return ctx.Err()
+}
+
+// NotifyMirror tells the service's history mirror that a session changed
+// outside a run (created, renamed, forked, deleted through the API); a
+// service without a mirror ignores it.
+func (s *Service) NotifyMirror(sessionID string) {
+	if s.cfg.Mirror != nil {
+		s.cfg.Mirror.Notify(sessionID)
+	}
+}
+
+// closeMirror closes the service's history mirror once its runs ended,
+// copying what it can until ctx ends.
+func (s *Service) closeMirror(ctx context.Context) {
+	if s.cfg.Mirror == nil {
+		return
+	}
+	if err := s.cfg.Mirror.Close(ctx); err != nil {
+		s.cfg.Logger.Warn("history mirror", "err", err)
+	}
 }

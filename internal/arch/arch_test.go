@@ -139,6 +139,7 @@ var arrows = map[string][]string{
 		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
 		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile",
 		"runner/queue", "persona", "internal/secretenv"},
+	"mirror":                  {"session", "internal/sqlitedb", "internal/migration"},
 	"runner/queue":            {},
 	"runner/queue/queuetest":  {"runner/queue"},
 	"runner/queue/redisqueue": {"runner/queue", "internal/redisconn"},
