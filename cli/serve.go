@@ -255,7 +255,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	}
 	var hs *http.Server
 	if o.mode != modeWorker {
-		srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
+		srv, err := server.New(server.Config{Runtime: svc, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 			Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
 			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror, Commands: commands,

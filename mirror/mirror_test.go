@@ -171,7 +171,7 @@ func (e *mirrorEnv) run(t testing.TB, sessionID, text string) {
 
 // tryRun is run for goroutines other than the test's.
 func (e *mirrorEnv) tryRun(sessionID, text string) error {
-	r, err := e.svc.Submit(context.Background(), runner.Submission{SessionID: sessionID, Caller: "alice", Text: text})
+	r, err := e.svc.Submit(context.Background(), session.Submission{SessionID: sessionID, Caller: "alice", Text: text})
 	if err != nil {
 		return err
 	}

@@ -43,7 +43,7 @@ func BenchmarkServiceRun(b *testing.B) {
 	b.ResetTimer()
 	runs := make([]string, 0, b.N)
 	for i := range b.N {
-		r, err := h.svc.Submit(context.Background(), runner.Submission{SessionID: ids[i%sessions], Caller: "alice", Text: fmt.Sprint("run ", i)})
+		r, err := h.svc.Submit(context.Background(), session.Submission{SessionID: ids[i%sessions], Caller: "alice", Text: fmt.Sprint("run ", i)})
 		if err != nil {
 			b.Fatal(err)
 		}

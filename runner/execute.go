@@ -214,7 +214,7 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	var sub Submission
+	var sub session.Submission
 	if len(run.Options) > 0 {
 		if err := json.Unmarshal(run.Options, &sub); err != nil {
 			return nil, fmt.Errorf("run %s: options: %w", run.ID, err)
@@ -248,7 +248,7 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 			return nil, err
 		}
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()}
+	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: flags(sub)}
 	if s.cfg.Tenancy != nil {
 		opts.Root = dir // the directory the caller opened, not an enclosing repository
 	}

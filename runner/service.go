@@ -20,8 +20,10 @@ import (
 	"github.com/reinhq/rein/workspace"
 )
 
-// ErrClosed is returned by [Service.Submit] once the service shuts down.
-var ErrClosed = errors.New("runner: shutting down; no new runs are accepted")
+// ErrClosed is returned by [Service.Submit] once the service shuts down;
+// it wraps [session.ErrShuttingDown], which the fronts answer with
+// "retry later".
+var ErrClosed = fmt.Errorf("runner: %w", session.ErrShuttingDown)
 
 // ServiceConfig configures a [Service]. Zero fields take the defaults.
 type ServiceConfig struct {
@@ -79,22 +81,6 @@ type ServiceConfig struct {
 type Mirror interface {
 	Notify(sessionID string)
 	Close(ctx context.Context) error
-}
-
-// Submission is a message a caller posts to a session: the run it sets
-// off, with per-run overrides.
-type Submission struct {
-	SessionID, Caller string
-	// Text is the user message; empty continues a pending conversation.
-	Text string
-	// Model, MaxTurns and PermissionMode override the configuration for
-	// this run when set.
-	Model          string `json:"model,omitempty"`
-	MaxTurns       int    `json:"max_turns,omitempty"`
-	PermissionMode string `json:"permission_mode,omitempty"`
-	// Agent names the agent definition the run uses (AGENT-1); an unknown
-	// one fails the run with a message listing the agents.
-	Agent string `json:"agent,omitempty"`
 }
 
 // Service runs the messages posted to sessions (DESIGN "How a message
@@ -176,7 +162,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 
 // Submit stores a queued run of the session and schedules it. The run is
 // durable when Submit returns.
-func (s *Service) Submit(ctx context.Context, sub Submission) (*session.Run, error) {
+func (s *Service) Submit(ctx context.Context, sub session.Submission) (*session.Run, error) {
 	sess, err := s.cfg.Sessions.Get(ctx, sub.SessionID)
 	if err != nil {
 		return nil, err
@@ -218,8 +204,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*session.Run, err
 
 // checkSubmission validates the overrides: a bad one is ErrInvalid with
 // what to send instead.
-func (s *Service) checkSubmission(sub Submission) error {
-	flags := sub.flags()
+func (s *Service) checkSubmission(sub session.Submission) error {
+	flags := flags(sub)
 	if _, err := workspace.FlagLayer(flags); err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
 	}
@@ -251,7 +237,7 @@ func (s *Service) checkPending(ctx context.Context, sessionID string) error {
 }
 
 // flags are the submission's overrides as configuration flags.
-func (sub Submission) flags() map[string]string {
+func flags(sub session.Submission) map[string]string {
 	m := map[string]string{}
 	if sub.Model != "" {
 		m[workspace.Model] = sub.Model
