@@ -76,16 +76,18 @@ func spawnProvider(tool, in string) llm.Provider {
 	return p
 }
 
-// benchRuns runs one prompt per iteration, each in a new session of e.
-func benchRuns(b *testing.B, e *runner.Engine) {
+// benchRuns runs one prompt per iteration, each in a new conversation
+// over e's setup.
+func benchRuns(b *testing.B, e *runner.Conversation) {
 	b.ReportAllocs()
 	for b.Loop() {
-		e.Unbind()
-		for ev, err := range e.Submit(context.Background(), "", "go", nil) {
+		c := e.Setup().NewConversation()
+		for ev, err := range c.Submit(context.Background(), "", "go", nil) {
 			if err != nil || ev.Type == agent.EventDone && ev.Done.Reason != agent.ReasonCompleted {
 				b.Fatalf("run ended %+v: %v", ev.Done, err)
 			}
 		}
+		c.Close()
 	}
 }
 

@@ -264,7 +264,7 @@ func cliDecision(t *testing.T, getenv func(string) string, dir, command string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := runner.New(runner.Config{Loaded: l, Store: session.NewMemStore(), Getenv: getenv,
+	e, err := runner.NewSetup(runner.Config{Loaded: l, Store: session.NewMemStore(), Getenv: getenv,
 		Resolve: func(*registry.Registry, string) (*runner.Model, error) { return nil, fmt.Errorf("no model") }})
 	if err != nil {
 		t.Fatal(err)

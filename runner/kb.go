@@ -107,19 +107,19 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 
 // kbTool is the kb_search tool when the workspace has a knowledge base
 // (nil otherwise): the base opens on the first search and closes with
-// the engine.
-func (e *Engine) kbTool() *kbTool {
-	if e.ws.Root == "" {
+// the conversation.
+func (s *Setup) kbTool() *kbTool {
+	if s.ws.Root == "" {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(e.ws.Root, filepath.FromSlash(KBFile))); err != nil {
+	if _, err := os.Stat(filepath.Join(s.ws.Root, filepath.FromSlash(KBFile))); err != nil {
 		return nil
 	}
 	t := &kbTool{}
 	t.Tool = kbtool.New(func(context.Context) (*kb.Base, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		k, err := OpenKnowledgeBase(e.cfg.Loaded, e.reg, e.cfg.ResolveEmbedder, false)
+		k, err := OpenKnowledgeBase(s.cfg.Loaded, s.reg, s.cfg.ResolveEmbedder, false)
 		if err != nil {
 			return nil, err
 		}

@@ -88,7 +88,7 @@ type Mirror interface {
 // the server's 202 promise — and schedules it; runs of one session execute
 // one at a time in submission order, different sessions concurrently up to
 // MaxConcurrent (SPEC API-3). Each run loads and heals its session, drives
-// the agent through an [Engine], stores each durable event in the ledger
+// the agent through a [Conversation], stores each durable event in the ledger
 // and publishes every event (deltas too) on the bus with the session's
 // next event id, and ends with its state and audit records. Runs never
 // depend on the request that posted them: a dropped client cancels nothing.
