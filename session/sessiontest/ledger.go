@@ -456,7 +456,10 @@ func testAudit(t *testing.T, l session.Ledger) {
 }
 
 func testAuditFilter(t *testing.T, l session.Ledger) {
-	for i, r := range []struct{ caller, sess, run, kind string }{
+	for i, r := range []struct {
+		caller, sess, run string
+		kind              session.AuditKind
+	}{
 		{"alice", "s1", "r1", session.AuditRun},
 		{"alice", "s1", "r1", session.AuditToolCall},
 		{"bob", "s2", "r2", session.AuditPermission},
