@@ -220,7 +220,7 @@ func StartWith(t testing.TB, p Platform, newCh func() gateway.Channel, opts Opti
 // boot starts a gateway with a new channel and service.
 func (e *Env) boot(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	bus := eventbus.NewMemory(eventbus.Options{})
 	svc, err := runner.NewService(runner.ServiceConfig{Sessions: e.Sessions, Ledger: e.Ledger, Bus: bus, DataDir: e.dataDir,
 		Getenv: e.getenv, Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
@@ -264,7 +264,7 @@ func (e *Env) boot(t testing.TB) {
 		if srv != nil {
 			srv.Close()
 		}
-		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second) // a cleanup: the test context is done
 		defer scancel()
 		svc.Shutdown(sctx)
 		bus.Close()
