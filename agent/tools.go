@@ -368,7 +368,7 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 	select {
 	case r.asking <- struct{}{}:
 	case <-ctx.Done():
-		return refused("policy", "the run was cancelled before the question was asked")
+		return refused(ByPolicy, "the run was cancelled before the question was asked")
 	}
 	emit(Event{Type: EventPermissionRequest, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Input: c.Call.Input, Reason: v.Reason}})
 	r.notify(ctx, "rein needs your permission to run "+c.Call.Name)
