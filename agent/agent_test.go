@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,63 +56,68 @@ func TestOneTool(t *testing.T) {
 }
 
 // LOOP-6: read-only calls run in parallel and finish out of order; results
-// are written back in declaration order.
+// are written back in declaration order. The calls' durations are on the
+// bubble's clock, so the order they finish in does not depend on the load.
 func TestParallelReadOnlyDeclarationOrder(t *testing.T) {
-	pr := &probe{barrier: 3}
-	p := llmtest.NewScripted(
-		llmtest.Reply{ToolCalls: []llm.ToolUse{
-			call("c1", "read", sleepIn{ID: "1", MS: 60}),
-			call("c2", "read", sleepIn{ID: "2", MS: 1}),
-			call("c3", "read", sleepIn{ID: "3", MS: 30}),
-		}},
-		llmtest.Reply{Text: "done"},
-	)
-	res := drive(t, ctxb, newAgent(p, testTools(t, pr)), Input{Prompt: prompt("go")})
-	if res.done.Reason != ReasonCompleted {
-		t.Fatalf("done = %+v", res.done)
-	}
-	if pr.max != 3 {
-		t.Errorf("max concurrency = %d, want 3", pr.max)
-	}
-	var ids []string
-	for _, r := range res.msgs[2].ToolResults() {
-		ids = append(ids, r.ToolUseID)
-	}
-	if diff := cmp.Diff([]string{"c1", "c2", "c3"}, ids); diff != "" {
-		t.Errorf("results order (-want +got):\n%s", diff)
-	}
-	ends := res.toolEnds()
-	if ends[0].ID != "c2" {
-		t.Errorf("tool_end events should follow completion order; first was %s", ends[0].ID)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		pr := &probe{barrier: 3}
+		p := llmtest.NewScripted(
+			llmtest.Reply{ToolCalls: []llm.ToolUse{
+				call("c1", "read", sleepIn{ID: "1", MS: 60}),
+				call("c2", "read", sleepIn{ID: "2", MS: 1}),
+				call("c3", "read", sleepIn{ID: "3", MS: 30}),
+			}},
+			llmtest.Reply{Text: "done"},
+		)
+		res := drive(t, ctxb, newAgent(p, testTools(t, pr)), Input{Prompt: prompt("go")})
+		if res.done.Reason != ReasonCompleted {
+			t.Fatalf("done = %+v", res.done)
+		}
+		if pr.max != 3 {
+			t.Errorf("max concurrency = %d, want 3", pr.max)
+		}
+		var ids []string
+		for _, r := range res.msgs[2].ToolResults() {
+			ids = append(ids, r.ToolUseID)
+		}
+		if diff := cmp.Diff([]string{"c1", "c2", "c3"}, ids); diff != "" {
+			t.Errorf("results order (-want +got):\n%s", diff)
+		}
+		ends := res.toolEnds()
+		if ends[0].ID != "c2" {
+			t.Errorf("tool_end events should follow completion order; first was %s", ends[0].ID)
+		}
+	})
 }
 
 // LOOP-6: mutating calls run alone, between parallel batches of read-only ones.
 func TestMixedCallsMutatingSerial(t *testing.T) {
-	pr := &probe{}
-	p := llmtest.NewScripted(
-		llmtest.Reply{ToolCalls: []llm.ToolUse{
-			call("r1", "read", sleepIn{ID: "1", MS: 20}),
-			call("r2", "read", sleepIn{ID: "2", MS: 20}),
-			call("w1", "write", sleepIn{ID: "w1", MS: 10}),
-			call("w2", "write", sleepIn{ID: "w2", MS: 10}),
-			call("r3", "read", sleepIn{ID: "3", MS: 5}),
-		}},
-		llmtest.Reply{Text: "done"},
-	)
-	res := drive(t, ctxb, newAgent(p, testTools(t, pr), func(c *Config) { c.MaxParallel = 8 }), Input{Prompt: prompt("go")})
-	if res.done.Reason != ReasonCompleted {
-		t.Fatalf("done = %+v", res.done)
-	}
-	if pr.overlap {
-		t.Error("a mutating tool ran alongside another tool")
-	}
-	if pr.max > 2 { // r1 and r2 may overlap; parallelism itself is TestParallelReadOnlyDeclarationOrder's
-		t.Errorf("max concurrency = %d, want at most 2 (r1, r2)", pr.max)
-	}
-	if idx := strings.Index(strings.Join(pr.order, ","), "write:w1,write:w2,read:3"); idx < 0 {
-		t.Errorf("start order = %v", pr.order)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		pr := &probe{}
+		p := llmtest.NewScripted(
+			llmtest.Reply{ToolCalls: []llm.ToolUse{
+				call("r1", "read", sleepIn{ID: "1", MS: 20}),
+				call("r2", "read", sleepIn{ID: "2", MS: 20}),
+				call("w1", "write", sleepIn{ID: "w1", MS: 10}),
+				call("w2", "write", sleepIn{ID: "w2", MS: 10}),
+				call("r3", "read", sleepIn{ID: "3", MS: 5}),
+			}},
+			llmtest.Reply{Text: "done"},
+		)
+		res := drive(t, ctxb, newAgent(p, testTools(t, pr), func(c *Config) { c.MaxParallel = 8 }), Input{Prompt: prompt("go")})
+		if res.done.Reason != ReasonCompleted {
+			t.Fatalf("done = %+v", res.done)
+		}
+		if pr.overlap {
+			t.Error("a mutating tool ran alongside another tool")
+		}
+		if pr.max > 2 { // r1 and r2 may overlap; parallelism itself is TestParallelReadOnlyDeclarationOrder's
+			t.Errorf("max concurrency = %d, want at most 2 (r1, r2)", pr.max)
+		}
+		if idx := strings.Index(strings.Join(pr.order, ","), "write:w1,write:w2,read:3"); idx < 0 {
+			t.Errorf("start order = %v", pr.order)
+		}
+	})
 }
 
 // LOOP-7: a tool error goes back to the model and is counted.
@@ -202,34 +208,36 @@ func TestCancelMidStream(t *testing.T) {
 // LOOP-4, LOOP-5: cancelling mid-tool gives every call a result marked
 // interrupted, and calls not started a result saying they did not run.
 func TestCancelMidTool(t *testing.T) {
-	p := llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{
-		call("c1", "hang", struct{}{}), call("c2", "write", sleepIn{ID: "later"}),
-	}})
-	ctx, cancel := context.WithCancel(ctxb)
-	defer cancel()
-	a := newAgent(p, testTools(t, &probe{}))
-	var res result
-	for ev := range a.Run(ctx, Input{Prompt: prompt("go")}) {
-		if ev.Type == EventToolStart && ev.Tool.Name == "hang" {
-			go func() { time.Sleep(5 * time.Millisecond); cancel() }()
+	synctest.Test(t, func(t *testing.T) {
+		p := llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{
+			call("c1", "hang", struct{}{}), call("c2", "write", sleepIn{ID: "later"}),
+		}})
+		ctx, cancel := context.WithCancel(ctxb)
+		defer cancel()
+		a := newAgent(p, testTools(t, &probe{}))
+		var res result
+		for ev := range a.Run(ctx, Input{Prompt: prompt("go")}) {
+			if ev.Type == EventToolStart && ev.Tool.Name == "hang" {
+				go func() { synctest.Wait(); cancel() }() // once the call hangs
+			}
+			if ev.Type == EventMessage {
+				res.msgs = append(res.msgs, *ev.Message)
+			}
+			if ev.Type == EventDone {
+				res.done = ev.Done
+			}
 		}
-		if ev.Type == EventMessage {
-			res.msgs = append(res.msgs, *ev.Message)
+		if res.done.Reason != ReasonCancelled {
+			t.Fatalf("done = %+v", res.done)
 		}
-		if ev.Type == EventDone {
-			res.done = ev.Done
+		got := resultsOf(res.msgs[len(res.msgs)-1])
+		if !strings.Contains(got["c1"], "interrupted") || !strings.Contains(got["c1"], "side effects") {
+			t.Errorf("c1 = %q", got["c1"])
 		}
-	}
-	if res.done.Reason != ReasonCancelled {
-		t.Fatalf("done = %+v", res.done)
-	}
-	got := resultsOf(res.msgs[len(res.msgs)-1])
-	if !strings.Contains(got["c1"], "interrupted") || !strings.Contains(got["c1"], "side effects") {
-		t.Errorf("c1 = %q", got["c1"])
-	}
-	if !strings.Contains(got["c2"], "not run") {
-		t.Errorf("c2 = %q", got["c2"])
-	}
+		if !strings.Contains(got["c2"], "not run") {
+			t.Errorf("c2 = %q", got["c2"])
+		}
+	})
 }
 
 // LOOP-10: an empty reply is retried once, then reported as an error.

@@ -92,7 +92,7 @@ func (r *run) run(parent context.Context) {
 		end = r.loop(ctx)
 	}
 	end = r.classifyCancel(parent, ctx, end)
-	r.finish(end)
+	r.finish(parent, end)
 }
 
 var errRunTimeout = errors.New("the run's time budget ran out")
@@ -186,15 +186,17 @@ func (r *run) classifyCancel(parent, ctx context.Context, end ending) ending {
 	return end
 }
 
-// finish reports the end of the run.
-func (r *run) finish(end ending) {
+// finish reports the end of the run. The notification hook runs on the
+// caller's context without its cancellation, so it keeps the run's trace
+// and values even when the run was cancelled.
+func (r *run) finish(parent context.Context, end ending) {
 	done := &DoneEvent{Reason: end.reason, Turns: r.turn, Usage: r.usage, CostUSD: r.cost, Stats: r.stats,
 		DurationMS: r.cfg.Now().Sub(r.started).Milliseconds(), Text: r.finalText(), Focus: &r.focus}
 	if end.err != nil && end.reason != ReasonCompleted && end.reason != ReasonCancelled {
 		done.Error = end.err.Error()
 		r.emit(Event{Type: EventError, Error: &ErrorEvent{Kind: errorKind(end), Message: end.err.Error(), Fatal: true}})
 	}
-	r.sessionHook(context.WithoutCancel(context.Background()), end)
+	r.sessionHook(context.WithoutCancel(parent), end)
 	if r.stopped {
 		return
 	}

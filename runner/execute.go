@@ -89,7 +89,7 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 
 // audit records the run's tool calls and its end (SPEC API-7).
 func (st *stream) audit(ctx context.Context, ev agent.Event) error {
-	var kind string
+	var kind session.AuditKind
 	var data any
 	switch {
 	case ev.Type == agent.EventToolStart && ev.Tool != nil:
@@ -288,7 +288,7 @@ func (s *Setup) modelFor(sess *session.Session) string {
 
 // auditors write a run's permission decisions and hook runs to the ledger.
 func (s *Service) auditors(run *session.Run) func(*session.Session) (permission.Auditor, hook.Auditor, error) {
-	put := func(ctx context.Context, kind string, v any) error {
+	put := func(ctx context.Context, kind session.AuditKind, v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err

@@ -276,7 +276,7 @@ func TestEventsNumberedAndStored_API2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]int{}
+	kinds := map[session.AuditKind]int{}
 	for _, a := range audit {
 		kinds[a.Kind]++
 	}

@@ -2,7 +2,6 @@ package llmtest
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
 	"testing"
@@ -42,7 +41,7 @@ func CheckStream(t testing.TB, p llm.Provider, req *llm.Request) {
 	started := map[string]bool{}
 	var done *llm.Response
 	ended := false
-	for d, err := range p.Stream(context.Background(), req) {
+	for d, err := range p.Stream(t.Context(), req) {
 		if ended {
 			t.Fatalf("a value after the stream's end: %+v, %v", d, err)
 		}
