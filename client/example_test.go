@@ -170,7 +170,7 @@ type agentRuntime struct {
 }
 
 // Submit implements server.Runtime.
-func (r *agentRuntime) Submit(ctx context.Context, s server.Submission) (*session.Run, error) {
+func (r *agentRuntime) Submit(ctx context.Context, s session.Submission) (*session.Run, error) {
 	run := &session.Run{SessionID: s.SessionID, Caller: s.Caller, Prompt: s.Text}
 	if err := r.ledger.CreateRun(ctx, run); err != nil {
 		return nil, err
