@@ -107,12 +107,12 @@ func (u *wireUsage) apply(to *llm.Usage) {
 
 // block accumulates one content block.
 type block struct {
-	kind      string // text, thinking, redacted_thinking, tool_use, or another: opaque
+	kind string // text, thinking, redacted_thinking, tool_use, or another: opaque
 	// raw is an opaque block's JSON as its start gave it, input its
 	// streamed input; oversize marks one past llm.MaxOpaqueBytes, or one
 	// that is not an object with a type.
-	raw      []byte
-	oversize bool
+	raw       []byte
+	oversize  bool
 	text      strings.Builder
 	signature string
 	id, name  string
