@@ -493,3 +493,26 @@ func TestCompactionUsageCounted(t *testing.T) {
 		t.Errorf("stats %+v usage %+v; want the summary call counted", st, u)
 	}
 }
+
+// PROV-5, issue 23: a history holding another provider's opaque blocks (a
+// server tool's search) is sent without them, and run_start says so.
+func TestForeignOpaqueWarning(t *testing.T) {
+	raw := []byte(`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}`)
+	hist := []llm.Message{
+		llm.UserText("search"),
+		{Role: llm.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4-5", Content: []llm.Block{
+			&llm.Opaque{Provider: "anthropic", Type: "web_search_tool_result", Raw: raw}, &llm.Text{Text: "Found it."}}},
+	}
+	p := llmtest.NewScripted(llmtest.Reply{Text: "ok"})
+	res := drive(t, ctxb, newAgent(p, nil, func(c *Config) { c.Warnings = []string{"caller's"} }), Input{History: hist, Prompt: prompt("more")})
+	w := res.events[0].RunStart.Warnings
+	if len(w) != 2 || w[0] != "caller's" || !strings.Contains(w[1], "not sent to scripted") || !strings.Contains(w[1], "web_search_tool_result (from anthropic)") {
+		t.Fatalf("run_start warnings %q", w)
+	}
+	// The same history to the provider that produced it: no warning.
+	res = drive(t, ctxb, newAgent(llmtest.NewScripted(llmtest.Reply{Text: "ok"}), nil, func(c *Config) { c.ProviderName = "anthropic" }),
+		Input{History: hist, Prompt: prompt("more")})
+	if w := res.events[0].RunStart.Warnings; len(w) != 0 {
+		t.Errorf("warnings for the producing provider: %q", w)
+	}
+}
