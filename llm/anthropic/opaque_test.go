@@ -68,8 +68,8 @@ func TestOpaqueServerTools(t *testing.T) {
 		noneOK bool
 	}{
 		{
-			name: "web search, with citations",
-			body: sse(events(evStart, srvUse, srvIn1, srvIn2, stops("1"), srvRes, stops("2"), citeText, citeDelta, textIn, stops("3"), evEndDelta, evStop)...),
+			name:  "web search, with citations",
+			body:  sse(events(evStart, srvUse, srvIn1, srvIn2, stops("1"), srvRes, stops("2"), citeText, citeDelta, textIn, stops("3"), evEndDelta, evStop)...),
 			types: []string{"server_tool_use", "web_search_tool_result"},
 			text:  "Researchers announced a breakthrough.",
 			raw: map[string]string{
