@@ -383,3 +383,31 @@ func TestHostileStreams(t *testing.T) {
 		}
 	})
 }
+
+// TestDeltaKindMismatch is an attack table: a delta sent to a block of
+// another kind would stream as one kind and end up as another (or nowhere)
+// in the final message; it is malformed, and a delta to an opaque block is
+// dropped and counted.
+func TestDeltaKindMismatch(t *testing.T) {
+	thinking := `{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}`
+	tool := `{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"toolu_1","name":"bash","input":{}}}`
+	textDelta := `{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"rm -rf /"}}`
+	thinkDelta := `{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hmm"}}`
+	for _, c := range []struct{ name, start, delta string }{
+		{"text into a thinking block", thinking, textDelta},
+		{"text into a tool call", tool, textDelta},
+		{"thinking into a text block", `{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}`, thinkDelta},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := drain(serve(t, "text/event-stream", sse(evStart, c.start, c.delta, evEndDelta, evStop)), userReq("hi"))
+			if llm.KindOf(err) != llm.KindMalformed {
+				t.Errorf("error %v, want malformed", err)
+			}
+		})
+	}
+	before := llm.DropsOf("anthropic", llm.DropDelta, "text_delta")
+	_, resp := streamed(t, serve(t, "text/event-stream", sse(evStart, srvUse, strings.Replace(textDelta, `"index":0`, `"index":1`, 1), evEndDelta, evStop)))
+	if resp.Message.TextOf() != "" || llm.DropsOf("anthropic", llm.DropDelta, "text_delta") != before+1 {
+		t.Errorf("text into an opaque block: text %q, not counted", resp.Message.TextOf())
+	}
+}

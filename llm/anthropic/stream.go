@@ -353,12 +353,28 @@ func (s *stream) delta(index int64, d *wireDelta) (llm.Delta, error) {
 	}
 	b := s.blocks[index]
 	switch d.Type {
-	case "text_delta":
+	case "text_delta", "thinking_delta":
+		// Text goes only to a text block and thinking to a thinking block:
+		// anything else would stream as one kind and end up as another, or
+		// nowhere, in the final message.
+		want := "thinking"
+		if d.Type == "text_delta" {
+			want = "text"
+		}
+		switch {
+		case b.kind == want:
+		case !known(b.kind):
+			llm.RecordDrop(s.name, llm.DropDelta, d.Type)
+			return llm.Delta{}, nil
+		default:
+			return llm.Delta{}, llm.Malformed(s.name, fmt.Errorf("%s for block %d, a %s block", d.Type, index, b.kind))
+		}
+		if d.Type == "thinking_delta" {
+			b.text.WriteString(d.Thinking)
+			return llm.Delta{Kind: llm.DeltaThinking, Text: d.Thinking}, nil
+		}
 		b.text.WriteString(d.Text)
 		return llm.Delta{Kind: llm.DeltaText, Text: d.Text}, nil
-	case "thinking_delta":
-		b.text.WriteString(d.Thinking)
-		return llm.Delta{Kind: llm.DeltaThinking, Text: d.Thinking}, nil
 	case "signature_delta":
 		b.signature += d.Signature
 	case "input_json_delta":

@@ -294,3 +294,31 @@ func TestResponsesHostile(t *testing.T) {
 		}
 	})
 }
+
+// TestResponsesKindChange is an attack table: an output index that changes
+// kind once it holds content would stream as one kind and end up as
+// another in the final message; it is malformed. An index announced and
+// still empty may take another kind.
+func TestResponsesKindChange(t *testing.T) {
+	reasoning := ev("response.reasoning_summary_text.delta", `{"type":"response.reasoning_summary_text.delta","output_index":0,"delta":"think"}`)
+	text := ev("response.output_text.delta", `{"type":"response.output_text.delta","output_index":0,"delta":"say"}`)
+	for _, c := range []struct{ name, a, b string }{
+		{"text into a reasoning item", reasoning, text},
+		{"reasoning into a message", text, reasoning},
+		{"an opaque item over a message", text, ev("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"type":"web_search_call","id":"ws"}}`)},
+		{"a message over an opaque item", ev("response.output_item.done", wsDone), text},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rs := newRaw(t, 200, "text/event-stream", sse(c.a, c.b, ev("response.completed", completed)))
+			_, _, err := run(openai.NewResponses(openai.Config{APIKey: key, BaseURL: rs.URL}), hi("gpt-5"))
+			if llm.KindOf(err) != llm.KindMalformed || !strings.Contains(err.Error(), "changed from") {
+				t.Errorf("error %v, want malformed naming the change", err)
+			}
+		})
+	}
+	rs := newRaw(t, 200, "text/event-stream", sse(ev("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"rs","type":"reasoning","summary":[]}}`),
+		ev("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"m","type":"message","content":[]}}`), text, ev("response.completed", completed)))
+	if _, resp, err := run(openai.NewResponses(openai.Config{APIKey: key, BaseURL: rs.URL}), hi("gpt-5")); err != nil || resp.Message.TextOf() != "say" {
+		t.Errorf("an empty item re-announced: %+v, %v", resp, err)
+	}
+}

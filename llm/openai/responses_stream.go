@@ -3,6 +3,7 @@ package openai
 import (
 	"cmp"
 	"encoding/json"
+	"strconv"
 	"strings"
 
 	"github.com/reinhq/rein/internal/jsonevents"
@@ -226,6 +227,9 @@ func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error)
 		}
 	case "response.output_item.added":
 		item, kind, err := s.decodeItem(ev.Item)
+		if err == nil {
+			err = s.claim(ev.OutputIndex, kind)
+		}
 		switch {
 		case err != nil:
 			return false, err
@@ -235,6 +239,9 @@ func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error)
 			s.other(ev.OutputIndex, kind, ev.Item) // another kind: kept opaque
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		if err := s.claim(ev.OutputIndex, "reasoning"); err != nil {
+			return false, err
+		}
 		it := s.at(ev.OutputIndex, "reasoning")
 		d := ev.Delta
 		if typ == "response.reasoning_summary_text.delta" && ev.SummaryIndex != it.summaryIndex && it.text.Len() > 0 {
@@ -243,9 +250,15 @@ func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error)
 		it.summaryIndex = ev.SummaryIndex
 		ok = s.thinking(it, d)
 	case "response.output_text.delta", "response.refusal.delta":
+		if err := s.claim(ev.OutputIndex, "message"); err != nil {
+			return false, err
+		}
 		s.refusal = s.refusal || typ == "response.refusal.delta"
 		ok = s.text(s.at(ev.OutputIndex, "message"), ev.Delta)
 	case "response.function_call_arguments.delta":
+		if err := s.claim(ev.OutputIndex, "function_call"); err != nil {
+			return false, err
+		}
 		it := s.at(ev.OutputIndex, "function_call")
 		it.args.WriteString(ev.Delta)
 		if it.started && ev.Delta != "" {
@@ -253,6 +266,9 @@ func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error)
 		}
 	case "response.output_item.done":
 		item, kind, err := s.decodeItem(ev.Item)
+		if err == nil {
+			err = s.claim(ev.OutputIndex, kind)
+		}
 		switch {
 		case err != nil:
 			return false, err
@@ -376,6 +392,25 @@ func (s *respState) other(i int, kind string, raw json.RawMessage) {
 		return
 	}
 	it.raw = append(it.raw[:0], raw...)
+}
+
+// claim makes the item at output index i one of kind: an item seen with
+// another kind takes the new one while it holds nothing; once it has
+// content, a change of kind is malformed data — the text streamed as one
+// kind would end up as another in the final message.
+func (s *respState) claim(i int, kind string) error {
+	if kind == "" {
+		return nil
+	}
+	it := s.at(i, kind)
+	if it.kind == kind {
+		return nil
+	}
+	if it.text.Len() > 0 || it.args.Len() > 0 || it.started || len(it.raw) > 0 || it.oversize {
+		return s.c.malformed(jsonError("output item " + strconv.Itoa(i) + " changed from " + it.kind + " to " + kind))
+	}
+	it.kind = kind
+	return nil
 }
 
 // at returns the item at output index i, made with kind if not seen yet.
