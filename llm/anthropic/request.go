@@ -300,11 +300,13 @@ func toContent(m llm.Message) ([]contentBlock, error) {
 		case *llm.Opaque:
 			// Only assistant content is the model's to get back; history
 			// was prepared, so the block is this provider's (PROV-5).
-			if m.Role != llm.RoleAssistant {
+			// One that fails its check (made in memory: a stored one was
+			// checked when read) is left out and counted, like the
+			// Responses adapter does, rather than failing every request of
+			// the session.
+			if m.Role != llm.RoleAssistant || b.Check() != nil {
+				llm.RecordDrop(m.Provider, llm.DropReplay, b.Type)
 				continue
-			}
-			if err := b.Check(); err != nil {
-				return nil, err
 			}
 			out = append(out, opaqueBlock{raw: b.Raw})
 		default:
