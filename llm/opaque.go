@@ -41,7 +41,9 @@ func (*Opaque) blockType() string { return "opaque" }
 // > and & escaped — the form encoding/json gives any raw JSON it embeds, so
 // the block's bytes are the same in the session and in every request body. It
 // fails unless raw is a JSON object no bigger than [MaxOpaqueBytes] whose
-// "type" is a string.
+// "type" is a string and not a kind rein models itself (a vendor's "text",
+// "tool_use", "function_call" …): such a block would smuggle a tool call past
+// the pairing of calls and results (SPEC LOOP-5).
 func NormalizeOpaque(raw []byte) (json.RawMessage, string, error) {
 	if len(raw) > MaxOpaqueBytes {
 		return nil, "", fmt.Errorf("opaque block of %d bytes is over the limit of %d", len(raw), MaxOpaqueBytes)
@@ -61,6 +63,9 @@ func NormalizeOpaque(raw []byte) (json.RawMessage, string, error) {
 	if err := json.Unmarshal(out, &head); err != nil || head.Type == nil || *head.Type == "" {
 		return nil, "", fmt.Errorf(`opaque block has no "type" string`)
 	}
+	if modelled(*head.Type) {
+		return nil, "", fmt.Errorf("opaque block of type %q: that kind is modelled by rein and cannot be opaque", *head.Type)
+	}
 	if bytes.ContainsAny(out, "<>&\u2028\u2029") {
 		var esc bytes.Buffer
 		json.HTMLEscape(&esc, out) // also U+2028 and U+2029, as encoding/json does
@@ -73,10 +78,8 @@ func NormalizeOpaque(raw []byte) (json.RawMessage, string, error) {
 }
 
 // Check reports what makes o unfit to store or replay: no provider, a Raw
-// that is not normalised JSON (see [NormalizeOpaque]) or whose "type" is not
-// Type. A block that would replay as a kind rein models itself (a vendor's
-// "text", "tool_use" …) is refused too: it would smuggle a tool call past
-// the pairing of calls and results (SPEC LOOP-5).
+// that [NormalizeOpaque] refuses or would change, or whose "type" is not
+// Type.
 func (o *Opaque) Check() error {
 	if o.Provider == "" {
 		return fmt.Errorf("opaque block %q names no provider", o.Type)
@@ -90,12 +93,17 @@ func (o *Opaque) Check() error {
 	case !bytes.Equal(raw, o.Raw):
 		return fmt.Errorf("opaque block %q is not in normal form (compact JSON, <>& escaped)", o.Type)
 	}
+	return nil
+}
+
+// modelled reports the vendor types rein has blocks of its own for.
+func modelled(typ string) bool {
 	switch typ {
 	case "text", "image", "thinking", "redacted_thinking", "tool_use", "tool_result",
 		"message", "reasoning", "function_call", "function_call_output":
-		return fmt.Errorf("opaque block of type %q: that kind is modelled by rein and cannot be opaque", typ)
+		return true
 	}
-	return nil
+	return false
 }
 
 // OpaqueLeftOut reports the opaque blocks of msgs that a request to provider

@@ -468,9 +468,7 @@ func (s *stream) opaque(b *block) *llm.Opaque {
 	if err != nil || typ != b.kind {
 		return o
 	}
-	if o.Raw = norm; o.Check() != nil {
-		o.Raw = nil
-	}
+	o.Raw = norm
 	return o
 }
 

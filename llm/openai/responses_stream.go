@@ -610,9 +610,7 @@ func (s *respState) opaque(it *respOut) *llm.Opaque {
 	if err != nil || typ != it.kind {
 		return o
 	}
-	if o.Raw = raw; o.Check() != nil {
-		o.Raw = nil
-	}
+	o.Raw = raw
 	return o
 }
 
