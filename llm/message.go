@@ -111,7 +111,9 @@ func (m Message) TextOf() string {
 
 // Empty reports a message with nothing a reader would see: no tool call, no
 // tool result, no image, no text but white space (thinking alone is empty:
-// SPEC LOOP-10 retries such a reply).
+// SPEC LOOP-10 retries such a reply). Opaque vendor content is not empty: a
+// reply that is only a server tool's call and result (Anthropic's pause_turn
+// mid-search) must be kept and sent back, not asked for again.
 func (m Message) Empty() bool {
 	for _, b := range m.Content {
 		switch b := b.(type) {
@@ -119,7 +121,7 @@ func (m Message) Empty() bool {
 			if strings.TrimSpace(b.Text) != "" {
 				return false
 			}
-		case *ToolUse, *ToolResult, *Image:
+		case *ToolUse, *ToolResult, *Image, *Opaque:
 			return false
 		}
 	}

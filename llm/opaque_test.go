@@ -178,3 +178,16 @@ func TestPrepareHistoryOpaque(t *testing.T) {
 		t.Errorf("an assistant message left empty was kept: %+v", out)
 	}
 }
+
+// TestOpaqueNotEmpty: a reply that is only a server tool's call and result
+// (a paused turn mid-search) is content, not an empty reply to ask again
+// for (LOOP-10).
+func TestOpaqueNotEmpty(t *testing.T) {
+	m := llm.Message{Role: llm.RoleAssistant, Provider: "anthropic", Content: search("anthropic")}
+	if m.Empty() {
+		t.Error("a reply of opaque blocks is reported empty")
+	}
+	if (llm.Message{Role: llm.RoleAssistant, Content: []llm.Block{&llm.Thinking{Text: "x"}}}).Empty() == false {
+		t.Error("thinking alone is no longer empty")
+	}
+}
