@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -499,5 +500,56 @@ func TestCompactionUsageCounted(t *testing.T) {
 	}
 	if st, u := res.done.Stats, res.done.Usage; st.ModelCalls != 2 || u.InputTokens != 1010 || u.OutputTokens != 52 {
 		t.Errorf("stats %+v usage %+v; want the summary call counted", st, u)
+	}
+}
+
+// PROV-5, issue 23: a history holding another provider's opaque blocks (a
+// server tool's search) is sent without them, and run_start says so.
+func TestForeignOpaqueWarning(t *testing.T) {
+	raw := []byte(`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}`)
+	hist := []llm.Message{
+		llm.UserText("search"),
+		{Role: llm.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4-5", Content: []llm.Block{
+			&llm.Opaque{Provider: "anthropic", Type: "web_search_tool_result", Raw: raw}, &llm.Text{Text: "Found it."}}},
+	}
+	p := llmtest.NewScripted(llmtest.Reply{Text: "ok"})
+	res := drive(t, ctxb, newAgent(p, nil, func(c *Config) { c.Warnings = []string{"caller's"} }), Input{History: hist, Prompt: prompt("more")})
+	w := res.events[0].RunStart.Warnings
+	if len(w) != 2 || w[0] != "caller's" || !strings.Contains(w[1], "not sent to scripted") || !strings.Contains(w[1], "web_search_tool_result (from anthropic)") {
+		t.Fatalf("run_start warnings %q", w)
+	}
+	// The same history to the provider that produced it: no warning.
+	res = drive(t, ctxb, newAgent(llmtest.NewScripted(llmtest.Reply{Text: "ok"}), nil, func(c *Config) { c.ProviderName = "anthropic" }),
+		Input{History: hist, Prompt: prompt("more")})
+	if w := res.events[0].RunStart.Warnings; len(w) != 0 {
+		t.Errorf("warnings for the producing provider: %q", w)
+	}
+}
+
+// LOOP-10, issue 23: a paused turn whose reply is only a server tool's call
+// (an opaque block) is kept and sent back to go on, not asked for again as
+// an empty reply.
+func TestPausedServerTool(t *testing.T) {
+	use := &llm.Opaque{Provider: "scripted", Type: "server_tool_use",
+		Raw: []byte(`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}}`)}
+	p := llmtest.NewScripted(
+		llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+			return func(yield func(llm.Delta, error) bool) {
+				yield(llm.Delta{Kind: llm.DeltaDone, Response: &llm.Response{StopReason: llm.StopPauseTurn,
+					Message: llm.Message{Role: llm.RoleAssistant, Provider: "scripted", Model: "test-model", Content: []llm.Block{use}}}}, nil)
+			}
+		}},
+		llmtest.Reply{Text: "Found it."})
+	res := drive(t, ctxb, newAgent(p, nil), Input{Prompt: prompt("search")})
+	if res.done.Reason != ReasonCompleted || res.done.Text != "Found it." {
+		t.Fatalf("done = %+v", res.done)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (the paused reply was asked for again?)", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	if last := msgs[len(msgs)-1]; len(last.Content) != 1 || last.Content[0] != llm.Block(use) {
+		t.Errorf("second request ends with %+v, want the paused reply's opaque block", last)
 	}
 }

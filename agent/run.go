@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/llm"
@@ -86,7 +88,7 @@ func (r *run) run(parent context.Context) {
 		defer c()
 	}
 	r.emit(Event{Type: EventRunStart, RunStart: &RunStart{Model: r.cfg.Model, Provider: r.cfg.ProviderName,
-		Continued: r.in.Prompt == nil, MaxTurns: r.cfg.MaxTurns, Healed: r.in.Healed, Warnings: r.cfg.Warnings}})
+		Continued: r.in.Prompt == nil, MaxTurns: r.cfg.MaxTurns, Healed: r.in.Healed, Warnings: r.warnings()}})
 	end := r.start(ctx)
 	if end.reason == "" {
 		end = r.loop(ctx)
@@ -96,6 +98,23 @@ func (r *run) run(parent context.Context) {
 }
 
 var errRunTimeout = errors.New("the run's time budget ran out")
+
+// warnings are the run_start warnings: the caller's, and a note when the
+// history holds vendor content (llm.Opaque: a server tool's search results,
+// code execution) that another provider produced, which this model will not
+// see (PROV-5).
+func (r *run) warnings() []string {
+	if r.cfg.ProviderName == "" {
+		return r.cfg.Warnings
+	}
+	n, types := llm.OpaqueLeftOut(r.history, r.cfg.ProviderName)
+	if n == 0 {
+		return r.cfg.Warnings
+	}
+	w := slices.Clip(r.cfg.Warnings)
+	return append(w, fmt.Sprintf("%d block(s) of vendor content in the history are not sent to %s: only the provider that produced them can read them: %s",
+		n, r.cfg.ProviderName, strings.Join(types, ", ")))
+}
 
 // start appends the user prompt, or checks there is something to continue.
 func (r *run) start(ctx context.Context) ending {

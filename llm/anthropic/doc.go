@@ -16,6 +16,21 @@
 // any other; a reply whose counts never came has its usage estimated and
 // marked so.
 //
+// Content blocks rein does not model — server tools' server_tool_use,
+// web_search_tool_result, web_fetch_tool_result, code_execution_tool_result
+// and bash_/text_editor_code_execution_tool_result, mcp_tool_use and
+// mcp_tool_result, or a type added after this adapter — are kept whole as
+// llm.Opaque blocks, a server tool's streamed input put in place, never
+// streamed as deltas; they are replayed byte for byte, in their place, to
+// the provider that produced them (issue 23). A reply with one over
+// llm.MaxOpaqueBytes keeps none of its opaque blocks (a call and its result
+// travel together). Event and delta types the adapter does not know
+// (citations_delta among them) are counted with llm.RecordDrop and logged at
+// debug level. A second message_start after content was streamed — a proxy
+// that spliced a retried stream onto the first — is malformed, so retried
+// by llm.Retrying, and what was streamed stays the final message; one before
+// any content replaces the first.
+//
 // Requests are serialised deterministically (SPEC PROV-6): the same
 // llm.Request gives byte-identical bodies, and appending a message only
 // appends to the body's message list. Prompt-cache breakpoints

@@ -48,7 +48,12 @@
 //     llm.Usage.Estimated;
 //   - finish reasons: STOP is end_turn (tool_use when the reply calls tools),
 //     MAX_TOKENS is max_tokens, and SAFETY, RECITATION, PROHIBITED_CONTENT,
-//     BLOCKLIST, SPII and a blocked prompt are refusal.
+//     BLOCKLIST, SPII and a blocked prompt are refusal;
+//   - parts rein has no block for (inlineData, fileData, executableCode,
+//     codeExecutionResult, functionResponse) are not kept, but counted by
+//     type with llm.RecordDrop (issue 23); the history never holds an
+//     llm.Opaque block of this provider, and another's is left out by
+//     llm.PrepareHistory.
 //
 // Errors keep the vendor's status, headers and body, so [vendorhttp.FromHTTP] sees
 // the Retry-After header and the RetryInfo detail alike. An error object
