@@ -28,7 +28,7 @@ import (
 
 // Model is a model ready to call, with what the runtime needs to know of
 // it. Front ends resolve model strings into Models (only they pick
-// adapters, DESIGN Layout).
+// adapters: docs/architecture.md, "Layers and arrows").
 type Model struct {
 	Provider llm.Provider
 	// ProviderName is the name the provider stamps on its replies; Name the
@@ -123,7 +123,7 @@ type Config struct {
 }
 
 // Engine is the runtime of one conversation at a time in one workspace
-// (DESIGN "Fronts and the one composition root"): it builds the agent —
+// (docs/architecture.md, "Fronts and the one composition root"): it builds the agent —
 // model, tools, permissions, hooks, compactor, AGENTS.md — binds a session
 // (new, resumed and healed), runs prompts in it, and journals every durable
 // event through its Recorder. The interactive CLI, rein run and the
