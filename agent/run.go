@@ -15,9 +15,10 @@ import (
 // Run starts a run and returns its event stream. Every run ends with exactly
 // one [EventDone]; the error of the pair is non-nil only on that last event,
 // when the run ended with [ReasonError] because of a failure that is not the
-// model's (a broken invariant, a tool's Go error). Stopping the iteration
-// cancels the run; pending tool calls still get their results, but the events
-// saying so are not delivered.
+// model's (a broken invariant, no provider). A tool's Go error is not one:
+// it reaches the model as an error result and the run goes on (SPEC LOOP-7).
+// Stopping the iteration cancels the run; pending tool calls still get their
+// results, but the events saying so are not delivered.
 func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		r := &run{cfg: &a.cfg, asking: make(chan struct{}, 1), in: in, yield: yield, history: in.History, started: a.cfg.Now(), focus: in.Focus}

@@ -45,7 +45,8 @@ func (k *KnowledgeBase) Close() error { return k.store.Close() }
 var ErrNoKnowledgeBase = errors.New("this workspace has no knowledge base yet: add documents with rein kb add PATH")
 
 // EmbedderResolver turns an embedding model string into an embedder; front
-// ends pick the adapters (DESIGN Layout), as they do with Resolver.
+// ends pick the adapters (docs/architecture.md, "Layers and arrows"), as
+// they do with Resolver.
 type EmbedderResolver func(reg *registry.Registry, spec string) (llm.Embedder, error)
 
 // OpenKnowledgeBase opens the knowledge base of the workspace l loaded —

@@ -83,8 +83,8 @@ type Mirror interface {
 	Close(ctx context.Context) error
 }
 
-// Service runs the messages posted to sessions (DESIGN "How a message
-// becomes a run"): Submit stores a queued run — durable before it returns,
+// Service runs the messages posted to sessions (docs/architecture.md, "How
+// a message becomes a run"): Submit stores a queued run — durable before it returns,
 // the server's 202 promise — and schedules it; runs of one session execute
 // one at a time in submission order, different sessions concurrently up to
 // MaxConcurrent (SPEC API-3). Each run loads and heals its session, drives

@@ -23,7 +23,7 @@ import (
 
 // Model is a model ready to call, with what the runtime needs to know of
 // it. Front ends resolve model strings into Models (only they pick
-// adapters, DESIGN Layout).
+// adapters: docs/architecture.md, "Layers and arrows").
 type Model struct {
 	Provider llm.Provider
 	// ProviderName is the name the provider stamps on its replies; Name the

@@ -1,5 +1,7 @@
-// Package arch holds the test that keeps the package layout of DESIGN.md
-// true: which packages may reach which, directly or through others.
+// Package arch holds the tests that keep the package layout of
+// docs/architecture.md ("Layers and arrows") true — which packages may
+// reach which, directly or through others — and the documents themselves
+// in step with the code (docs_test.go).
 package arch
 
 import (
@@ -76,7 +78,7 @@ var adapters = []string{"llm/anthropic", "llm/openai", "llm/gemini", "llm/ollama
 var leaves = []string{"llm", "tokens", "tokens/llmtokens", "internal/suggest", "internal/shellparse", "internal/jsonevents",
 	"llm/vendorhttp"}
 
-// arrows lists, for the core packages of DESIGN.md's layout, the module
+// arrows lists, for the core packages of docs/architecture.md's layout, the module
 // packages each may reach (transitively) besides the leaves. A package
 // under a listed one (llm/anthropic under llm) is not covered by the
 // parent's entry; each is checked under its own.
@@ -159,7 +161,7 @@ func frontEnd(p string) bool {
 	return p == "cli" || hasPrefix(p, []string{"cli/", "cmd/", "examples/"})
 }
 
-// TestLayout checks the arrows of DESIGN.md over transitive dependencies:
+// TestLayout checks the arrows of docs/architecture.md over transitive dependencies:
 // llm and tokens use only the standard library, exec the standard library
 // and golang.org/x/sys; a vendor SDK is imported only by its adapter and
 // reached only through it (by the registry and the front ends); only the
@@ -203,7 +205,7 @@ func TestLayout(t *testing.T) {
 			case own(m, d) && slices.Contains(adapters, d) && !frontEnd(p) && p != "llm/registry":
 				report(p, d, "reaches the adapter %s: only cli, cmd and the registry pick adapters", d)
 			case own(m, d) && arrows[p] != nil && !allowed(p, d):
-				report(p, d, "reaches %s, outside its arrows in DESIGN.md (%s → %s)", d, p, strings.Join(append(slices.Clone(arrows[p]), leaves...), ", "))
+				report(p, d, "reaches %s, outside its arrows in docs/architecture.md (%s → %s)", d, p, strings.Join(append(slices.Clone(arrows[p]), leaves...), ", "))
 			}
 		}
 	}

@@ -52,11 +52,11 @@
 // 2026-10-21 rejects sampling parameters.
 //
 // The adapter does not use the official SDK
-// (github.com/anthropics/anthropic-sdk-go), which DESIGN.md names: rein used
-// it only to build and send the request body, the event stream being read
-// by our own code already (stream.go, over internal/jsonevents), yet linking
-// it cost about 10 MB of binary and several MiB of start-up memory for every
-// rein command. The body is still the SDK's byte for byte, field order
+// (github.com/anthropics/anthropic-sdk-go), which the first design named:
+// rein used it only to build and send the request body, the event stream
+// being read by our own code already (stream.go, over internal/jsonevents),
+// yet linking it cost about 10 MB of binary and several MiB of start-up
+// memory for every rein command. The body is still the SDK's byte for byte, field order
 // included, as golden_body_test.go pins: a change to it would invalidate
 // every user's prompt cache.
 package anthropic

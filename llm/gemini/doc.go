@@ -10,9 +10,9 @@
 // The adapter speaks the REST API over net/http itself, with small private
 // structs for the request body (request.go) and a reader of the event stream
 // that decodes each chunk through one reused json.Decoder (stream.go). It
-// does not use Google's SDK, google.golang.org/genai, which DESIGN.md names:
-// that package initialises go-cmp at package init (its replay client lives
-// in the non-test package) and links Google's credentials stack (grpc,
+// does not use Google's SDK, google.golang.org/genai, which the first design
+// named: that package initialises go-cmp at package init (its replay client
+// lives in the non-test package) and links Google's credentials stack (grpc,
 // whose x/net/trace reaches text/template at init). Either makes the Go
 // linker keep every exported method of every type in the binary, since
 // reflect's Method and MethodByName become reachable: rein was 141 MB and
