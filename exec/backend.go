@@ -6,6 +6,7 @@ package exec
 
 import (
 	"context"
+	"io"
 	"io/fs"
 	"time"
 )
@@ -51,6 +52,12 @@ type Command struct {
 	// command starts, before it can do anything — so a journal can record it
 	// (SPEC SESS-1).
 	OnStart func(pgid int)
+	// Stream, when set, receives the output as it is written (see
+	// stream.go): Run then keeps none of it — Output.Combined is empty, no
+	// spill file is made — and still counts it (TotalBytes) and applies
+	// MaxOutput. A background job reads its command's output this way
+	// (SPEC TOOL-8).
+	Stream io.Writer
 }
 
 // Output is what a command did.

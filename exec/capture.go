@@ -17,6 +17,8 @@ type capture struct {
 	maxSpill int64
 	limit    chan struct{} // closed when total passes maxSpill; nil: nobody listens
 	limited  bool
+	// stream, when set, takes the output instead of head, ring and spill.
+	stream io.Writer
 
 	head  []byte
 	ring  []byte // allocated on overflow; len(ring) == max
@@ -39,6 +41,10 @@ func (c *capture) Write(p []byte) (int, error) {
 		if c.limit != nil {
 			close(c.limit)
 		}
+	}
+	if c.stream != nil {
+		c.streamOut(p)
+		return n, nil
 	}
 	if c.ring == nil {
 		room := c.max - len(c.head)

@@ -87,7 +87,7 @@ func runProcess(ctx context.Context, c *osexec.Cmd, cmd Command, lim limits) (Ou
 		cmd.OnStart(pgid)
 	}
 
-	capt := &capture{max: lim.maxMemory, spillDir: lim.spillDir, maxSpill: lim.maxSpill, limit: make(chan struct{})}
+	capt := &capture{max: lim.maxMemory, spillDir: lim.spillDir, maxSpill: lim.maxSpill, limit: make(chan struct{}), stream: cmd.Stream}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)

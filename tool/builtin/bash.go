@@ -45,6 +45,15 @@ type BashOptions struct {
 	// OnStart, when set, is told the process group of each command as it
 	// starts, for the session journal (SPEC SESS-1).
 	OnStart func(call tool.Call, pgid int)
+	// Jobs, when set, are the session's background jobs (SPEC TOOL-8): the
+	// tool then takes run_in_background, and with BackgroundOnTimeout a
+	// command still running at its timeout is moved there instead of
+	// killed. Give the model JobTools(Jobs) too.
+	Jobs *Jobs
+	// BackgroundOnTimeout moves a foreground command that reaches its
+	// timeout to the background (when Jobs is set and has room), except
+	// sleep, git and command lines that cannot be parsed.
+	BackgroundOnTimeout bool
 	// MaxOutput bounds the bytes of output a command may write: past it
 	// the command is stopped, the first MaxOutput bytes are saved to a file
 	// and the model is told so. 0 means the backend's limit
@@ -86,6 +95,9 @@ func NewBash(backend exec.Backend, opts BashOptions) tool.Tool {
 		b.opts.Blocklist = DefaultBlocklist()
 	}
 	meta := tool.Meta{Category: tool.CategoryExecute}
+	if b.opts.Jobs != nil {
+		return tool.New("bash", bashDesc+bashJobsDesc, meta, b.runJobs)
+	}
 	return tool.New("bash", bashDesc, meta, b.run)
 }
 
@@ -95,19 +107,30 @@ type bash struct {
 }
 
 func (b *bash) run(ctx context.Context, call tool.Call, in bashIn) (tool.Result, error) {
+	cmd, res := b.prepare(ctx, call, in)
+	if res != nil {
+		return *res, nil
+	}
+	return b.runNow(ctx, call, in, cmd), nil
+}
+
+// prepare checks the input and builds the command; a non-nil result says
+// why it is not run.
+func (b *bash) prepare(ctx context.Context, call tool.Call, in bashIn) (exec.Command, *tool.Result) {
 	if strings.TrimSpace(in.Command) == "" {
-		return tool.Errorf("command is empty: give the command line to run"), nil
+		r := tool.Errorf("command is empty: give the command line to run")
+		return exec.Command{}, &r
 	}
 	timeout, res := b.timeout(in.Timeout)
 	if res != nil {
-		return *res, nil
+		return exec.Command{}, res
 	}
 	if r, ok := b.preflight(in.Command); !ok {
-		return r, nil
+		return exec.Command{}, &r
 	}
 	dir, res := b.dir(ctx, call, in.Dir)
 	if res != nil {
-		return *res, nil
+		return exec.Command{}, res
 	}
 	cmd := exec.Command{Script: in.Command, Dir: dir, Timeout: timeout, MaxOutput: b.opts.MaxOutput}
 	if b.opts.Env != nil {
@@ -116,13 +139,19 @@ func (b *bash) run(ctx context.Context, call tool.Call, in bashIn) (tool.Result,
 	if b.opts.OnStart != nil {
 		cmd.OnStart = func(pgid int) { b.opts.OnStart(call, pgid) }
 	}
+	return cmd, nil
+}
+
+// runNow runs cmd in the foreground and renders what it did.
+func (b *bash) runNow(ctx context.Context, call tool.Call, in bashIn, cmd exec.Command) tool.Result {
+	timeout := cmd.Timeout
 	out, err := b.backend.Run(ctx, cmd)
 	if err != nil {
 		r := tool.Errorf("the command could not be run: %v", err)
 		r.Metadata = map[string]any{"backend": b.backend.Name()}
-		return r, nil
+		return r
 	}
-	return b.result(call, in, timeout, out), nil
+	return b.result(call, in, timeout, out)
 }
 
 // timeout turns the input's seconds into a duration within the bounds.
@@ -134,6 +163,10 @@ func (b *bash) timeout(secs float64) (time.Duration, *tool.Result) {
 		return 0, &r
 	case secs == 0:
 		return b.opts.DefaultTimeout, nil
+	case secs > max.Seconds() && b.opts.Jobs != nil:
+		r := tool.Errorf("timeout %s s is above the maximum of %s s; use at most %s, or start long commands with run_in_background "+
+			"and read them with job_output", fmtSecs(secs), fmtSecs(max.Seconds()), fmtSecs(max.Seconds()))
+		return 0, &r
 	case secs > max.Seconds():
 		r := tool.Errorf("timeout %s s is above the maximum of %s s; use at most %s, or start long jobs in the background "+
 			"with their output in a file (nohup CMD > out.log 2>&1 &) and check on them later", fmtSecs(secs), fmtSecs(max.Seconds()), fmtSecs(max.Seconds()))
