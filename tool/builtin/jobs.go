@@ -120,16 +120,16 @@ type Job struct {
 	done   chan struct{}
 	jobs   *Jobs
 
-	mu       sync.Mutex
-	pgid     int
-	visible  bool // a background job, listed and noticed (not a foreground command still waited on)
-	state    JobState
-	ended    time.Time
-	result   exec.Output
-	err      error
-	killed   bool  // by job_kill
-	noticed  bool  // its end was told to the model
-	readTo   int64 // where the last job_output read ended
+	mu      sync.Mutex
+	pgid    int
+	visible bool // a background job, listed and noticed (not a foreground command still waited on)
+	state   JobState
+	ended   time.Time
+	result  exec.Output
+	err     error
+	killed  bool  // by job_kill
+	noticed bool  // its end was told to the model
+	readTo  int64 // where the last job_output read ended
 }
 
 // JobInfo is a snapshot of a job, for job_list, the terminal UI and the

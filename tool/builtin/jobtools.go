@@ -266,10 +266,11 @@ func (job *Job) readOffset() int64 {
 	return job.readTo
 }
 
+// setReadOffset is where the next job_output without an offset starts.
 func (job *Job) setReadOffset(off int64) {
 	job.mu.Lock()
 	defer job.mu.Unlock()
-	job.readTo = max(job.readTo, off)
+	job.readTo = off
 }
 
 // waitOutput waits up to d for output past off, the job's end, or ctx.
