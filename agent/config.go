@@ -63,6 +63,13 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
+	// Notices, when set, is asked before each model call for what happened
+	// outside the run that the model should know now — a background job
+	// ended (SPEC TOOL-8). Each notice is added as a text block to the user
+	// message the loop is about to append (the prompt, or the tool
+	// results) and stored with it: the history stays append-only, so the
+	// prompt cache keeps its prefix. See notice.go.
+	Notices func() []string
 	// Warnings are reported in every run_start: what the caller's
 	// configuration ignored, such as an untrusted workspace's extras
 	// (SPEC PERM-5).

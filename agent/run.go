@@ -132,8 +132,8 @@ func (r *run) start(ctx context.Context) ending {
 	if blocked != "" {
 		return ending{reason: ReasonPermissionDenied, err: fmt.Errorf("prompt blocked by a hook: %s", blocked)}
 	}
-	r.appendMessage(p)
 	r.focus.setGoal(p)
+	r.appendMessage(r.withNotices(p))
 	return ending{}
 }
 
@@ -167,7 +167,7 @@ func (r *run) step(ctx context.Context) (ending, bool) {
 	if len(calls) > 0 {
 		cut := resp.StopReason == llm.StopMaxTokens
 		results, stop := r.runTools(ctx, calls, cut)
-		r.appendMessage(llm.Message{Role: llm.RoleUser, Content: results})
+		r.appendMessage(r.withNotices(llm.Message{Role: llm.RoleUser, Content: results}))
 		if ctx.Err() != nil {
 			return ending{reason: ReasonCancelled}, false
 		}
