@@ -157,6 +157,10 @@ type ToolProcess struct {
 	// clock ticks since boot, on Linux), so a later pid reuse is not taken
 	// for the same process. 0 when unknown.
 	Start uint64 `json:"start,omitempty"`
+	// Job, when set, is the id of the background job the process group
+	// runs as (SPEC TOOL-8): it runs on after its call's result, so [Load]
+	// reports it while it lives (see jobs.go).
+	Job string `json:"job,omitempty"`
 }
 
 // HealRecord is the payload of a heal entry.

@@ -83,6 +83,10 @@ type PendingCall struct {
 	// Alive reports whether that process group was still running when the
 	// session was loaded; [StopPending] stops it.
 	Alive bool `json:"alive,omitempty"`
+	// Job is the background job the group ran as (SPEC TOOL-8): its call
+	// has its result, but the job outlived the process that ran the
+	// session.
+	Job string `json:"job,omitempty"`
 }
 
 // Load reads a session and replays its log into a healed [State]: messages
@@ -137,6 +141,7 @@ func Load(ctx context.Context, store Store, id string) (*State, error) {
 			st.Pending = append(st.Pending, *p)
 		}
 	}
+	st.Pending = append(st.Pending, r.liveJobs()...)
 	// A stored repair wrote the state of a group as it was then; say what
 	// it is now.
 	st.Messages = restate(msgs, r.processTexts())
@@ -229,6 +234,8 @@ type replay struct {
 	pending []*PendingCall
 	open    map[string]int // call id → index in pending
 	damage  []Damage
+	// jobs are the background jobs journaled, in journal order.
+	jobs []PendingCall
 }
 
 func (r *replay) apply(st *State, e Entry) {
@@ -254,6 +261,10 @@ func (r *replay) apply(st *State, e Entry) {
 		r.finished[e.ToolEnd.CallID] = e.ToolEnd
 		r.resolve(e.ToolEnd.CallID)
 	case KindToolProcess:
+		if e.ToolProcess.Job != "" {
+			r.job(e)
+			return
+		}
 		if k, ok := r.open[e.ToolProcess.CallID]; ok {
 			r.pending[k].PGID, r.pending[k].Start = e.ToolProcess.PGID, e.ToolProcess.Start
 		}
