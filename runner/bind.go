@@ -165,6 +165,7 @@ func (c *Conversation) Close() error {
 		c.closer()
 		c.closer = nil
 	}
+	c.closeJobs()
 	c.audit = nil
 	c.hookLog.close()
 	if c.kb != nil {

@@ -58,6 +58,8 @@ type Conversation struct {
 	todos     *builtin.Todos
 	tools     *tool.Set
 	compactor *compact.Compactor
+	// jobs are the session's background jobs (jobs.go), nil without.
+	jobs *builtin.Jobs
 }
 
 // NewConversation starts a conversation over s; its first run creates
@@ -133,7 +135,8 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 		MaxTokens:   s.ev.Int(workspace.MaxTokens), Compactor: c.compactor, Price: m.Caps.Price.Cost, Logger: s.logger,
 		Permissions: &agent.Gate{Policy: s.policy, Approver: approver, Rules: s.policy, Auditor: c.audit,
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now},
-		Now: s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
+		Notices: c.notices(),
+		Now:     s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
 	}
 	if b := s.ev.Int(workspace.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}

@@ -144,6 +144,21 @@ func (r *Recorder) RecordProcess(callID string, pgid int) error {
 		ToolProcess: &session.ToolProcess{CallID: callID, PGID: pgid, Start: session.ProcessStart(pgid)}})
 }
 
+// RecordJob journals the process group of a background job (SPEC
+// TOOL-8): its call has its result, but the job runs on, and a crash
+// must leave it findable ([session.Load] reports it). It returns once
+// the entry is durable.
+func (r *Recorder) RecordJob(callID, jobID string, pgid int) error {
+	r.mu.Lock()
+	run, ctx := r.runID, r.runCtx
+	r.mu.Unlock()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return r.append(ctx, session.Entry{Kind: session.KindToolProcess, RunID: run,
+		ToolProcess: &session.ToolProcess{CallID: callID, PGID: pgid, Start: session.ProcessStart(pgid), Job: jobID}})
+}
+
 // RecordHeal stores what [session.Load] healed (see [session.SaveHeal]).
 // Call it once after loading, before recording a run.
 func (r *Recorder) RecordHeal(ctx context.Context, st *session.State) error {

@@ -30,11 +30,12 @@ func (c *Conversation) buildTools() error {
 	}
 	rec, logger := c.rec, c.s.logger
 	fence := c.s.cfg.Tenancy.fence(c.s.ws.Root)
+	c.jobs = c.newJobs()
 	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, OnStart: func(call tool.Call, pgid int) {
 		if err := rec.RecordProcess(call.ID, pgid); err != nil {
 			logger.Warn("could not journal a command's process group", "tool", call.Name, "err", err)
 		}
-	}})
+	}, Jobs: c.jobs, BackgroundOnTimeout: c.s.ev.String(workspace.BackgroundOnTimeout) == "on"})
 	search, _, err := builtin.SearchFromEnv(c.s.cfg.Getenv, nil)
 	if err != nil {
 		c.s.note("web_search is off: %v", err)
@@ -56,6 +57,8 @@ func (c *Conversation) buildTools() error {
 			kept = append(kept, t)
 		}
 	}
+	// The job tools come with bash, unless hidden by name.
+	kept = slices.DeleteFunc(c.jobTools(kept), func(t tool.Tool) bool { return slices.Contains(c.s.cfg.Hidden, t.Spec().Name) })
 	set, err := tool.NewSet(tool.OriginBuiltin, kept...)
 	if err != nil {
 		return err

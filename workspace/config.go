@@ -100,6 +100,9 @@ const (
 	KBEmbeddingModel   = "kb.embedding_model"
 	MCPMaxTools        = "mcp.max_tools"
 	MCPMaxToolBytes    = "mcp.max_tool_bytes"
+	// JobsMax and BackgroundOnTimeout configure background jobs (TOOL-8).
+	JobsMax             = "jobs.max_per_session"
+	BackgroundOnTimeout = "bash.background_on_timeout"
 )
 
 // keys is every setting, in the order `rein config show` lists them.
@@ -142,6 +145,10 @@ var keys = []Key{
 		Doc: "MCP tool definitions per model request, across all servers (MCP-2); above it (or mcp.max_tool_bytes) the model loads them with mcp_tool_search; a workspace may only lower it"},
 	{Name: MCPMaxToolBytes, Env: "REIN_MCP_MAX_TOOL_BYTES", Default: "65536", Kind: KindInt, Min: 1024,
 		Doc: "bytes of MCP tool definitions per model request (MCP-2); a workspace may only lower it"},
+	{Name: JobsMax, Env: "REIN_JOBS_MAX_PER_SESSION", Default: "16", Kind: KindInt,
+		Doc: "background jobs one session may run at once (TOOL-8; 0: none, bash has no run_in_background); a workspace may only lower it"},
+	{Name: BackgroundOnTimeout, Env: "REIN_BASH_BACKGROUND_ON_TIMEOUT", Default: "on", Kind: KindEnum, Enum: []string{"on", "off"},
+		Doc: "a command still running at its timeout is moved to the background as a job (on) or killed (off) (TOOL-8)"},
 }
 
 // Keys returns every setting, in display order.

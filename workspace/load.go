@@ -330,7 +330,7 @@ var Guarded = map[string]map[string]int{
 // of sub-agents — how deep they nest, the tokens and the dollars one run
 // may spend, where 0 means no bound (issue 22's second probes: a
 // repository raised the user's subagents.max_cost).
-var GuardedMax = []string{MCPMaxTools, MCPMaxToolBytes, SubagentMaxDepth, SubagentMaxTokens, SubagentMaxCost}
+var GuardedMax = []string{MCPMaxTools, MCPMaxToolBytes, SubagentMaxDepth, SubagentMaxTokens, SubagentMaxCost, JobsMax}
 
 // unboundedAtZero are the keys of GuardedMax whose 0 means no bound: the
 // loosest value, not the tightest.

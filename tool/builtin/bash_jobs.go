@@ -39,6 +39,13 @@ func (b *bash) runJobs(ctx context.Context, call tool.Call, jin bashJobIn) (tool
 	if jin.RunInBackground {
 		cmd.Timeout = 0
 		job, err := jobs.start(b.backend, call, cmd, in.Command, in.Description, true)
+		if err == nil {
+			if err = job.startErr(); err != nil {
+				jobs.forget(job)
+				job.out.close()
+				os.Remove(job.out.path)
+			}
+		}
 		if err != nil {
 			r := tool.Errorf("not started: %v", err)
 			r.Metadata = map[string]any{"job_error": err.Error()}

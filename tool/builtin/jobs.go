@@ -119,6 +119,10 @@ type Job struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	jobs   *Jobs
+	// started is closed once the command started (its group journaled)
+	// or failed to.
+	started   chan struct{}
+	startOnce sync.Once
 
 	mu      sync.Mutex
 	pgid    int
@@ -158,6 +162,18 @@ func (j *Jobs) Max() int { return j.opts.Max }
 // move to the background ([Jobs.promote]). It fails when the session's
 // jobs are closed or, for a visible job, at the limit.
 func (j *Jobs) start(backend exec.Backend, call tool.Call, cmd exec.Command, command, desc string, visible bool) (*Job, error) {
+	job, err := j.launch(backend, call, cmd, command, desc, visible)
+	if err != nil {
+		return nil, err
+	}
+	// Its process group is journaled before the call's result is: a
+	// crash right after leaves it findable.
+	<-job.started
+	return job, nil
+}
+
+// launch registers the job and starts its command in a goroutine.
+func (j *Jobs) launch(backend exec.Backend, call tool.Call, cmd exec.Command, command, desc string, visible bool) (*Job, error) {
 	j.mu.Lock()
 	defer j.mu.Unlock()
 	if j.closed {
@@ -179,7 +195,7 @@ func (j *Jobs) start(backend exec.Backend, call tool.Call, cmd exec.Command, com
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	job := &Job{Command: command, Description: desc, CallID: call.ID, Started: j.opts.Now(),
-		out: out, cancel: cancel, done: make(chan struct{}), jobs: j, visible: visible, state: JobRunning}
+		out: out, cancel: cancel, done: make(chan struct{}), started: make(chan struct{}), jobs: j, visible: visible, state: JobRunning}
 	if visible {
 		job.ID = j.nextIDLocked()
 	}
@@ -199,6 +215,7 @@ func (j *Jobs) start(backend exec.Backend, call tool.Call, cmd exec.Command, com
 		if id != "" && j.opts.OnStart != nil {
 			j.opts.OnStart(call, id, pgid)
 		}
+		job.startOnce.Do(func() { close(job.started) })
 	}
 	j.wg.Add(1)
 	go func() {
@@ -403,6 +420,7 @@ func (j *Jobs) Running() int {
 func (job *Job) finish(res exec.Output, err error, now time.Time) {
 	job.mu.Lock()
 	defer job.mu.Unlock()
+	defer job.startOnce.Do(func() { close(job.started) })
 	job.result, job.err, job.ended = res, err, now
 	switch {
 	case err != nil:
@@ -437,6 +455,14 @@ func (job *Job) told() bool {
 	job.mu.Lock()
 	defer job.mu.Unlock()
 	return job.noticed || job.killed || !job.visible
+}
+
+// startErr is why the job's command could not be run, nil when it runs
+// (or ran).
+func (job *Job) startErr() error {
+	job.mu.Lock()
+	defer job.mu.Unlock()
+	return job.err
 }
 
 // Done is closed when the job's command ended.

@@ -414,6 +414,22 @@ func TestJobAttacks_TOOL8(t *testing.T) {
 	})
 }
 
+// TOOL-8: a job whose command cannot be run at all (no sandbox) is not
+// started, says why, and leaves nothing listed.
+func TestJobBackendFails_TOOL8(t *testing.T) {
+	jobs := NewJobs(JobsOptions{Dir: t.TempDir()})
+	defer jobs.Close()
+	b := NewBash(&exec.Sandbox{Bwrap: "/nonexistent/bwrap"}, BashOptions{Jobs: jobs})
+	r, err := b.Run(context.Background(), tool.Call{ID: "c1", Name: "bash", WorkDir: t.TempDir(),
+		Input: json.RawMessage(`{"command":"echo hi","run_in_background":true}`)})
+	if err != nil || !r.IsError || !strings.Contains(r.TextOf(), "not started: ") || !strings.Contains(r.TextOf(), "bwrap") {
+		t.Fatalf("%v %q", err, r.TextOf())
+	}
+	if len(jobs.List()) != 0 || jobs.Notices() != nil {
+		t.Fatalf("a job that never ran is listed: %v", jobs.List())
+	}
+}
+
 // TOOL-8: the tool's schema says run_in_background only when the session
 // has jobs, within a budget.
 func TestBashJobsSpec_TOOL8(t *testing.T) {
