@@ -186,6 +186,7 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		if stt, err = c.Resume(ctx, run.SessionID); err == nil {
 			err = c.Heal(ctx, stt)
 		}
+		defer s.showJobs(run.SessionID, c)()
 	}
 	if err != nil {
 		ev := failedEvent(s.cfg.Now(), run.SessionID, run.ID, err)

@@ -17,6 +17,7 @@ import (
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner/queue"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool/builtin"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -112,6 +113,9 @@ type Service struct {
 	replies  map[string]chan bool // answers sent to other processes, by signal id
 	// listening ends the listener of broadcast signals (split service).
 	listening context.CancelFunc
+	// jobs are the background jobs of the sessions whose run this
+	// process executes now, under mu (servicejobs.go).
+	jobs map[string]*builtin.Jobs
 }
 
 // lane is one session's queue; one goroutine drains it.

@@ -28,6 +28,7 @@ var routes = []string{
 	"GET /sessions/{id}/export",
 	"POST /sessions/{id}/messages",
 	"GET /sessions/{id}/runs",
+	"GET /sessions/{id}/jobs",
 	"GET /sessions/{id}/events",
 	"GET /runs/{id}",
 	"POST /runs/{id}/cancel",

@@ -203,6 +203,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerSessions()
 	s.registerExport()
 	s.registerRuns()
+	s.registerJobs()
 	s.registerEvents()
 	s.registerAudit()
 	s.mux.HandleFunc("/", s.noRoute)
