@@ -52,6 +52,8 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 		return e.costText(), nil
 	case "memory":
 		return e.memoryCommand(ctx, args)
+	case "jobs":
+		return e.jobsCommand(ctx, args)
 	}
 	return "", fmt.Errorf("unknown command /%s; /help lists the commands", name)
 }

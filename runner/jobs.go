@@ -11,7 +11,7 @@ import (
 // Background jobs (SPEC TOOL-8) belong to the Conversation: buildTools
 // makes them with the session's tools — bash takes run_in_background and
 // moves a command still running at its timeout to the background
-// (bash.background_on_timeout), and job_output, job_kill and job_list
+// (bash.auto_background), and job_output, job_kill and job_list
 // come with it — each job's process group is journaled with its id, so a
 // crash leaves an orphan that [session.Load] reports, the agent's
 // Config.Notices tells the model at its next turn when one ended, and

@@ -102,7 +102,7 @@ const (
 	MCPMaxToolBytes    = "mcp.max_tool_bytes"
 	// JobsMax and BackgroundOnTimeout configure background jobs (TOOL-8).
 	JobsMax             = "jobs.max_per_session"
-	BackgroundOnTimeout = "bash.background_on_timeout"
+	BackgroundOnTimeout = "bash.auto_background"
 )
 
 // keys is every setting, in the order `rein config show` lists them.
@@ -147,7 +147,7 @@ var keys = []Key{
 		Doc: "bytes of MCP tool definitions per model request (MCP-2); a workspace may only lower it"},
 	{Name: JobsMax, Env: "REIN_JOBS_MAX_PER_SESSION", Default: "16", Kind: KindInt,
 		Doc: "background jobs one session may run at once (TOOL-8; 0: none, bash has no run_in_background); a workspace may only lower it"},
-	{Name: BackgroundOnTimeout, Env: "REIN_BASH_BACKGROUND_ON_TIMEOUT", Default: "on", Kind: KindEnum, Enum: []string{"on", "off"},
+	{Name: BackgroundOnTimeout, Env: "REIN_BASH_AUTO_BACKGROUND", Default: "on", Kind: KindEnum, Enum: []string{"on", "off"},
 		Doc: "a command still running at its timeout is moved to the background as a job (on) or killed (off) (TOOL-8)"},
 }
 

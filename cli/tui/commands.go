@@ -25,6 +25,7 @@ var commands = []slashCommand{
 	{name: "resume", args: "[id]", help: "resume a session (list them without an id)"},
 	{name: "sessions", help: "list recent sessions"},
 	{name: "cost", help: "show tokens and cost of this session"},
+	{name: "jobs", args: "[kill ID]", help: "list this session's background jobs; stop one"},
 	{name: "memory", args: "[add|rm TEXT]", help: "show AGENTS.md and memory in the prompt; add or remove a note"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }

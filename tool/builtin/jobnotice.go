@@ -12,7 +12,8 @@ const maxNoticeJobs = 5
 
 // Notices returns what the model should be told about the session's
 // background jobs since it was last asked: the jobs that ended, except
-// those job_kill stopped (the model knows). The run loop asks before each
+// those job_kill stopped (the model knows); one the user stopped is told
+// as such. The run loop asks before each
 // model call and stores the notice with the newest user message, so the
 // model hears of a job's end at its next turn (SPEC TOOL-8) and the
 // history stays append-only for the prompt cache. Each job is told once;
@@ -49,7 +50,7 @@ func (job *Job) notice() (string, bool) {
 	total, _ := job.out.size()
 	job.mu.Lock()
 	defer job.mu.Unlock()
-	if !job.visible || job.noticed || job.killed || job.state == JobRunning {
+	if !job.visible || job.noticed || job.killed && !job.byUser || job.state == JobRunning {
 		return "", false
 	}
 	job.noticed = true
@@ -57,6 +58,8 @@ func (job *Job) notice() (string, bool) {
 	switch {
 	case job.err != nil:
 		how = fmt.Sprintf("could not be run: %v", job.err)
+	case job.byUser:
+		how = "was stopped by the user"
 	case job.result.OutputLimited:
 		how = fmt.Sprintf("was stopped: its output passed the limit of %s", FormatBytes(job.result.OutputLimit))
 	case job.state == JobStopped:

@@ -131,7 +131,8 @@ type Job struct {
 	ended   time.Time
 	result  exec.Output
 	err     error
-	killed  bool  // by job_kill
+	killed  bool // by job_kill, or by the user when byUser
+	byUser  bool
 	noticed bool  // its end was told to the model
 	readTo  int64 // where the last job_output read ended
 }
@@ -361,16 +362,24 @@ func (j *Jobs) List() []JobInfo {
 	return out
 }
 
-// Kill stops a job (SIGTERM to its process group, SIGKILL after the
-// backend's delay) and waits until it ended or ctx is done.
+// Kill stops a job for the user (the terminal UI, the API): SIGTERM to
+// its process group, SIGKILL after the backend's delay; it waits until
+// the job ended or ctx is done. The model is told at its next turn that
+// the user stopped it.
 func (j *Jobs) Kill(ctx context.Context, id string) (*Job, error) {
+	return j.kill(ctx, id, false)
+}
+
+// kill stops a job; byModel says job_kill asked, and the model is not
+// told of an end it caused.
+func (j *Jobs) kill(ctx context.Context, id string, byModel bool) (*Job, error) {
 	job, err := j.Get(id)
 	if err != nil {
 		return nil, err
 	}
 	job.mu.Lock()
 	if job.state == JobRunning {
-		job.killed = true
+		job.killed, job.byUser = true, !byModel
 	}
 	job.mu.Unlock()
 	job.cancel()
@@ -454,7 +463,7 @@ func (job *Job) isRunningVisible() bool {
 func (job *Job) told() bool {
 	job.mu.Lock()
 	defer job.mu.Unlock()
-	return job.noticed || job.killed || !job.visible
+	return job.noticed || job.killed && !job.byUser || !job.visible
 }
 
 // startErr is why the job's command could not be run, nil when it runs

@@ -215,6 +215,14 @@ func TestJobKill_TOOL8(t *testing.T) {
 	if r := c.tool("job_kill", map[string]any{"id": "1"}); r.IsError || !strings.Contains(r.TextOf(), "had already ended") {
 		t.Fatalf("second job_kill: %q", r.TextOf())
 	}
+	// The user stopping a job (terminal UI, API) is told to the model.
+	c.run(context.Background(), map[string]any{"command": "sleep 1000", "run_in_background": true})
+	if _, err := c.jobs.Kill(context.Background(), "2"); err != nil {
+		t.Fatal(err)
+	}
+	if n := c.jobs.Notices(); len(n) != 1 || !strings.Contains(n[0], "Background job 2 (`sleep 1000`) was stopped by the user") {
+		t.Fatalf("notice of a job the user stopped: %q", n)
+	}
 }
 
 // TOOL-8: at the limit a new job is refused with what to do.

@@ -236,7 +236,7 @@ func (t *jobTools) kill(ctx context.Context, call tool.Call, in jobIDIn) (tool.R
 		info, _ := job.Info()
 		return tool.Text(fmt.Sprintf("job %s had already ended: it %s", id, stateText(info))), nil
 	}
-	if _, err := t.jobs.Kill(ctx, id); err != nil {
+	if _, err := t.jobs.kill(ctx, id, true); err != nil {
 		return tool.Errorf("job %s was sent SIGTERM but has not ended yet (%v); job_list shows whether it has since", id, err), nil
 	}
 	info, _ := job.Info()
