@@ -238,7 +238,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
 			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror, Commands: commands,
 			AllowedHosts: o.allowedHosts, AllowedOrigins: o.allowedOrigins, CORSCredentials: o.corsCredentials,
-			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams})
+			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams, Jobs: serviceJobs{svc}})
 		if err != nil {
 			return fail(ExitError, "%v", err)
 		}

@@ -7,15 +7,15 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/reinhq/rein/api"
-	"github.com/reinhq/rein/runner"
 )
 
-// JobLister is implemented by a Runtime that runs background jobs (SPEC
-// TOOL-8), as [runner.Service] does: the jobs of a session whose run it
-// executes now, oldest first. GET /sessions/{id}/jobs lists them; with a
-// Runtime that does not implement it the list is empty.
+// JobLister lists the background jobs (SPEC TOOL-8) of a session whose
+// run this process executes now, oldest first, for GET
+// /sessions/{id}/jobs. The runner's service has them; the front hands it
+// in (Config.Jobs), converting its snapshots to api.Job, so this package
+// stays clear of what the runner reaches.
 type JobLister interface {
-	SessionJobs(sessionID string) []runner.JobInfo
+	SessionJobs(sessionID string) []api.Job
 }
 
 type jobListOutput struct {
@@ -40,11 +40,8 @@ func (s *Server) listJobs(ctx context.Context, in *sessionIDInput) (*jobListOutp
 		return nil, err
 	}
 	out := api.JobList{Items: []api.Job{}}
-	if l, ok := s.cfg.Runtime.(JobLister); ok {
-		for _, j := range l.SessionJobs(in.ID) {
-			out.Items = append(out.Items, api.Job{ID: j.ID, Command: j.Command, Description: j.Description, State: string(j.State),
-				ExitCode: j.ExitCode, Started: j.Started, Ended: j.Ended, OutputBytes: j.OutputBytes, Error: j.Error})
-		}
+	if s.cfg.Jobs != nil {
+		out.Items = append(out.Items, s.cfg.Jobs.SessionJobs(in.ID)...)
 	}
 	return &jobListOutput{Body: out}, nil
 }

@@ -112,6 +112,9 @@ type Config struct {
 	// Commands, reported by /ready, says how runs' commands run (SPEC
 	// API-9; runner.Tenancy.Commands); "" where this process runs none.
 	Commands string
+	// Jobs lists sessions' background jobs for GET /sessions/{id}/jobs
+	// (SPEC TOOL-8); nil lists none.
+	Jobs JobLister
 }
 
 func init() {

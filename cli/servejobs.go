@@ -1,0 +1,24 @@
+package cli
+
+import (
+	"github.com/reinhq/rein/api"
+	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/server"
+)
+
+// serviceJobs hands the service's background jobs (SPEC TOOL-8) to the
+// server's GET /sessions/{id}/jobs, as wire types. The paths of their
+// output files are the server's and are left out.
+type serviceJobs struct{ svc *runner.Service }
+
+var _ server.JobLister = serviceJobs{}
+
+// SessionJobs implements server.JobLister.
+func (s serviceJobs) SessionJobs(sessionID string) []api.Job {
+	var out []api.Job
+	for _, j := range s.svc.SessionJobs(sessionID) {
+		out = append(out, api.Job{ID: j.ID, Command: j.Command, Description: j.Description, State: string(j.State),
+			ExitCode: j.ExitCode, Started: j.Started, Ended: j.Ended, OutputBytes: j.OutputBytes, Error: j.Error})
+	}
+	return out
+}
