@@ -1,6 +1,7 @@
 // Package builtin holds rein's built-in tools (SPEC TOOL-3): read_file,
 // write_file, edit_file, multi_edit, list_dir, glob, grep, web_fetch,
-// web_search, todo_write and ask_user (bash lives in bash*.go).
+// web_search, todo_write and ask_user (bash lives in bash*.go), and a
+// session's background jobs (SPEC TOOL-8: [Jobs], [JobTools], jobs*.go).
 //
 // File tools read and write through an [exec.Backend], so they honour the
 // sandbox the harness runs in; relative paths resolve against the call's
