@@ -174,6 +174,18 @@ func TestJobOutputOffsetFilter_TOOL8(t *testing.T) {
 	if !strings.Contains(r.TextOf(), "bytes 10 to 14:\n6\n7") {
 		t.Fatalf("next piece continues from the last read: %q", r.TextOf())
 	}
+	// Filtered lines stop at max_bytes, at a line's start; a line longer
+	// than max_bytes is cut.
+	r = c.tool("job_output", map[string]any{"id": "1", "offset": 0, "filter": "^[0-9]+$", "max_bytes": 12})
+	if !strings.Contains(r.TextOf(), "bytes 0 to 12:\n1\n2\n3\n4\n5\n6") || r.Metadata["next_offset"] != int64(12) {
+		t.Fatalf("filtered piece: %q %v", r.TextOf(), r.Metadata)
+	}
+	c.run(context.Background(), map[string]any{"command": "head -c 100000 /dev/zero | tr '\\0' x; echo", "run_in_background": true})
+	c.waitEnd("2")
+	r = c.tool("job_output", map[string]any{"id": "2", "offset": 0, "filter": "x", "max_bytes": 1000})
+	if x := strings.Repeat("x", 1000); !strings.Contains(r.TextOf(), x) || strings.Contains(r.TextOf(), x+"x") {
+		t.Fatalf("a long line: want max_bytes (1000) of it, got %d bytes", len(r.TextOf()))
+	}
 	for _, bad := range []struct {
 		in   map[string]any
 		want string
@@ -183,7 +195,7 @@ func TestJobOutputOffsetFilter_TOOL8(t *testing.T) {
 		{map[string]any{"id": "1", "offset": -1}, "offset -1 is negative"},
 		{map[string]any{"id": "1", "max_bytes": -5}, "max_bytes -5 is negative"},
 		{map[string]any{"id": "1", "wait_ms": 60000}, "wait_ms 60000 is out of range"},
-		{map[string]any{"id": "9"}, `no job "9" in this session; its jobs are: 1`},
+		{map[string]any{"id": "9"}, `no job "9" in this session; its jobs are: 1, 2`},
 	} {
 		r := c.tool("job_output", bad.in)
 		if !r.IsError || !strings.Contains(r.TextOf(), bad.want) {

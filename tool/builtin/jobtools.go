@@ -147,11 +147,17 @@ func (job *Job) filtered(re *regexp.Regexp, off int64, maxBytes int) (out []byte
 			return out, max(from, off), f
 		}
 		next = f + int64(len(chunk))
+		at := f // where line starts
 		for line := range bytes.Lines(chunk) {
+			start := at
+			at += int64(len(line))
 			if re.Match(bytes.TrimRight(line, "\r\n")) {
 				if len(out)+len(line) > maxBytes && len(out) > 0 {
 					// Stop before this line; the next read starts at it.
-					return out, from, next - int64(len(chunk)) + lineOffset(chunk, line)
+					return out, from, start
+				}
+				if len(line) > maxBytes { // one line longer than the whole answer: its start
+					line = line[:maxBytes]
 				}
 				out = append(out, line...)
 			}
@@ -161,11 +167,6 @@ func (job *Job) filtered(re *regexp.Regexp, off int64, maxBytes int) (out []byte
 		from = next
 	}
 	return out, from, next
-}
-
-// lineOffset is where line (a subslice of chunk) starts in it.
-func lineOffset(chunk, line []byte) int64 {
-	return int64(cap(chunk) - cap(line))
 }
 
 func (t *jobTools) render(job *Job, in jobOutputIn, off, from, next int64, data []byte) tool.Result {
