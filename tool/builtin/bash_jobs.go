@@ -154,8 +154,9 @@ func (b *bash) jobResult(call tool.Call, in bashIn, timeout time.Duration, job *
 	total, inFile := job.out.size()
 	const memory = exec.DefaultMaxMemory
 	head, _, _ := job.out.read(0, int(min(total, memory)))
-	out.Combined, out.TotalBytes = head, total
-	if total > int64(len(head)) {
+	// exec counts the bytes past the limit too; the job kept the others.
+	out.Combined, out.TotalBytes = head, max(out.TotalBytes, total)
+	if total > int64(len(head)) || out.OutputLimited {
 		out.Truncated = true
 		n := int(min(total, memory))
 		out.Tail, _, _ = job.out.read(total-int64(n), n)

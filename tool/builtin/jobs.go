@@ -203,7 +203,11 @@ func (j *Jobs) launch(backend exec.Backend, call tool.Call, cmd exec.Command, co
 	j.jobs = append(j.jobs, job)
 	j.pruneLocked()
 	cmd.Stream = out
-	cmd.MaxOutput = j.opts.FileBytes
+	if cmd.MaxOutput <= 0 || cmd.MaxOutput > j.opts.FileBytes {
+		// The file keeps what the command may write: no byte is lost
+		// below the limit.
+		cmd.MaxOutput = j.opts.FileBytes
+	}
 	onStart := cmd.OnStart
 	cmd.OnStart = func(pgid int) {
 		job.mu.Lock()

@@ -469,3 +469,21 @@ func TestBashJobsSpec_TOOL8(t *testing.T) {
 		}
 	}
 }
+
+// TOOL-4, TOOL-8: a foreground command run as a job keeps the output
+// limit of the bash tool: stopped past it, the first part saved, the
+// model told, as without jobs.
+func TestJobForegroundOutputLimit_TOOL8(t *testing.T) {
+	c := newJobs(t, JobsOptions{}, BashOptions{BackgroundOnTimeout: true, OutputCap: 1000, MaxOutput: 1 << 20})
+	c.be.KillDelay = 200 * time.Millisecond
+	r := c.run(context.Background(), "yes")
+	text := r.TextOf()
+	path, _ := r.Metadata["output_path"].(string)
+	if fi, err := os.Stat(path); err != nil || fi.Size() != 1<<20 {
+		t.Fatalf("saved output %s: %v, %v", path, fi, err)
+	}
+	if !strings.Contains(text, "the output passed the limit of 1 MiB, so the command was stopped; the first 1 MiB are in "+path) ||
+		!r.IsError || r.Metadata["output_limited"] != true || !strings.HasPrefix(text, "y\ny\n") || r.Metadata["job_id"] != nil {
+		t.Fatalf("%v %v\n%s", r.IsError, r.Metadata, text)
+	}
+}
