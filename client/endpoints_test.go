@@ -177,6 +177,12 @@ func TestEndpoints(t *testing.T) {
 		want:   seen{Method: "GET", Path: "/sessions/s1/runs"},
 		result: []api.Run{run},
 	}, {
+		name:   "jobs",
+		call:   func(ctx context.Context, c *Client) (any, error) { return c.Jobs(ctx, "s1") },
+		status: 200, reply: `{"items":[{"id":"1","command":"npm run dev","state":"running","started":"2026-11-28T01:00:00Z","output_bytes":12}]}`,
+		want:   seen{Method: "GET", Path: "/sessions/s1/jobs"},
+		result: []api.Job{{ID: "1", Command: "npm run dev", State: "running", Started: time.Date(2026, 11, 28, 1, 0, 0, 0, time.UTC), OutputBytes: 12}},
+	}, {
 		name:   "run",
 		call:   func(ctx context.Context, c *Client) (any, error) { return c.Run(ctx, "r1") },
 		status: 200, reply: js(run),
@@ -306,6 +312,7 @@ func TestEmptyID(t *testing.T) {
 		"Export":        func() error { return c.Export(ctx, "", "", io.Discard) },
 		"Send":          func() error { _, err := c.Send(ctx, "", api.Message{}); return err },
 		"Runs":          func() error { _, err := c.Runs(ctx, ""); return err },
+		"Jobs":          func() error { _, err := c.Jobs(ctx, ""); return err },
 		"Run":           func() error { _, err := c.Run(ctx, ""); return err },
 		"Cancel":        func() error { _, err := c.Cancel(ctx, ""); return err },
 		"Answer":        func() error { return c.Answer(ctx, "r1", "", api.PermissionAnswer{}) },
