@@ -69,6 +69,7 @@ type Jobs struct {
 	mu     sync.Mutex
 	jobs   []*Job // in start order
 	seq    int
+	lastID int // the last visible job's id
 	closed bool
 	wg     sync.WaitGroup
 }
@@ -249,18 +250,11 @@ func (j *Jobs) roomLocked() error {
 	return nil
 }
 
-// nextIDLocked numbers the visible jobs 1, 2, … Callers hold j.mu.
+// nextIDLocked numbers the visible jobs 1, 2, …, never again the same
+// in a session. Callers hold j.mu.
 func (j *Jobs) nextIDLocked() string {
-	n := 0
-	for _, x := range j.jobs {
-		x.mu.Lock()
-		if x.ID != "" {
-			k, _ := strconv.Atoi(x.ID)
-			n = max(n, k)
-		}
-		x.mu.Unlock()
-	}
-	return strconv.Itoa(n + 1)
+	j.lastID++
+	return strconv.Itoa(j.lastID)
 }
 
 // pruneLocked forgets the oldest ended jobs beyond jobsKeepEnded, once
@@ -275,14 +269,22 @@ func (j *Jobs) pruneLocked() {
 	if ended <= jobsKeepEnded {
 		return
 	}
-	j.jobs = slices.DeleteFunc(j.jobs, func(x *Job) bool {
-		if ended > jobsKeepEnded && !x.running() && x.told() {
-			ended--
-			x.out.close()
-			return true
-		}
-		return false
-	})
+	drop := func(untold bool) {
+		j.jobs = slices.DeleteFunc(j.jobs, func(x *Job) bool {
+			if ended > jobsKeepEnded && !x.running() && (untold || x.told()) {
+				ended--
+				x.out.close()
+				return true
+			}
+			return false
+		})
+	}
+	drop(false)
+	if ended > 4*jobsKeepEnded {
+		// Nobody asks for notices (a library caller without them): the
+		// oldest ended jobs go anyway, so memory and files stay bounded.
+		drop(true)
+	}
 }
 
 // promote makes a foreground job a background one, with an id, when there

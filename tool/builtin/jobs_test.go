@@ -487,3 +487,37 @@ func TestJobForegroundOutputLimit_TOOL8(t *testing.T) {
 		t.Fatalf("%v %v\n%s", r.IsError, r.Metadata, text)
 	}
 }
+
+// TOOL-8: ended jobs are forgotten beyond a bound (their files stay), so
+// a long session's job list, memory and open files stay bounded — once
+// told, and even when nobody asks for notices.
+func TestJobsPruned_TOOL8(t *testing.T) {
+	jobs := NewJobs(JobsOptions{Dir: t.TempDir()})
+	defer jobs.Close()
+	be := &exec.Local{PipeGrace: 1}
+	dir := t.TempDir()
+	for i := range 4*jobsKeepEnded + 10 {
+		job, err := jobs.start(be, tool.Call{ID: "c" + strconv.Itoa(i)}, exec.Command{Script: "true", Dir: dir}, "true", "", true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		<-job.Done()
+	}
+	jobs.mu.Lock()
+	n := len(jobs.jobs)
+	jobs.mu.Unlock()
+	if n > 4*jobsKeepEnded+1 {
+		t.Fatalf("%d ended jobs kept untold, want at most %d", n, 4*jobsKeepEnded+1)
+	}
+	jobs.Notices()
+	jobs.start(be, tool.Call{ID: "last"}, exec.Command{Script: "true", Dir: dir}, "true", "", true)
+	jobs.mu.Lock()
+	n = len(jobs.jobs)
+	jobs.mu.Unlock()
+	if n > jobsKeepEnded+1 {
+		t.Fatalf("%d jobs kept once told, want at most %d", n, jobsKeepEnded+1)
+	}
+	if ids := jobs.List(); ids[len(ids)-1].ID != strconv.Itoa(4*jobsKeepEnded+11) {
+		t.Errorf("ids went back after pruning: last is %s", ids[len(ids)-1].ID)
+	}
+}
