@@ -521,3 +521,68 @@ func TestJobsPruned_TOOL8(t *testing.T) {
 		t.Errorf("ids went back after pruning: last is %s", ids[len(ids)-1].ID)
 	}
 }
+
+// TOOL-8, TOOL-5: under bubblewrap a job runs in the sandbox, and a
+// process that detached with setsid still dies with the job: the
+// sandbox's PID namespace holds it (the documented difference from the
+// host, TestJobAttacks_TOOL8).
+func TestJobSandboxedDetached_TOOL8(t *testing.T) {
+	sb := &exec.Sandbox{}
+	if err := sb.Available(); err != nil {
+		t.Skip("bubblewrap cannot run here: ", err)
+	}
+	jobs := NewJobs(JobsOptions{Dir: t.TempDir()})
+	defer jobs.Close()
+	work := t.TempDir()
+	sb.Workspace = work
+	b := NewBash(sb, BashOptions{Jobs: jobs})
+	marker := "rein-detached-" + strconv.Itoa(os.Getpid())
+	in, _ := json.Marshal(map[string]any{"command": "setsid sh -c 'while :; do sleep 0.05; done # " + marker + "' & echo forked; sleep 1000",
+		"run_in_background": true})
+	r, err := b.Run(context.Background(), tool.Call{ID: "c1", Name: "bash", WorkDir: work, Input: in})
+	if err != nil || r.IsError {
+		t.Fatalf("%v %q", err, r.TextOf())
+	}
+	job, _ := jobs.Get("1")
+	if !pollProcs(marker, true) {
+		t.Fatal("the detached process never ran")
+	}
+	if _, err := jobs.kill(context.Background(), "1", true); err != nil {
+		t.Fatal(err)
+	}
+	<-job.Done()
+	if !pollProcs(marker, false) {
+		t.Fatal("the detached process outlived the sandboxed job")
+	}
+}
+
+// pollProcs waits until an sh whose command line holds marker runs
+// (want true) or none does (want false); false if that never happens.
+func pollProcs(marker string, want bool) bool {
+	for range 1000 {
+		found := false
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			if _, err := strconv.Atoi(e.Name()); err != nil {
+				continue
+			}
+			cl, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+			// argv[0] "sh": the detached loop, not the job's bash whose
+			// command line holds the marker too.
+			if strings.HasPrefix(string(cl), "sh\x00") && strings.Contains(string(cl), marker) && running(mustAtoi(e.Name())) {
+				found = true
+				break
+			}
+		}
+		if found == want {
+			return true
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return false
+}
+
+func mustAtoi(s string) int {
+	n, _ := strconv.Atoi(s)
+	return n
+}
