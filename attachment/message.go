@@ -1,0 +1,34 @@
+package attachment
+
+import (
+	"fmt"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// Message is the user message of text and images: the text first, then
+// each image after a short label naming it, so the model can tell which
+// image the text speaks of. It checks the images together (count, total
+// size). With neither text nor images it returns nil: the run continues
+// a pending conversation (SPEC LOOP-9).
+func Message(text string, imgs []Named, l Limits) (*llm.Message, error) {
+	if text == "" && len(imgs) == 0 {
+		return nil, nil
+	}
+	all := make([]llm.Image, len(imgs))
+	for i, n := range imgs {
+		all[i] = n.Image
+	}
+	if err := CheckSet(all, l); err != nil {
+		return nil, err
+	}
+	m := llm.Message{Role: llm.RoleUser}
+	if text != "" {
+		m.Content = append(m.Content, &llm.Text{Text: text})
+	}
+	for i, n := range imgs {
+		img := n.Image
+		m.Content = append(m.Content, &llm.Text{Text: fmt.Sprintf("[Image %d: %s]", i+1, n.Name)}, &img)
+	}
+	return &m, nil
+}
