@@ -222,4 +222,3 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("limit: %v", err)
 	}
 }
-

@@ -42,7 +42,7 @@ func Mentions(text string) []Mention {
 		rest := text[i+1:]
 		if strings.HasPrefix(rest, `"`) {
 			end := strings.IndexByte(rest[1:], '"')
-			if end <= 0 || strings.ContainsAny(rest[1:1+end], "\n\r") {
+			if end <= 0 || strings.ContainsAny(rest[1:1+end], "\n\r") || !utf8.ValidString(rest[1:1+end]) {
 				continue
 			}
 			out = append(out, Mention{Path: rest[1 : 1+end], Start: start, End: start + 1 + end + 2})
