@@ -99,7 +99,7 @@ func TestCheckSet(t *testing.T) {
 		t.Errorf("empty message: %v %v", m, err)
 	}
 	m, err := Message("look", []Named{{"a.png", one}}, l)
-	if err != nil || len(m.Content) != 3 || m.TextOf() != "look[Image 1: a.png]" {
+	if err != nil || len(m.Content) != 2 || m.TextOf() != "look" {
 		t.Errorf("message %+v, %v", m, err)
 	}
 	if _, err := Message("look", []Named{{"a", one}, {"b", one}, {"c", one}}, l); !errors.Is(err, ErrTooMany) {

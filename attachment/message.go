@@ -1,14 +1,11 @@
 package attachment
 
-import (
-	"fmt"
-
-	"github.com/reinhq/rein/llm"
-)
+import "github.com/reinhq/rein/llm"
 
 // Message is the user message of text and images: the text first, then
-// each image after a short label naming it, so the model can tell which
-// image the text speaks of. It checks the images together (count, total
+// the images in the order given (the order of their mentions). No label is
+// added: a user_prompt_submit hook sees the text as the user wrote it, and
+// one that rewrites it keeps the images (agent's replaceText). It checks the images together (count, total
 // size). With neither text nor images it returns nil: the run continues
 // a pending conversation (SPEC LOOP-9).
 func Message(text string, imgs []Named, l Limits) (*llm.Message, error) {
@@ -26,9 +23,9 @@ func Message(text string, imgs []Named, l Limits) (*llm.Message, error) {
 	if text != "" {
 		m.Content = append(m.Content, &llm.Text{Text: text})
 	}
-	for i, n := range imgs {
+	for _, n := range imgs {
 		img := n.Image
-		m.Content = append(m.Content, &llm.Text{Text: fmt.Sprintf("[Image %d: %s]", i+1, n.Name)}, &img)
+		m.Content = append(m.Content, &img)
 	}
 	return &m, nil
 }
