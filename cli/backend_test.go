@@ -34,7 +34,7 @@ func drive(t *testing.T, te *testEnv, script func(ctx context.Context, b tui.Bac
 func submit(t *testing.T, ctx context.Context, b tui.Backend, prompt string, ap permission.Approver) *agent.DoneEvent {
 	t.Helper()
 	var done *agent.DoneEvent
-	for ev, err := range b.Submit(ctx, prompt, ap) {
+	for ev, err := range b.Submit(ctx, tui.Prompt{Text: prompt}, ap) {
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}

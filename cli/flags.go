@@ -30,6 +30,7 @@ type runOptions struct {
 	killOrphans        bool
 	server             string
 	agent              string
+	images             []string
 }
 
 // addRunFlags declares the run flags on cmd.
@@ -52,6 +53,7 @@ func addRunFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringVar(&o.timeout, "timeout", "", "wall-clock budget of the run, e.g. 10m (default: none)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "show tool calls and retries on stderr even when it is not a terminal")
 	f.BoolVar(&o.killOrphans, "kill-orphans", false, "when resuming, stop processes that interrupted tool calls left running")
+	f.StringArrayVar(&o.images, "image", nil, "attach this image file (PNG, JPEG, GIF or WebP, up to 5 MiB) to the prompt; repeatable")
 	f.StringVar(&o.agent, "agent", "", "run the session as this agent definition: its prompt, tools, mode and model (rein agents list)")
 }
 

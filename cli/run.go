@@ -63,7 +63,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		if err := localOnly(cmd); err != nil {
 			return err
 		}
-		if prompt == "" && o.resume == "" && !o.cont {
+		if prompt == "" && len(o.images) == 0 && o.resume == "" && !o.cont {
 			return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 		}
 		return a.runRemote(cmd, o, prompt, fromStdin)
@@ -89,7 +89,11 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 			return fail(ExitError, "this cassette was recorded with the prompt %q; a replay must send the same one (or none)", f.Prompt)
 		}
 	}
-	if prompt == "" && !e.Pending() {
+	msg, err := e.userMessage(prompt, o.images)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if msg == nil && !e.Pending() {
 		return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 	}
 	var approver permission.Approver
@@ -101,7 +105,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		defer ts.spin.stop()
 	}
 	var done *agent.DoneEvent
-	for ev := range e.Submit(ctx, prompt, approver) {
+	for ev := range e.SubmitMessage(ctx, "", msg, approver) {
 		if werr := out.event(ev); werr != nil {
 			return fail(ExitError, "writing the output: %v", werr)
 		}

@@ -1,0 +1,197 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest/mockserver"
+)
+
+var (
+	testPNG = append([]byte("\x89PNG\r\n\x1a\n"), bytes.Repeat([]byte{1}, 48)...)
+	testGIF = append([]byte("GIF89a"), bytes.Repeat([]byte{2}, 48)...)
+)
+
+// imageEnv is a workspace with a GIF to mention and a PNG outside it to
+// attach with --image, and a profile of the mock vendor.
+func imageEnv(t *testing.T, provider, base string) (*testEnv, string) {
+	te := newTestEnv(t)
+	te.write("shots/pic.gif", string(testGIF))
+	png := filepath.Join(te.home, "Desktop", "shot.png")
+	te.env["MOCK_KEY"] = "k"
+	te.mustRun(ExitOK, "provider", "add", "mock", "--provider", provider, "--base-url", base, "--api-key-env", "MOCK_KEY")
+	te.write("../home/Desktop/shot.png", string(testPNG))
+	return te, png
+}
+
+// LOOP-2, CLI-1: --image and an @mention reach the Anthropic request as
+// base64 image blocks after the text, and a resumed session replays them.
+func TestRunImagesAnthropic_LOOP2(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "k"
+	srv.Enqueue(mockserver.Turn{Text: "a gif and a png"}, mockserver.Turn{Text: "still"})
+	te, png := imageEnv(t, "anthropic", srv.URL)
+	te.mustRun(ExitOK, "run", "--model", "mock/claude-sonnet-4-5", "--image", png, "compare @shots/pic.gif with the other")
+	te.mustRun(ExitOK, "run", "--continue", "and now?")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, r := range reqs {
+		var body struct {
+			Messages []struct {
+				Role    string `json:"role"`
+				Content []struct {
+					Type   string `json:"type"`
+					Text   string `json:"text"`
+					Source *struct {
+						Type      string `json:"type"`
+						MediaType string `json:"media_type"`
+						Data      string `json:"data"`
+					} `json:"source"`
+				} `json:"content"`
+			} `json:"messages"`
+		}
+		if err := json.Unmarshal(r.Body, &body); err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, b := range body.Messages[0].Content {
+			switch {
+			case b.Type == "text":
+				got = append(got, "text:"+b.Text)
+			case b.Type == "image" && b.Source != nil:
+				got = append(got, "image:"+b.Source.Type+":"+b.Source.MediaType+":"+b.Source.Data)
+			}
+		}
+		want := []string{"text:compare @shots/pic.gif with the other",
+			"image:base64:image/gif:" + base64.StdEncoding.EncodeToString(testGIF),
+			"image:base64:image/png:" + base64.StdEncoding.EncodeToString(testPNG)}
+		if body.Messages[0].Role != "user" || strings.Join(got, "\n") != strings.Join(want, "\n") {
+			t.Errorf("request %d: first message %s:\n%s", i+1, body.Messages[0].Role, strings.Join(got, "\n"))
+		}
+	}
+}
+
+// LOOP-2: the same message in OpenAI's wire format (data URLs).
+func TestRunImagesOpenAI_LOOP2(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "k"
+	srv.Enqueue(mockserver.Turn{Text: "seen"})
+	te, png := imageEnv(t, "openai", srv.URL+"/v1")
+	te.mustRun(ExitOK, "run", "--model", "mock/gpt-4.1", "--image", png, "what is @shots/pic.gif?")
+	reqs := srv.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	body := string(reqs[0].Body)
+	for _, want := range []string{"data:image/gif;base64," + base64.StdEncoding.EncodeToString(testGIF),
+		"data:image/png;base64," + base64.StdEncoding.EncodeToString(testPNG)} {
+		if !strings.Contains(body, want) {
+			t.Errorf("request lacks %s:\n%.2000s", want, body)
+		}
+	}
+	if d := reqs[0].Decoded; d == nil || len(userImagesOf(d.Messages)) != 2 {
+		t.Errorf("the mock vendor decoded no two images (%v)", reqs[0].DecodeErr)
+	}
+}
+
+// LOOP-8: a model without vision gets the note, not the bytes.
+func TestRunImagesNoVision_LOOP8(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "k"
+	srv.Enqueue(mockserver.Turn{Text: "I cannot see"})
+	te, png := imageEnv(t, "anthropic", srv.URL)
+	te.mustRun(ExitOK, "run", "--model", "mock/some-text-model", "--image", png, "what is this?")
+	body := string(srv.Requests()[0].Body)
+	if strings.Contains(body, base64.StdEncoding.EncodeToString(testPNG)) || !strings.Contains(body, "[image omitted: the model cannot see images]") {
+		t.Errorf("request to a model without vision:\n%.2000s", body)
+	}
+}
+
+// CLI-1: the attack table of attachments: each is refused before any
+// request, saying what is wrong.
+func TestRunImageAttacks(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "k"
+	te, png := imageEnv(t, "anthropic", srv.URL)
+	te.write(".env.png", string(testPNG))
+	te.write("notes.png", "just text\n")
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"look at @" + png}, "outside the workspace"},
+		{[]string{"look at @../home/Desktop/shot.png"}, "outside the workspace"},
+		{[]string{"look at @.env.png"}, "sensitive file"},
+		{[]string{"look at @notes.png"}, "not a PNG, JPEG, GIF or WebP"},
+		{[]string{"look at @missing.png"}, "no such file"},
+		{[]string{"--image", filepath.Join(te.ws, "notes.png"), "look"}, "not a PNG, JPEG, GIF or WebP"},
+		{[]string{"--image", filepath.Join(te.ws, ".env.png"), "look"}, "sensitive file"},
+		{[]string{"--image", filepath.Join(te.ws, "nope.png"), "look"}, "no such file"},
+	} {
+		code, _, errs := te.run(append([]string{"run", "--model", "mock/claude-sonnet-4-5"}, tt.args...)...)
+		if code != ExitUsage || !strings.Contains(errs, tt.want) {
+			t.Errorf("%q: exit %d, stderr %q; want %d and %q", tt.args, code, errs, ExitUsage, tt.want)
+		}
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("%d requests sent for refused attachments", n)
+	}
+	// A mention of a file that is no image is text, as written.
+	srv.Enqueue(mockserver.Turn{Text: "ok"})
+	te.write("main.go", "package main\n")
+	te.mustRun(ExitOK, "run", "--model", "mock/claude-sonnet-4-5", "explain @main.go")
+	if body := string(srv.Requests()[0].Body); strings.Contains(body, "package main") || !strings.Contains(body, "explain @main.go") {
+		t.Errorf("a text mention changed the prompt:\n%.1000s", body)
+	}
+}
+
+// userImagesOf counts the image blocks of user messages.
+func userImagesOf(msgs []llm.Message) []*llm.Image {
+	var out []*llm.Image
+	for _, m := range msgs {
+		for _, b := range m.Content {
+			if img, ok := b.(*llm.Image); ok && m.Role == llm.RoleUser {
+				out = append(out, img)
+			}
+		}
+	}
+	return out
+}
+
+// API-1, LOOP-2: rein run --server --image posts the image in the
+// message; the server's run (SQLite ledger, runner) sends it to the
+// vendor, and the session's next run replays it.
+func TestRunImagesOnServer_LOOP2(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "k"
+	srv.Enqueue(mockserver.Turn{Text: "a png"}, mockserver.Turn{Text: "still a png"})
+	te, png := imageEnv(t, "anthropic", srv.URL)
+	url := serveFor(t, te)
+	te.mustRun(ExitOK, "run", "--server", url, "--model", "mock/claude-sonnet-4-5", "--image", png, "what is this?")
+	te.mustRun(ExitOK, "run", "--server", url, "--model", "mock/claude-sonnet-4-5", "--continue", "and now?")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	for i, r := range reqs {
+		imgs := userImagesOf(r.Decoded.Messages)
+		if len(imgs) != 1 || !bytes.Equal(imgs[0].Data, testPNG) || imgs[0].MediaType != "image/png" {
+			t.Errorf("request %d: images %v", i+1, imgs)
+		}
+	}
+	if code, _, errs := te.run("run", "--server", url, "--model", "mock/claude-sonnet-4-5", "--image", filepath.Join(te.home, "none.png"), "x"); code != ExitUsage || !strings.Contains(errs, "no such file") {
+		t.Errorf("a missing --image file: exit %d, %s", code, errs)
+	}
+}
