@@ -22,6 +22,10 @@ is not a terminal). Output formats:
                cost_usd, turns, stats, error
   stream-json  every run event as one line of JSON (docs/events.md)
 
+Images go with the prompt: --image FILE (repeatable; PNG, JPEG, GIF or WebP,
+up to 5 MiB), or a mention of an image file in the workspace, @shot.png (or
+@"my shot.png"). A mention of another file stays text: the model reads it.
+
 Without a terminal nobody can answer permission questions: a tool that asks
 is denied. Allow what the run needs with --allowed-tools ("bash(go test:*)")
 or --permission-mode (accept-edits, bypass).
@@ -41,7 +45,8 @@ func (a *App) runCommand() *cobra.Command {
 		Example: `  rein run "explain what main.go does"
   git diff | rein run - --output json
   rein run --resume 0192a… "now write the tests" --allowed-tools "bash(go test:*)"
-  rein run --model replay:examples/quickstart.cassette`,
+  rein run --model replay:examples/quickstart.cassette
+  rein run --image ~/Desktop/bug.png "why does @docs/layout.png look different?"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.runOnce(cmd, o, args)
 		},

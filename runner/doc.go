@@ -41,7 +41,9 @@
 // The files: setup.go (Config, Model, Setup), conversation.go, bind.go
 // (Create, Resume, Heal), submit.go (Submit, Compact), recorder.go;
 // tools.go, capabilities.go, mcp.go, kb.go, memory.go, subagent.go and
-// tenancy.go build what a Setup offers; service.go, schedule.go,
+// tenancy.go build what a Setup offers; images.go the images of a user
+// message (mentions resolved in the workspace, submissions checked);
+// service.go, schedule.go,
 // execute.go, split.go, approve.go and callerrules.go are the Service;
 // observe.go its metrics and traces.
 package runner
