@@ -99,3 +99,27 @@ func TestMessageImagesOtherCaller(t *testing.T) {
 		t.Errorf("status %d, want 404", r.status)
 	}
 }
+
+// API-4: the OpenAPI document tells clients about images: the schema,
+// its count bound, and the 413/415/422 answers of send-message.
+func TestOpenAPIMessageImages(t *testing.T) {
+	e := newEnv(t)
+	doc := e.srv.OpenAPI()
+	op := doc.Paths["/sessions/{id}/messages"].Post
+	for _, code := range []string{"413", "415", "422"} {
+		if op.Responses[code] == nil {
+			t.Errorf("send-message documents no %s", code)
+		}
+	}
+	msg := doc.Components.Schemas.Map()["Message"]
+	if msg == nil || msg.Properties["images"] == nil {
+		t.Fatal("no images in the Message schema")
+	}
+	if imgs := msg.Properties["images"]; imgs.MaxItems == nil || *imgs.MaxItems != 20 {
+		t.Errorf("images maxItems %v, want 20", imgs.MaxItems)
+	}
+	img := doc.Components.Schemas.Map()["Image"]
+	if img == nil || img.Properties["data"] == nil || img.Properties["media_type"] == nil {
+		t.Errorf("Image schema %+v", img)
+	}
+}
