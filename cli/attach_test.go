@@ -195,3 +195,13 @@ func TestRunImagesOnServer_LOOP2(t *testing.T) {
 		t.Errorf("a missing --image file: exit %d, %s", code, errs)
 	}
 }
+
+// CLI-2: the terminal UI takes images by drop or paste, not --image.
+func TestInteractiveImageFlag(t *testing.T) {
+	te := newTestEnv(t)
+	te.tty = true
+	code, _, errs := te.run("--image", "x.png")
+	if code != ExitUsage || !strings.Contains(errs, "drop or paste the image file") {
+		t.Errorf("exit %d, %s", code, errs)
+	}
+}
