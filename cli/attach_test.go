@@ -205,3 +205,28 @@ func TestInteractiveImageFlag(t *testing.T) {
 		t.Errorf("exit %d, %s", code, errs)
 	}
 }
+
+// LOOP-2, SESS-2: an image near the 5 MiB bound is stored in the session
+// file as one entry and replayed whole when the session continues.
+func TestRunLargeImageResumes(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "k"
+	srv.Enqueue(mockserver.Turn{Text: "big"}, mockserver.Turn{Text: "still big"})
+	te, _ := imageEnv(t, "anthropic", srv.URL)
+	big := append(append([]byte(nil), testPNG...), bytes.Repeat([]byte{9}, 5<<20-len(testPNG)-1)...)
+	p := te.write("big.png", string(big))
+	te.mustRun(ExitOK, "run", "--model", "mock/claude-sonnet-4-5", "--image", p, "how big?")
+	te.mustRun(ExitOK, "run", "--continue", "and now?")
+	reqs := srv.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if imgs := userImagesOf(reqs[1].Decoded.Messages); len(imgs) != 1 || !bytes.Equal(imgs[0].Data, big) {
+		t.Errorf("the resumed run replayed %d images", len(imgs))
+	}
+	too := te.write("too.png", string(append(big, 0, 0)))
+	if code, _, errs := te.run("run", "--model", "mock/claude-sonnet-4-5", "--image", too, "x"); code != ExitUsage || !strings.Contains(errs, "over the limit of 5.0 MiB per image") {
+		t.Errorf("a 5 MiB + 1 image: exit %d, %s", code, errs)
+	}
+}
