@@ -49,6 +49,24 @@ func (e *engine) userMessage(text string, files []string) (*llm.Message, error) 
 	return attachment.Message(text, append(named, given...), attachment.DefaultLimits)
 }
 
+// noteNoVision tells the user of rein run that the model cannot see the
+// message's images (the run's start event says so too, for stream-json
+// and API clients).
+func (e *engine) noteNoVision(msg *llm.Message) {
+	if m := e.Model(); msg != nil && !m.Caps.Vision {
+		n := 0
+		for _, b := range msg.Content {
+			if _, ok := b.(*llm.Image); ok {
+				n++
+			}
+		}
+		if n > 0 {
+			e.note("%s cannot see images: it gets a note in place of the %d attached (SPEC LOOP-8); "+
+				"a model with vision sees them (rein provider list)", m.Label, n)
+		}
+	}
+}
+
 // readImages reads the image files the user attached.
 func readImages(files []string, sensitive tool.SensitiveSet) ([]attachment.Named, error) {
 	var out []attachment.Named

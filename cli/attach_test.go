@@ -110,7 +110,15 @@ func TestRunImagesNoVision_LOOP8(t *testing.T) {
 	srv.APIKey = "k"
 	srv.Enqueue(mockserver.Turn{Text: "I cannot see"})
 	te, png := imageEnv(t, "anthropic", srv.URL)
-	te.mustRun(ExitOK, "run", "--model", "mock/some-text-model", "--image", png, "what is this?")
+	_, errs := te.mustRun(ExitOK, "run", "--model", "mock/some-text-model", "--image", png, "what is this?")
+	if !strings.Contains(errs, "mock/some-text-model cannot see images: it gets a note in place of the 1 attached") {
+		t.Errorf("no warning on stderr: %s", errs)
+	}
+	srv.Enqueue(mockserver.Turn{Text: "still blind"})
+	out, _ := te.mustRun(ExitOK, "run", "--model", "mock/some-text-model", "--image", png, "-o", "stream-json", "and this?")
+	if !strings.Contains(out, "the model cannot see images: the 1 image(s) of this message reach it as a note") {
+		t.Errorf("the start event has no warning:\n%.600s", out)
+	}
 	body := string(srv.Requests()[0].Body)
 	if strings.Contains(body, base64.StdEncoding.EncodeToString(testPNG)) || !strings.Contains(body, "[image omitted: the model cannot see images]") {
 		t.Errorf("request to a model without vision:\n%.2000s", body)

@@ -98,6 +98,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 	if err != nil {
 		return usageErrorf("%v", err)
 	}
+	e.noteNoVision(msg)
 	if msg == nil && !e.Pending() {
 		return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 	}
