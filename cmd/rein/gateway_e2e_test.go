@@ -400,32 +400,57 @@ func TestGatewayWebhook_GW2(t *testing.T) {
 // API-5, GW-2: SIGTERM while a reply is being worked on: the gateway
 // says it is shutting down, stops taking messages (a POST now is refused
 // or finds no listener, and starts no run), lets the running run finish
-// and delivers its reply to the callback, then exits 0.
+// and delivers its reply to the callback, then exits 0; a run still going
+// at --shutdown-timeout is cancelled and its chat told so before the exit.
 func TestGatewayGracefulShutdown_API5(t *testing.T) {
-	v := newVendor(t)
-	held := v.hold(1)
-	v.Enqueue(mockserver.Turn{Text: "Finished in time."}, mockserver.Turn{Text: "A second run."})
-	fake := webhookfake.New(t)
-	g := startGateway(t, v, fake, nil, "--shutdown-timeout", "40s")
+	t.Run("the running run finishes and is answered", func(t *testing.T) {
+		v := newVendor(t)
+		held := v.hold(1)
+		v.Enqueue(mockserver.Turn{Text: "Finished in time."}, mockserver.Turn{Text: "A second run."})
+		fake := webhookfake.New(t)
+		g := startGateway(t, v, fake, nil, "--shutdown-timeout", "40s")
 
-	g.mustPost("c1", gatewayUser, "Take your time.")
-	held.wait(t)
-	g.signal(syscall.SIGTERM)
-	g.waitLog("shutting down")
-	if code, err := g.post("c2", gatewayUser, "One more.", signedRight); err == nil && code/100 == 2 {
-		t.Errorf("a message posted during the shutdown: %d, want a connection error or a refusal", code)
-	} else {
-		t.Logf("a message posted during the shutdown: %d, %v", code, err)
-	}
-	held.let()
-	g.waitReply("c1", "reply of the run let go during the shutdown", func(s string) bool { return s == "Finished in time." })
-	if state := g.wait(); state.ExitCode() != 0 {
-		t.Errorf("rein gateway exited %v after SIGTERM, want 0", state)
-	}
-	if n := len(v.Requests()); n != 1 {
-		t.Errorf("%d model requests, want 1: a run started after SIGTERM", n)
-	}
-	if msgs := fake.Messages("c2"); len(msgs) != 0 {
-		t.Errorf("the message posted during the shutdown was answered: %+v", msgs)
-	}
+		g.mustPost("c1", gatewayUser, "Take your time.")
+		held.wait(t)
+		g.signal(syscall.SIGTERM)
+		g.waitLog("shutting down")
+		if code, err := g.post("c2", gatewayUser, "One more.", signedRight); err == nil && code/100 == 2 {
+			t.Errorf("a message posted during the shutdown: %d, want a connection error or a refusal", code)
+		} else {
+			t.Logf("a message posted during the shutdown: %d, %v", code, err)
+		}
+		held.let()
+		g.waitReply("c1", "reply of the run let go during the shutdown", func(s string) bool { return s == "Finished in time." })
+		if state := g.wait(); state.ExitCode() != 0 {
+			t.Errorf("rein gateway exited %v after SIGTERM, want 0", state)
+		}
+		if n := len(v.Requests()); n != 1 {
+			t.Errorf("%d model requests, want 1: a run started after SIGTERM", n)
+		}
+		if msgs := fake.Messages("c2"); len(msgs) != 0 {
+			t.Errorf("the message posted during the shutdown was answered: %+v", msgs)
+		}
+	})
+
+	t.Run("the deadline cancels the run and the chat is told", func(t *testing.T) {
+		v := newVendor(t)
+		held := v.hold(1) // never let go: the deadline cancels the run
+		v.Enqueue(mockserver.Turn{Text: "Too late."})
+		fake := webhookfake.New(t)
+		g := startGateway(t, v, fake, nil, "--shutdown-timeout", "1s")
+
+		g.mustPost("c1", gatewayUser, "Take all the time you need.")
+		held.wait(t)
+		g.signal(syscall.SIGTERM)
+		g.waitLog("running runs were cancelled at the shutdown deadline")
+		texts := g.waitReply("c1", "word that the run was stopped", func(s string) bool { return s == "⏹ Stopped." })
+		if state := g.wait(); state.ExitCode() != 0 {
+			t.Errorf("rein gateway exited %v after SIGTERM, want 0", state)
+		}
+		for _, s := range texts {
+			if strings.Contains(s, "Too late.") {
+				t.Errorf("the cancelled run's chat got the model's text: %q", texts)
+			}
+		}
+	})
 }
