@@ -200,9 +200,18 @@ func (a *App) gateway(ctx context.Context, o *gatewayOptions) error {
 		// sends the reply and stops; a reply the platform does not take
 		// within replyGrace (or a chat with runs left queued) is sent at
 		// the next start.
-		deadline := time.Now().Add(replyGrace)
-		for g.Evict() > 0 && time.Now().Before(deadline) {
-			time.Sleep(50 * time.Millisecond)
+		grace := time.NewTimer(replyGrace)
+		defer grace.Stop()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for wait := true; wait && g.Evict() > 0; {
+			select {
+			case <-tick.C:
+			case <-grace.C:
+				wait = false
+			case <-ran: // it failed: nothing follows the chats
+				wait = false
+			}
 		}
 		gstop()
 		<-ran
