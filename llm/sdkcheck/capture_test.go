@@ -1,0 +1,137 @@
+package sdkcheck_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// captured is one request the capture server received.
+type captured struct {
+	Method, Path, Query string
+	Header              http.Header
+	Body                []byte
+}
+
+// captureServer answers every request on 127.0.0.1 with a fixed reply and
+// keeps what it received, so a body built by rein's adapter and one built
+// by the SDK can be compared.
+type captureServer struct {
+	URL  string
+	mu   sync.Mutex
+	reqs []captured
+}
+
+// newCaptureServer starts a server that answers with body as contentType.
+func newCaptureServer(t *testing.T, contentType, body string) *captureServer {
+	t.Helper()
+	c := &captureServer{}
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		c.mu.Lock()
+		c.reqs = append(c.reqs, captured{Method: r.Method, Path: r.URL.Path, Query: r.URL.RawQuery, Header: r.Header.Clone(), Body: b})
+		c.mu.Unlock()
+		w.Header().Set("Content-Type", contentType)
+		_, _ = io.WriteString(w, body)
+	}))
+	t.Cleanup(ts.Close)
+	c.URL = ts.URL
+	return c
+}
+
+// take returns the only request received since the last take, and forgets it.
+func (c *captureServer) take(t *testing.T, who string) captured {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.reqs) != 1 {
+		t.Fatalf("%s sent %d requests, want 1", who, len(c.reqs))
+	}
+	r := c.reqs[0]
+	c.reqs = nil
+	return r
+}
+
+// allowance is one intended difference between rein's body and the SDK's:
+// apply rewrites the decoded bodies so the difference goes, and reports
+// whether there was anything to rewrite. An allowance that finds nothing to
+// rewrite fails the test: it is stale and must be removed, so none hides a
+// difference it was not written for.
+type allowance struct {
+	name  string
+	apply func(rein, sdk map[string]any) bool
+}
+
+// decodeJSON decodes a body with numbers kept as written.
+func decodeJSON(t *testing.T, who string, b []byte) map[string]any {
+	t.Helper()
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		t.Fatalf("%s body is not a JSON object: %v\n%s", who, err, b)
+	}
+	return m
+}
+
+// compareBodies compares two JSON bodies semantically (key order and
+// whitespace aside), after the row's allowances.
+func compareBodies(t *testing.T, rein, sdk []byte, allow []allowance) {
+	t.Helper()
+	r, s := decodeJSON(t, "rein's", rein), decodeJSON(t, "the SDK's", sdk)
+	for _, a := range allow {
+		if !a.apply(r, s) {
+			t.Errorf("allowance %q matched nothing: remove it", a.name)
+		}
+	}
+	if diff := cmp.Diff(s, r); diff != "" {
+		t.Errorf("request body differs from the SDK's (-sdk +rein):\n%s\nrein: %s\nsdk:  %s", diff, rein, sdk)
+	}
+}
+
+// canonicalJSON re-encodes a JSON value with sorted keys, or returns it
+// quoted as invalid when it does not parse, so arguments compare by meaning.
+func canonicalJSON(raw []byte) string {
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil || dec.More() {
+		return fmt.Sprintf("invalid JSON %q", raw)
+	}
+	out, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprintf("invalid JSON %q", raw)
+	}
+	return string(out)
+}
+
+// at walks a decoded body along keys (string) and indexes (int).
+func at(v any, path ...any) any {
+	for _, p := range path {
+		switch k := p.(type) {
+		case string:
+			m, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			v = m[k]
+		case int:
+			l, ok := v.([]any)
+			if !ok || k < 0 || k >= len(l) {
+				return nil
+			}
+			v = l[k]
+		}
+	}
+	return v
+}
