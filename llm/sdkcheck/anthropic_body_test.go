@@ -53,7 +53,7 @@ func TestAnthropicRequestBodies(t *testing.T) {
 			ref := srv.take(t, "the SDK")
 
 			comparePlumbing(t, rein, ref, "anthropic-version", "Content-Type")
-			compareBodies(t, rein.Body, ref.Body, nil)
+			compareBodies(t, "anthropic", rein.Body, ref.Body)
 		})
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 
@@ -65,8 +66,43 @@ func (c *captureServer) take(t *testing.T, who string) captured {
 // rewrite fails the test: it is stale and must be removed, so none hides a
 // difference it was not written for.
 type allowance struct {
-	name  string
+	// api and row name the request the allowance is for (row as the
+	// subtest names it, provider prefix included).
+	api, row string
+	name     string
+	// ref says why: intended, or the bug it stands for (REPORT names the
+	// report of the session that found it).
+	ref   string
 	apply func(rein, sdk map[string]any) bool
+}
+
+// bodyAllowances lists every intended or known difference between rein's
+// request bodies and the SDKs'. Anything else fails the body tests.
+var bodyAllowances = []allowance{
+	{api: "chat", row: "openai/thinking budget and signed thinking in the history",
+		name: "rein sends visible reasoning back as messages[].reasoning_content to OpenAI itself",
+		ref: "known bug, not fixed here (adapters are not this branch's): llm/openai/chat.go chatAssistant sends " +
+			"reasoning_content whatever the endpoint; a history the Responses adapter wrote (provider \"openai\", " +
+			"same model, thinking with summary text) reaches Chat Completions with it, a field OpenAI's API does not have " +
+			"(openai-go can send it only as an extra field)",
+		apply: dropMessageKey("reasoning_content")},
+}
+
+// dropMessageKey removes key from every message of rein's body.
+func dropMessageKey(key string) func(rein, sdk map[string]any) bool {
+	return func(rein, _ map[string]any) bool {
+		found := false
+		msgs, _ := rein["messages"].([]any)
+		for _, m := range msgs {
+			if mm, ok := m.(map[string]any); ok {
+				if _, ok := mm[key]; ok {
+					delete(mm, key)
+					found = true
+				}
+			}
+		}
+		return found
+	}
 }
 
 // decodeJSON decodes a body with numbers kept as written.
@@ -82,11 +118,16 @@ func decodeJSON(t *testing.T, who string, b []byte) map[string]any {
 }
 
 // compareBodies compares two JSON bodies semantically (key order and
-// whitespace aside), after the row's allowances.
-func compareBodies(t *testing.T, rein, sdk []byte, allow []allowance) {
+// whitespace aside), after the allowances listed for api and the running
+// subtest's row.
+func compareBodies(t *testing.T, api string, rein, sdk []byte) {
 	t.Helper()
 	r, s := decodeJSON(t, "rein's", rein), decodeJSON(t, "the SDK's", sdk)
-	for _, a := range allow {
+	for _, a := range bodyAllowances {
+		if a.api != api || !strings.HasSuffix(t.Name(), "/"+strings.ReplaceAll(a.row, " ", "_")) {
+			continue
+		}
+		t.Logf("allowed difference %q (%s)", a.name, a.ref)
 		if !a.apply(r, s) {
 			t.Errorf("allowance %q matched nothing: remove it", a.name)
 		}
