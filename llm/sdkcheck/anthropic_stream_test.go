@@ -150,16 +150,6 @@ func sdkInputGarbled(rein, sdk *final) int {
 	return n
 }
 
-// estimatedUsage reconciles usage rein estimated where the stream had
-// none: the SDK must have seen no counts at all.
-func estimatedUsage(rein, sdk *final) int {
-	if !rein.Usage.Estimated || sdk.Usage != (usage{}) || rein.Usage.Input <= 0 || rein.Usage.Output <= 0 {
-		return 0
-	}
-	rein.Usage = usage{}
-	return 1
-}
-
 // sdkLostMessageStart reconciles a message_start the SDK never saw: its id
 // and its input counts are missing on the SDK's side only.
 func sdkLostMessageStart(rein, sdk *final) int {

@@ -269,3 +269,13 @@ func dropReinBlocks(kind string) func(rein, sdk *final) int {
 		return n
 	}
 }
+
+// estimatedUsage reconciles usage rein estimated where the stream had
+// none: the SDK must have seen no counts at all.
+func estimatedUsage(rein, sdk *final) int {
+	if !rein.Usage.Estimated || sdk.Usage != (usage{}) || rein.Usage.Input <= 0 {
+		return 0
+	}
+	rein.Usage = usage{}
+	return 1
+}

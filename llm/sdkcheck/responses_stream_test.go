@@ -44,7 +44,9 @@ var responsesKnown = []knownDiff{
 		ref: "intended: llm/openai/doc.go", reconcile: reasoningOutsideOutput},
 }
 
-func init() { responsesKnown = append(responsesKnown, estimatedFor("incomplete-other-reason", "items-only-in-final-response")...) }
+func init() {
+	responsesKnown = append(responsesKnown, estimatedFor("incomplete-other-reason", "items-only-in-final-response")...)
+}
 
 // TestResponsesStreams decodes every recorded Responses API stream with
 // rein's adapter and with the SDK (Responses.NewStreaming) and compares the
