@@ -167,7 +167,7 @@ func TestSessionSerialSystemParallel_API3(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range runs {
-				r, err := h.svc.Submit(context.Background(), runner.Submission{SessionID: sid, Caller: "alice", Text: fmt.Sprintf("s%d-r%d", i, j)})
+				r, err := h.svc.Submit(context.Background(), session.Submission{SessionID: sid, Caller: "alice", Text: fmt.Sprintf("s%d-r%d", i, j)})
 				if err != nil {
 					t.Error(err)
 					return
@@ -226,7 +226,7 @@ func TestEventsNumberedAndStored_API2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	r, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "look"})
+	r, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "look"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +276,7 @@ func TestEventsNumberedAndStored_API2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]int{}
+	kinds := map[session.AuditKind]int{}
 	for _, a := range audit {
 		kinds[a.Kind]++
 	}
@@ -306,7 +306,7 @@ func TestPermissionAnswered_PERM3(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	r, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "write a"})
+	r, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "write a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +338,7 @@ func TestPermissionAnswered_PERM3(t *testing.T) {
 	}
 	// Nobody answers the second run's question: the timeout denies it, and
 	// the decision says who decided.
-	r2, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "write b"})
+	r2, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "write b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +366,7 @@ func TestSubmissionChecked_API4(t *testing.T) {
 	h := newHarness(t, llmtest.NewScripted(), runner.ServiceConfig{})
 	s := h.newSession(t)
 	ctx := context.Background()
-	for _, sub := range []runner.Submission{
+	for _, sub := range []session.Submission{
 		{Text: "hi", Model: "replay:/etc/passwd"},
 		{Text: "hi", Model: " replay:x.cassette"},
 		{Text: "hi", PermissionMode: "bypass"},
@@ -379,7 +379,7 @@ func TestSubmissionChecked_API4(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrInvalid", sub, err)
 		}
 	}
-	if _, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "mallory", Text: "hi"}); !errors.Is(err, session.ErrNotFound) {
+	if _, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "mallory", Text: "hi"}); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("another caller's session: %v, want ErrNotFound", err)
 	}
 	if runs, _ := h.ledger.ListRuns(ctx, session.RunFilter{SessionID: s.ID}); len(runs) != 0 {
@@ -398,11 +398,11 @@ func TestCancel_API3(t *testing.T) {
 	h := newHarness(t, p, runner.ServiceConfig{})
 	s := h.newSession(t)
 	ctx := context.Background()
-	first, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "first"})
+	first, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "first"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "second"})
+	second, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "second"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +458,7 @@ func TestServerRunsHideUserMemory_MEM1(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := h.newSession(t)
-	r, err := h.svc.Submit(context.Background(), runner.Submission{SessionID: s.ID, Caller: "alice", Text: "hello"})
+	r, err := h.svc.Submit(context.Background(), session.Submission{SessionID: s.ID, Caller: "alice", Text: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,9 @@
 package runner
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/permission"
@@ -22,40 +19,40 @@ import (
 // environment configures, see builtin.SearchFromEnv; a "not configured"
 // result without one), todo_write and ask_user. Tools a bare --disallowed-tools names are left
 // out. The order is fixed: the tool list is part of the prompt-cache prefix.
-func (e *Engine) buildTools() error {
-	backend, err := e.backend()
+func (c *Conversation) buildTools() error {
+	backend, err := c.s.backend(c.sessDir)
 	if err != nil {
 		return err
 	}
-	if e.cfg.NoTools {
-		e.tools = nil
+	if c.s.cfg.NoTools {
+		c.tools = nil
 		return nil
 	}
-	rec := e.rec
-	fence := e.cfg.Tenancy.fence(e.ws.Root)
-	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, OnStart: func(c tool.Call, pgid int) {
-		if err := rec.RecordProcess(c.ID, pgid); err != nil {
-			e.logger.Warn("could not journal a command's process group", "tool", c.Name, "err", err)
+	rec, logger := c.rec, c.s.logger
+	fence := c.s.cfg.Tenancy.fence(c.s.ws.Root)
+	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, OnStart: func(call tool.Call, pgid int) {
+		if err := rec.RecordProcess(call.ID, pgid); err != nil {
+			logger.Warn("could not journal a command's process group", "tool", call.Name, "err", err)
 		}
 	}})
-	search, _, err := builtin.SearchFromEnv(e.cfg.Getenv, nil)
+	search, _, err := builtin.SearchFromEnv(c.s.cfg.Getenv, nil)
 	if err != nil {
-		e.note("web_search is off: %v", err)
+		c.s.note("web_search is off: %v", err)
 	}
-	all := append(builtin.FileTools(backend, e.tracker, fence),
+	all := append(builtin.FileTools(backend, c.tracker, fence),
 		builtin.NewListDir(builtin.ListDirOptions{Fence: fence}), builtin.NewGlob(builtin.GlobOptions{Fence: fence}),
 		builtin.NewGrep(builtin.GrepOptions{Fence: fence}), bash,
-		builtin.NewTodoWrite(e.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: e.cfg.UserAgent}),
-		builtin.NewWebSearch(search), builtin.NewAskUser(&e.asker))
-	if e.memory != nil {
-		all = append(all, memorytool.New(e.memory))
+		builtin.NewTodoWrite(c.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: c.s.cfg.UserAgent}),
+		builtin.NewWebSearch(search), builtin.NewAskUser(nil))
+	if c.s.memory != nil {
+		all = append(all, memorytool.New(c.s.memory))
 	}
-	if e.kb = e.kbTool(); e.kb != nil {
-		all = append(all, e.kb)
+	if c.kb = c.s.kbTool(); c.kb != nil {
+		all = append(all, c.kb)
 	}
 	kept := all[:0]
 	for _, t := range all {
-		if name := t.Spec().Name; !slices.Contains(e.cfg.Hidden, name) && allows(e.main, name) {
+		if name := t.Spec().Name; !slices.Contains(c.s.cfg.Hidden, name) && allows(c.s.main, name) {
 			kept = append(kept, t)
 		}
 	}
@@ -63,10 +60,10 @@ func (e *Engine) buildTools() error {
 	if err != nil {
 		return err
 	}
-	if err := e.addDeclaredTools(set, backend); err != nil {
+	if err := c.addDeclaredTools(set, backend); err != nil {
 		return err
 	}
-	e.tools = set
+	c.tools = set
 	return nil
 }
 
@@ -76,19 +73,20 @@ func (e *Engine) buildTools() error {
 // (weaker: see exec.Confined), else the host, each fallback said loudly.
 // Under bubblewrap, Landlock is a second layer when the kernel has it, and
 // sensitive files are hidden. A server's runs (Config.Tenancy) ignore the
-// setting: see [Engine.tenantBackend].
-func (e *Engine) backend() (exec.Backend, error) {
-	local := exec.Local{SpillDir: e.sessDir}
-	if e.cfg.Tenancy != nil {
-		return e.tenantBackend(local)
+// setting: see [Setup.tenantBackend]. Long output spills into sessDir,
+// the session's directory.
+func (s *Setup) backend(sessDir string) (exec.Backend, error) {
+	local := exec.Local{SpillDir: sessDir}
+	if s.cfg.Tenancy != nil {
+		return s.tenantBackend(local, sessDir)
 	}
-	mode := e.ev.String(workspace.Sandbox)
+	mode := s.ev.String(workspace.Sandbox)
 	if mode != "on" && mode != "auto" {
 		return &local, nil
 	}
 	helper := exec.SelfHelper()
-	sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local, Landlock: helper,
-		Hide: e.sandboxHide(), HidePaths: append(homeCredentials(e.cfg.Loaded.Paths.Home), e.cfg.Loaded.Paths.ProfilesFile())}
+	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: helper,
+		Hide: s.sandboxHide(), HidePaths: append(homeCredentials(s.cfg.Loaded.Paths.Home), s.cfg.Loaded.Paths.ProfilesFile())}
 	err := sb.Available()
 	switch {
 	case err == nil:
@@ -96,11 +94,11 @@ func (e *Engine) backend() (exec.Backend, error) {
 	case mode == "on":
 		return nil, fmt.Errorf("sandbox: %w", err)
 	case exec.LandlockABI() > 0:
-		e.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace, "+
+		s.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace, "+
 			"but .git, .rein and .claude inside it are not read-only and sensitive files are not hidden", err)
-		return &exec.Confined{Workspace: e.ws.Root, Local: local}, nil
+		return &exec.Confined{Workspace: s.ws.Root, Local: local}, nil
 	}
-	e.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
+	s.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
 		"Install bubblewrap (apt-get install bubblewrap), or set sandbox: off to silence this", err)
 	return &local, nil
 }
@@ -108,11 +106,11 @@ func (e *Engine) backend() (exec.Backend, error) {
 // sandboxed reports whether commands will run under bubblewrap, which
 // hides the workspace's sensitive files (see backend): the policy then
 // lets a recursive read of the workspace run (SPEC PERM-2).
-func (e *Engine) sandboxed() bool {
-	if e.cfg.Tenancy != nil {
+func (s *Setup) sandboxed() bool {
+	if s.cfg.Tenancy != nil {
 		return (&exec.Sandbox{}).Available() == nil
 	}
-	mode := e.ev.String(workspace.Sandbox)
+	mode := s.ev.String(workspace.Sandbox)
 	return (mode == "on" || mode == "auto") && (&exec.Sandbox{}).Available() == nil
 }
 
@@ -120,8 +118,8 @@ func (e *Engine) sandboxed() bool {
 // the permission policy — the defaults, the user's sensitive_files and the
 // workspace's additions; a workspace's exceptions only once it is trusted
 // (SPEC PERM-5).
-func (e *Engine) sandboxHide() func(path string) bool {
-	patterns := append(slices.Clone(tool.DefaultSensitiveFiles), e.cfg.Loaded.Permissions(permission.Settings{}).SensitiveFiles...)
+func (s *Setup) sandboxHide() func(path string) bool {
+	patterns := append(slices.Clone(tool.DefaultSensitiveFiles), s.cfg.Loaded.Permissions(permission.Settings{}).SensitiveFiles...)
 	set := tool.NewSensitiveSet(patterns)
 	return func(path string) bool {
 		_, ok := set.Match(path)
@@ -145,27 +143,4 @@ func homeCredentials(home string) []string {
 		out = append(out, filepath.Join(home, filepath.FromSlash(rel)))
 	}
 	return out
-}
-
-// askerBox is the ask_user tool's asker: whoever drives the current run.
-type askerBox struct {
-	mu sync.Mutex
-	a  builtin.Asker
-}
-
-func (b *askerBox) set(a builtin.Asker) {
-	b.mu.Lock()
-	b.a = a
-	b.mu.Unlock()
-}
-
-// Ask implements builtin.Asker.
-func (b *askerBox) Ask(ctx context.Context, q string, options []string) (string, error) {
-	b.mu.Lock()
-	a := b.a
-	b.mu.Unlock()
-	if a == nil {
-		return "", errors.New("no user can be asked in this session")
-	}
-	return a.Ask(ctx, q, options)
 }

@@ -209,6 +209,10 @@ func toContent(m llm.Message, names map[string]string) (wireContent, error) {
 			})
 		case *llm.ToolResult:
 			add(wireOutPart{FunctionResponse: functionResponse(b, names[b.ToolUseID])})
+		case *llm.Opaque:
+			// This adapter makes none; one in the history (another API's,
+			// under this provider's name) has no place here: left out, counted.
+			llm.RecordDrop(m.Provider, llm.DropReplay, b.Type)
 		default:
 			return c, fmt.Errorf("unsupported block %T", b)
 		}

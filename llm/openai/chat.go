@@ -159,6 +159,10 @@ func chatAssistant(m llm.Message) chatMessage {
 			}
 			a.ToolCalls = append(a.ToolCalls, chatCallParam{ID: b.ID, Type: "function",
 				Function: chatCallFunction{Name: b.Name, Arguments: args}})
+		case *llm.Opaque:
+			// Chat Completions has no place for another API's items (a
+			// Responses web_search_call under the same provider name).
+			llm.RecordDrop(m.Provider, llm.DropReplay, b.Type)
 		}
 	}
 	if text.Len() > 0 || len(a.ToolCalls) == 0 {

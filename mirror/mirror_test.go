@@ -1,4 +1,4 @@
-package runner_test
+package mirror_test
 
 import (
 	"bytes"
@@ -24,6 +24,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/llm/registry"
+	"github.com/reinhq/rein/mirror"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sqlite"
@@ -46,8 +47,8 @@ func newMemSource() memSource {
 }
 
 // openMirror opens mirrors with session/sqlite, as rein serve does.
-func openMirror(busy time.Duration) func(string) (runner.MirrorDB, error) {
-	return func(path string) (runner.MirrorDB, error) {
+func openMirror(busy time.Duration) func(string) (mirror.DB, error) {
+	return func(path string) (mirror.DB, error) {
 		db, err := sqlite.Open(path, sqlite.Options{Sync: sqlite.SyncNormal, BusyTimeout: busy})
 		if err != nil {
 			return nil, err
@@ -79,7 +80,7 @@ func (b *logBuffer) String() string {
 type mirrorEnv struct {
 	svc    *runner.Service
 	src    source
-	mirror *runner.Mirror
+	mirror *mirror.Mirror
 	ws     *session.Workspace
 	dir    string
 	logs   *logBuffer
@@ -99,7 +100,7 @@ func chatty() llm.Provider {
 	}}}
 }
 
-func newMirrorEnv(t testing.TB, src source, mcfg runner.MirrorConfig) *mirrorEnv {
+func newMirrorEnv(t testing.TB, src source, mcfg mirror.Config) *mirrorEnv {
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
 	if err := os.Mkdir(filepath.Join(dir, ".rein"), 0o755); err != nil {
@@ -115,7 +116,7 @@ func newMirrorEnv(t testing.TB, src source, mcfg runner.MirrorConfig) *mirrorEnv
 	if mcfg.Backoff == nil {
 		mcfg.Backoff = func(int) time.Duration { return 5 * time.Millisecond }
 	}
-	m, err := runner.NewMirror(mcfg)
+	m, err := mirror.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +171,7 @@ func (e *mirrorEnv) run(t testing.TB, sessionID, text string) {
 
 // tryRun is run for goroutines other than the test's.
 func (e *mirrorEnv) tryRun(sessionID, text string) error {
-	r, err := e.svc.Submit(context.Background(), runner.Submission{SessionID: sessionID, Caller: "alice", Text: text})
+	r, err := e.svc.Submit(context.Background(), session.Submission{SessionID: sessionID, Caller: "alice", Text: text})
 	if err != nil {
 		return err
 	}
@@ -191,10 +192,10 @@ func (e *mirrorEnv) tryRun(sessionID, text string) error {
 	}
 }
 
-func (e *mirrorEnv) path() string { return filepath.Join(e.dir, runner.MirrorFile) }
+func (e *mirrorEnv) path() string { return filepath.Join(e.dir, mirror.File) }
 
 // waitMirror polls until the mirror has nothing left to copy.
-func waitMirror(t testing.TB, m *runner.Mirror) {
+func waitMirror(t testing.TB, m *mirror.Mirror) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for m.Stats().Dirty > 0 {
@@ -305,7 +306,7 @@ func TestMirrorSoak_API6(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			sessions, runs := tc.sessions, tc.runs
-			e := newMirrorEnv(t, tc.src(t), runner.MirrorConfig{Batch: 5})
+			e := newMirrorEnv(t, tc.src(t), mirror.Config{Batch: 5})
 			ids := make([]string, sessions)
 			for i := range ids {
 				ids[i] = e.session(t, e.ws)
@@ -343,7 +344,7 @@ func TestMirrorSoak_API6(t *testing.T) {
 // A mirror locked by another process (BEGIN EXCLUSIVE held) fails no run;
 // the mirror retries and catches up once the lock is released.
 func TestMirrorLockedNeverBlocksRuns(t *testing.T) {
-	e := newMirrorEnv(t, newMemSource(), runner.MirrorConfig{Open: openMirror(20 * time.Millisecond)})
+	e := newMirrorEnv(t, newMemSource(), mirror.Config{Open: openMirror(20 * time.Millisecond)})
 	a := e.session(t, e.ws)
 	e.run(t, a, "first")
 	waitMirror(t, e.mirror)
@@ -398,7 +399,7 @@ func TestMirrorLockedNeverBlocksRuns(t *testing.T) {
 // A mirror file deleted under the syncer is created again, with every
 // session of the workspace, not only the one that ran.
 func TestMirrorDeletedFileRecreated(t *testing.T) {
-	e := newMirrorEnv(t, newMemSource(), runner.MirrorConfig{})
+	e := newMirrorEnv(t, newMemSource(), mirror.Config{})
 	a, b := e.session(t, e.ws), e.session(t, e.ws)
 	e.run(t, a, "one")
 	e.run(t, b, "two")
@@ -418,7 +419,7 @@ func TestMirrorDeletedFileRecreated(t *testing.T) {
 // Chat workspaces have no mirror; a project without a .rein directory is
 // skipped with one warning and left untouched.
 func TestMirrorSkipsChatAndBareProjects(t *testing.T) {
-	e := newMirrorEnv(t, newMemSource(), runner.MirrorConfig{})
+	e := newMirrorEnv(t, newMemSource(), mirror.Config{})
 	chat := e.workspace(t, session.WorkspaceChat, "")
 	bare := e.workspace(t, session.WorkspaceProject, t.TempDir())
 	c, p := e.session(t, chat), e.session(t, bare)
@@ -444,7 +445,7 @@ func TestMirrorSkipsChatAndBareProjects(t *testing.T) {
 // A workspace whose mirror is a link is skipped: the server never writes
 // where a workspace points it.
 func TestMirrorRefusesLinks(t *testing.T) {
-	e := newMirrorEnv(t, newMemSource(), runner.MirrorConfig{})
+	e := newMirrorEnv(t, newMemSource(), mirror.Config{})
 	target := filepath.Join(t.TempDir(), "elsewhere.db")
 	if err := os.MkdirAll(filepath.Dir(e.path()), 0o700); err != nil {
 		t.Fatal(err)
@@ -508,7 +509,7 @@ func seedStore(t testing.TB, src source, ws *session.Workspace) (mine, others []
 // the mirror meanwhile sees the old file or the new one.
 func TestMirrorRebuild(t *testing.T) {
 	src := newMemSource()
-	e := newMirrorEnv(t, src, runner.MirrorConfig{})
+	e := newMirrorEnv(t, src, mirror.Config{})
 	mine, _ := seedStore(t, src, e.ws)
 	ctx := context.Background()
 	res, err := e.mirror.Rebuild(ctx, e.ws.ID)
@@ -584,7 +585,7 @@ func TestMirrorRebuild(t *testing.T) {
 // Rebuild refuses what is not a project workspace, with a message saying
 // what to give instead.
 func TestMirrorRebuildErrors(t *testing.T) {
-	e := newMirrorEnv(t, newMemSource(), runner.MirrorConfig{})
+	e := newMirrorEnv(t, newMemSource(), mirror.Config{})
 	chat := e.workspace(t, session.WorkspaceChat, "")
 	ctx := context.Background()
 	for _, tc := range []struct{ ref, want string }{
@@ -602,17 +603,17 @@ func TestMirrorRebuildErrors(t *testing.T) {
 // racingDB is a mirror database another writer races once: its next
 // append of entries lands after one the other writer slipped in.
 type racingDB struct {
-	runner.MirrorDB
+	mirror.DB
 	race atomic.Bool
 }
 
 func (r *racingDB) Append(ctx context.Context, id string, es ...session.Entry) (int64, error) {
 	if len(es) > 0 && r.race.CompareAndSwap(true, false) {
-		if _, err := r.MirrorDB.Append(ctx, id, es[0]); err != nil {
+		if _, err := r.DB.Append(ctx, id, es[0]); err != nil {
 			return 0, err
 		}
 	}
-	return r.MirrorDB.Append(ctx, id, es...)
+	return r.DB.Append(ctx, id, es...)
 }
 
 // A copy whose seqs drift from the store's (another writer appended) is
@@ -622,12 +623,12 @@ func TestMirrorResetsDivergedCopies(t *testing.T) {
 	src := newMemSource()
 	var racing *racingDB
 	open := openMirror(time.Second)
-	e := newMirrorEnv(t, src, runner.MirrorConfig{Open: func(path string) (runner.MirrorDB, error) {
+	e := newMirrorEnv(t, src, mirror.Config{Open: func(path string) (mirror.DB, error) {
 		db, err := open(path)
 		if err != nil {
 			return nil, err
 		}
-		racing = &racingDB{MirrorDB: db}
+		racing = &racingDB{DB: db}
 		return racing, nil
 	}})
 	a := e.session(t, e.ws)
@@ -652,7 +653,7 @@ func TestMirrorResetsDivergedCopies(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	m, err := runner.NewMirror(runner.MirrorConfig{Store: src, Ledger: src, Open: openMirror(time.Second)})
+	m, err := mirror.New(mirror.Config{Store: src, Ledger: src, Open: openMirror(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -669,7 +670,7 @@ func TestMirrorResetsDivergedCopies(t *testing.T) {
 // store no longer has leaves the mirror, one that never ran is copied.
 func TestMirrorSweepOnOpen(t *testing.T) {
 	src := newMemSource()
-	e := newMirrorEnv(t, src, runner.MirrorConfig{})
+	e := newMirrorEnv(t, src, mirror.Config{})
 	ctx := context.Background()
 	a, b := e.session(t, e.ws), e.session(t, e.ws)
 	e.run(t, a, "one")
@@ -682,7 +683,7 @@ func TestMirrorSweepOnOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := e.session(t, e.ws) // never ran, never notified
-	m, err := runner.NewMirror(runner.MirrorConfig{Store: src, Ledger: src, Open: openMirror(time.Second)})
+	m, err := mirror.New(mirror.Config{Store: src, Ledger: src, Open: openMirror(time.Second)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -723,9 +724,9 @@ func TestMirrorBackoff(t *testing.T) {
 		var calls []time.Time
 		release := make(chan struct{})
 		dst := memMirror{session.NewMemStore()}
-		m, err := runner.NewMirror(runner.MirrorConfig{Store: src, Ledger: src,
+		m, err := mirror.New(mirror.Config{Store: src, Ledger: src,
 			Backoff: func(n int) time.Duration { return time.Second << (n - 1) },
-			Open: func(path string) (runner.MirrorDB, error) {
+			Open: func(path string) (mirror.DB, error) {
 				mu.Lock()
 				calls = append(calls, time.Now())
 				n := len(calls)
@@ -786,7 +787,7 @@ func TestMirrorBackoffSchedule(t *testing.T) {
 	for n := 1; n <= 30; n++ {
 		base := min(time.Second<<min(n-1, 20), 5*time.Minute)
 		for range 50 {
-			if d := runner.MirrorBackoff(n); d > base || d < base-base/5 {
+			if d := mirror.Backoff(n); d > base || d < base-base/5 {
 				t.Fatalf("MirrorBackoff(%d) = %v, want within [%v, %v]", n, d, base-base/5, base)
 			}
 		}
@@ -797,8 +798,8 @@ func TestMirrorBackoffSchedule(t *testing.T) {
 func TestMirrorCloseDeadline(t *testing.T) {
 	src := newMemSource()
 	blocked := make(chan struct{})
-	m, err := runner.NewMirror(runner.MirrorConfig{Store: blockingStore{src, blocked}, Ledger: src,
-		Open: func(string) (runner.MirrorDB, error) { return nil, errors.New("unused") }})
+	m, err := mirror.New(mirror.Config{Store: blockingStore{src, blocked}, Ledger: src,
+		Open: func(string) (mirror.DB, error) { return nil, errors.New("unused") }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -853,7 +854,7 @@ func BenchmarkMirrorRebuild(b *testing.B) {
 			}
 		}
 	}
-	m, err := runner.NewMirror(runner.MirrorConfig{Store: src, Ledger: src, Open: openMirror(time.Second)})
+	m, err := mirror.New(mirror.Config{Store: src, Ledger: src, Open: openMirror(time.Second)})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -869,8 +870,8 @@ func BenchmarkMirrorRebuild(b *testing.B) {
 // BenchmarkMirrorNotify measures what a run's end costs the runner.
 func BenchmarkMirrorNotify(b *testing.B) {
 	src := newMemSource()
-	m, err := runner.NewMirror(runner.MirrorConfig{Store: src, Ledger: src,
-		Open: func(string) (runner.MirrorDB, error) { return nil, errors.New("unused") }})
+	m, err := mirror.New(mirror.Config{Store: src, Ledger: src,
+		Open: func(string) (mirror.DB, error) { return nil, errors.New("unused") }})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -885,4 +886,19 @@ func BenchmarkMirrorNotify(b *testing.B) {
 			m.Notify(ids[n.Add(1)%int64(len(ids))])
 		}
 	})
+}
+
+// lastUserText is the text of the request's last user message with text.
+func lastUserText(req *llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role != llm.RoleUser {
+			continue
+		}
+		for _, b := range req.Messages[i].Content {
+			if t, ok := b.(*llm.Text); ok {
+				return t.Text
+			}
+		}
+	}
+	return ""
 }

@@ -1,4 +1,4 @@
-package llm_test
+package vendorhttp_test
 
 import (
 	"net/http"
@@ -15,7 +15,7 @@ import (
 
 // An endpoint that redirects every call to another host gets no
 // credentials through any adapter: the call fails, not retried, and the
-// other host sees nothing (llm.GuardRedirects).
+// other host sees nothing (vendorhttp.GuardRedirects).
 func TestAdaptersRefuseRedirects(t *testing.T) {
 	var reached atomic.Int32
 	thief := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

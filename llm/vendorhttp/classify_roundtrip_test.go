@@ -1,4 +1,4 @@
-package llm
+package vendorhttp
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/reinhq/rein/llm"
 )
 
 // FromRoundTrip classifies what the round trip reported, not the
@@ -18,12 +20,12 @@ func TestFromRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		err  error
-		want ErrorKind
+		want llm.ErrorKind
 	}{
-		{"refused", wrap(syscall.ECONNREFUSED), KindNetwork},
-		{"bad scheme", wrap(errors.New(`unsupported protocol scheme "htp"`)), KindUnknown},
-		{"cut", wrap(io.ErrUnexpectedEOF), KindStreamCut},
-		{"not wrapped", syscall.ECONNRESET, KindNetwork},
+		{"refused", wrap(syscall.ECONNREFUSED), llm.KindNetwork},
+		{"bad scheme", wrap(errors.New(`unsupported protocol scheme "htp"`)), llm.KindUnknown},
+		{"cut", wrap(io.ErrUnexpectedEOF), llm.KindStreamCut},
+		{"not wrapped", syscall.ECONNRESET, llm.KindNetwork},
 	} {
 		e := FromRoundTrip(context.Background(), "p", c.err)
 		if e.Kind != c.want || e.Provider != "p" {
@@ -50,7 +52,7 @@ func TestFromResponse(t *testing.T) {
 	body := &closeRecorder{Reader: io.MultiReader(strings.NewReader(msg), strings.NewReader(strings.Repeat(" ", 2*MaxErrorBody)))}
 	resp := &http.Response{StatusCode: http.StatusTooManyRequests, Header: http.Header{"Retry-After": {"3"}}, Body: body}
 	e := FromResponse("p", resp)
-	if e.Kind != KindRateLimit || e.Status != 429 || e.Message != "slow down" || e.RetryAfter.Seconds() != 3 {
+	if e.Kind != llm.KindRateLimit || e.Status != 429 || e.Message != "slow down" || e.RetryAfter.Seconds() != 3 {
 		t.Errorf("got %+v", e)
 	}
 	if !body.closed {

@@ -1,4 +1,4 @@
-package llm
+package vendorhttp
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+
+	"github.com/reinhq/rein/llm"
 )
 
 // A hostile endpoint answers 307 to another host: the credentials must not
@@ -52,7 +54,7 @@ func TestGuardRedirects(t *testing.T) {
 			t.Errorf("%s: %v; want the redirect refused", path, err)
 			continue
 		}
-		if e := FromRoundTrip(context.Background(), "p", err); e.Kind != KindUnknown {
+		if e := FromRoundTrip(context.Background(), "p", err); e.Kind != llm.KindUnknown {
 			t.Errorf("%s: kind %v; a refused redirect must not be retried", path, e.Kind)
 		}
 	}

@@ -1,4 +1,4 @@
-package llm
+package vendorhttp
 
 import (
 	"net/http"

@@ -1,4 +1,10 @@
-package runner
+// Package mirror keeps the history mirror of rein serve (SPEC API-6): a
+// copy of each project workspace's sessions in the workspace itself, at
+// [File], a session store of session/sqlite's schema that any rein tool or
+// sqlite3 can read beside the project. The server's store stays the truth;
+// the runner's service tells the mirror when a session changed
+// ([Mirror.Notify]) and never waits on it.
+package mirror
 
 import (
 	"context"
@@ -12,10 +18,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/internal/sqlitedb"
 	"github.com/reinhq/rein/session"
 )
 
-// The history mirror (SPEC API-6). The server's store is the truth; each
+// How it works. The server's store is the truth; each
 // project workspace gets a copy of its sessions in <dir>/.rein/data/history.db,
 // a session store of the same schema (session/sqlite), so any rein tool and
 // sqlite3 can read it beside the project. The runner calls [Mirror.Notify]
@@ -31,27 +38,27 @@ import (
 // workspace's sessions copied again. [Mirror.Rebuild] recreates a mirror
 // from the store into a temporary file renamed over the old one.
 
-// MirrorFile is where a project workspace keeps its history mirror,
+// File is where a project workspace keeps its history mirror,
 // relative to the workspace's directory.
-const MirrorFile = ".rein/data/history.db"
+const File = ".rein/data/history.db"
 
-// MirrorDB is a mirror database: a session store the mirror writes into
+// DB is a mirror database: a session store the mirror writes into
 // (session/sqlite in rein serve), closed when idle.
-type MirrorDB interface {
+type DB interface {
 	session.Store
 	Close() error
 }
 
-// MirrorConfig configures a [Mirror]. Store, Ledger and Open are required;
+// Config configures a [Mirror]. Store, Ledger and Open are required;
 // zero values of the others mean the defaults. Time comes from the time
 // package (tests run in testing/synctest).
-type MirrorConfig struct {
+type Config struct {
 	// Store is the truth the mirror copies from; Ledger tells each
 	// session's workspace.
 	Store  session.Store
 	Ledger session.Ledger
 	// Open opens the mirror database at path, creating it when missing.
-	Open func(path string) (MirrorDB, error)
+	Open func(path string) (DB, error)
 	// MaxOpen bounds the mirror databases kept open (default 8); the least
 	// recently used is closed beyond it.
 	MaxOpen int
@@ -59,17 +66,17 @@ type MirrorConfig struct {
 	// so a rebuild or a backup from another process finds it closed.
 	IdleClose time.Duration
 	// Backoff is the wait before the next attempt after failures failures
-	// in a row (from 1); default [MirrorBackoff].
+	// in a row (from 1); default [Backoff].
 	Backoff func(failures int) time.Duration
 	// Batch is how many entries one append copies (default 128).
 	Batch  int
 	Logger *slog.Logger
 }
 
-// MirrorBackoff is the default retry schedule: 1 s doubled per failure up
+// Backoff is the default retry schedule: 1 s doubled per failure up
 // to 5 minutes, less up to a fifth at random so mirrors failing together
 // do not retry together.
-func MirrorBackoff(failures int) time.Duration {
+func Backoff(failures int) time.Duration {
 	d := time.Second
 	for i := 1; i < failures && d < 5*time.Minute; i++ {
 		d *= 2
@@ -78,8 +85,8 @@ func MirrorBackoff(failures int) time.Duration {
 	return d - time.Duration(rand.Int64N(int64(d)/5+1))
 }
 
-// MirrorStats says how the mirror is doing, for health checks and tests.
-type MirrorStats struct {
+// Stats says how the mirror is doing, for health checks and tests.
+type Stats struct {
 	// Dirty counts the sessions waiting to be copied; Open the mirror
 	// databases open.
 	Dirty, Open int
@@ -121,10 +128,10 @@ const (
 )
 
 // Mirror copies sessions of project workspaces into their history mirrors;
-// see [MirrorFile]. Its methods are safe for concurrent use; Notify and
+// see [File]. Its methods are safe for concurrent use; Notify and
 // the statistics never wait on a disk or a database.
 type Mirror struct {
-	cfg       MirrorConfig
+	cfg       Config
 	wake      chan struct{}
 	quit      chan struct{}
 	done      chan struct{}
@@ -136,10 +143,10 @@ type Mirror struct {
 	dirty   map[string]*pending
 	failing map[string]int // failures in a row, by workspace directory ("" before one is known)
 	closing bool
-	stats   MirrorStats
+	stats   Stats
 
 	work    sync.Mutex // one copy at a time (the syncer, Rebuild); guards the fields below
-	open    map[string]*mirrorHandle
+	open    map[string]*openDB
 	spaces  map[string]*session.Workspace
 	warned  map[string]bool // directories skipped, warned once
 	checked map[string]bool // sessions whose mirrored head was checked since their mirror opened
@@ -153,18 +160,18 @@ type pending struct {
 	gen        uint64    // bumped by every Notify
 }
 
-// mirrorHandle is an open mirror database.
-type mirrorHandle struct {
-	db   MirrorDB
+// openDB is an open mirror database.
+type openDB struct {
+	db   DB
 	path string
 	info os.FileInfo // of the file opened, to notice it deleted or replaced
 	used time.Time
 }
 
-// NewMirror starts a mirror's syncer; [Mirror.Close] stops it.
-func NewMirror(cfg MirrorConfig) (*Mirror, error) {
+// New starts a mirror's syncer; [Mirror.Close] stops it.
+func New(cfg Config) (*Mirror, error) {
 	if cfg.Store == nil || cfg.Ledger == nil || cfg.Open == nil {
-		return nil, errors.New("runner: MirrorConfig needs Store, Ledger and Open")
+		return nil, errors.New("runner: Config needs Store, Ledger and Open")
 	}
 	if cfg.MaxOpen <= 0 {
 		cfg.MaxOpen = 8
@@ -173,7 +180,7 @@ func NewMirror(cfg MirrorConfig) (*Mirror, error) {
 		cfg.IdleClose = time.Minute
 	}
 	if cfg.Backoff == nil {
-		cfg.Backoff = MirrorBackoff
+		cfg.Backoff = Backoff
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 128
@@ -184,7 +191,7 @@ func NewMirror(cfg MirrorConfig) (*Mirror, error) {
 	base, cancel := context.WithCancel(context.Background())
 	m := &Mirror{cfg: cfg, wake: make(chan struct{}, 1), quit: make(chan struct{}), done: make(chan struct{}),
 		base: base, cancel: cancel, dirty: map[string]*pending{}, failing: map[string]int{},
-		open: map[string]*mirrorHandle{}, spaces: map[string]*session.Workspace{}, warned: map[string]bool{},
+		open: map[string]*openDB{}, spaces: map[string]*session.Workspace{}, warned: map[string]bool{},
 		checked: map[string]bool{}, broken: map[string]bool{}}
 	go m.loop()
 	return m, nil
@@ -245,9 +252,9 @@ func (m *Mirror) Lag() time.Duration {
 }
 
 // Stats returns the mirror's counters.
-func (m *Mirror) Stats() MirrorStats {
+func (m *Mirror) Stats() Stats {
 	if m == nil {
-		return MirrorStats{}
+		return Stats{}
 	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -521,8 +528,8 @@ func (m *Mirror) dirOf(ctx context.Context, sess *session.Session) (string, erro
 // handle returns the open mirror of dir, opening it when needed: when it
 // is opened (again: the file was deleted or replaced), every session of
 // the workspace is marked dirty but current, which is being copied.
-func (m *Mirror) handle(ctx context.Context, dir, current string) (*mirrorHandle, error) {
-	path := filepath.Join(dir, MirrorFile)
+func (m *Mirror) handle(ctx context.Context, dir, current string) (*openDB, error) {
+	path := filepath.Join(dir, File)
 	if h := m.open[dir]; h != nil {
 		fi, err := os.Lstat(path)
 		if err == nil && os.SameFile(fi, h.info) {
@@ -552,7 +559,7 @@ func (m *Mirror) handle(ctx context.Context, dir, current string) (*mirrorHandle
 		db.Close()
 		return nil, fmt.Errorf("history mirror: open %s: %w", path, err)
 	}
-	h := &mirrorHandle{db: db, path: path, info: fi, used: time.Now()}
+	h := &openDB{db: db, path: path, info: fi, used: time.Now()}
 	m.open[dir] = h
 	clear(m.checked)
 	m.evict()
@@ -584,7 +591,7 @@ func mirrorUnusable(dir string) string {
 	} else if err != nil || !fi.IsDir() {
 		return ".rein/data is not a directory (a link or a file)"
 	}
-	if err := checkDBFiles(filepath.Join(dir, MirrorFile)); err != nil {
+	if err := sqlitedb.CheckFiles(filepath.Join(dir, File)); err != nil {
 		return err.Error()
 	}
 	f, err := os.CreateTemp(data, ".probe-*")
@@ -599,7 +606,7 @@ func mirrorUnusable(dir string) string {
 // sweep marks dirty every session of the store in dir and every session
 // of its mirror (those the store no longer has are removed), except
 // current.
-func (m *Mirror) sweep(ctx context.Context, dir string, db MirrorDB, current string) {
+func (m *Mirror) sweep(ctx context.Context, dir string, db DB, current string) {
 	ids := map[string]bool{}
 	for _, src := range []session.Store{m.cfg.Store, db} {
 		list, err := listSessions(ctx, src, dir)
@@ -687,18 +694,5 @@ func (m *Mirror) closeAll() {
 	defer m.work.Unlock()
 	for dir := range m.open {
 		m.closeHandle(dir)
-	}
-}
-
-// NotifyMirror tells the service's history mirror that a session changed
-// outside a run (created, renamed, forked, deleted through the API); a
-// service without a mirror ignores it.
-func (s *Service) NotifyMirror(sessionID string) { s.cfg.Mirror.Notify(sessionID) }
-
-// closeMirror closes the service's history mirror once its runs ended,
-// copying what it can until ctx ends.
-func (s *Service) closeMirror(ctx context.Context) {
-	if err := s.cfg.Mirror.Close(ctx); err != nil {
-		s.cfg.Logger.Warn("history mirror", "err", err)
 	}
 }

@@ -1,4 +1,4 @@
-package runner
+package mirror
 
 import (
 	"context"
@@ -26,7 +26,7 @@ func (m *Mirror) Rebuild(ctx context.Context, ref string) (RebuildResult, error)
 	if reason := mirrorUnusable(dir); reason != "" {
 		return RebuildResult{}, fmt.Errorf("history mirror of %s: %s", dir, reason)
 	}
-	res := RebuildResult{Path: filepath.Join(dir, MirrorFile)}
+	res := RebuildResult{Path: filepath.Join(dir, File)}
 	tmp, err := m.buildMirror(ctx, dir, &res)
 	if err != nil {
 		return RebuildResult{}, fmt.Errorf("history mirror %s: rebuild: %w", res.Path, err)
@@ -98,7 +98,7 @@ func (m *Mirror) buildMirror(ctx context.Context, dir string, res *RebuildResult
 }
 
 // fill copies every session of dir's project workspaces into db.
-func (m *Mirror) fill(ctx context.Context, db MirrorDB, dir string, res *RebuildResult) error {
+func (m *Mirror) fill(ctx context.Context, db DB, dir string, res *RebuildResult) error {
 	list, err := listSessions(ctx, m.cfg.Store, dir)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package runner
+package mirror
 
 import (
 	"context"
@@ -14,7 +14,7 @@ import (
 // copySession brings the copy of sess in db up to date: created when
 // missing, its new entries appended, its metadata replaced when changed.
 // A copy that disagrees with the store is dropped and made again.
-func (m *Mirror) copySession(ctx context.Context, db MirrorDB, sess *session.Session) (int, error) {
+func (m *Mirror) copySession(ctx context.Context, db DB, sess *session.Session) (int, error) {
 	id := sess.ID
 	old, err := db.Get(ctx, id)
 	switch {
@@ -60,7 +60,7 @@ func (m *Mirror) copySession(ctx context.Context, db MirrorDB, sess *session.Ses
 }
 
 // reset drops the copy of sess and makes it again.
-func (m *Mirror) reset(ctx context.Context, db MirrorDB, sess *session.Session, why string) (int, error) {
+func (m *Mirror) reset(ctx context.Context, db DB, sess *session.Session, why string) (int, error) {
 	m.cfg.Logger.Warn("history mirror: the copy of a session disagrees with the store; copying it again",
 		"session_id", sess.ID, "reason", why)
 	m.mu.Lock()
@@ -71,7 +71,7 @@ func (m *Mirror) reset(ctx context.Context, db MirrorDB, sess *session.Session, 
 
 // copyWhole copies sess and its whole log into db, replacing any copy.
 // A log whose seqs do not run on from its first is errGapped.
-func (m *Mirror) copyWhole(ctx context.Context, db MirrorDB, sess *session.Session) (int, error) {
+func (m *Mirror) copyWhole(ctx context.Context, db DB, sess *session.Session) (int, error) {
 	if err := db.Delete(ctx, sess.ID); err != nil && !errors.Is(err, session.ErrNotFound) {
 		return 0, err
 	}
@@ -98,7 +98,7 @@ func (m *Mirror) copyWhole(ctx context.Context, db MirrorDB, sess *session.Sessi
 // copyShifted copies a log whose seqs start at first > 1 (the store
 // rewrote it): placeholders take seqs 1 to first-1, then a rewrite
 // replaces them with the log, numbered from first as in the store.
-func (m *Mirror) copyShifted(ctx context.Context, db MirrorDB, id string, first int64) (int, error) {
+func (m *Mirror) copyShifted(ctx context.Context, db DB, id string, first int64) (int, error) {
 	if first-1 > maxFillers {
 		return 0, fmt.Errorf("%w: its first seq is %d", errGapped, first)
 	}
@@ -141,7 +141,7 @@ func (m *Mirror) copyShifted(ctx context.Context, db MirrorDB, id string, first 
 
 // copyEntries appends the store's entries after last to db, a batch at a
 // time, checking that db numbers them as the store did.
-func (m *Mirror) copyEntries(ctx context.Context, db MirrorDB, id string, last int64) (int, error) {
+func (m *Mirror) copyEntries(ctx context.Context, db DB, id string, last int64) (int, error) {
 	total := 0
 	for {
 		batch, more, err := m.readBatch(ctx, id, last)
@@ -211,7 +211,7 @@ func seqOf(e session.Entry) (int64, bool) {
 
 // headIntact reports whether db's copy of id does not start with a
 // placeholder (a reset interrupted between its two writes).
-func headIntact(ctx context.Context, db MirrorDB, id string) (bool, error) {
+func headIntact(ctx context.Context, db DB, id string) (bool, error) {
 	for e, err := range db.Entries(ctx, id, 0) {
 		if err != nil {
 			return false, err
