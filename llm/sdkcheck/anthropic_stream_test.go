@@ -14,10 +14,6 @@ import (
 // anthropic-sdk-go's Message.Accumulate builds, per fixture under
 // testdata/streams/anthropic. Anything else fails TestAnthropicStreams.
 var anthropicKnown = []knownDiff{
-	{fixture: "redacted-server-tool-text", name: "rein drops server tool calls",
-		ref: "issue 23 item 3, branch vend (keep them as opaque blocks)", reconcile: dropSDKBlocks("server_tool_use")},
-	{fixture: "web-search-result", name: "rein drops server tool calls and their results",
-		ref: "issue 23 item 3, branch vend (keep them as opaque blocks)", reconcile: dropSDKBlocks("server_tool_use", "web_search_tool_result")},
 	{fixture: "tool-input-cut-at-max-tokens", name: "rein keeps a cut tool input as _raw_arguments; the SDK empties it to {}",
 		ref: "intended: SPEC PROV-7, LOOP-5 (the loop answers such a call \"not run\")", reconcile: rawArgumentsEmptied},
 	{fixture: "content-in-message-start-delta-without-stop", name: "a message_delta without stop_reason clears the SDK's stop reason; rein keeps message_start's",
@@ -87,7 +83,8 @@ func anthropicSDKFinal(t *testing.T, url string) (final, error) {
 		case "tool_use":
 			f.Blocks = append(f.Blocks, block{Kind: "tool_use", ID: b.ID, Name: b.Name, Input: canonicalJSON(b.Input)})
 		default:
-			f.Blocks = append(f.Blocks, block{Kind: b.Type, ID: b.ID, Name: b.Name})
+			// rein keeps the block whole (llm.Opaque).
+			f.Blocks = append(f.Blocks, block{Kind: b.Type, Input: canonicalJSON([]byte(b.RawJSON()))})
 		}
 	}
 	return f, nil

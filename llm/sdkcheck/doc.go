@@ -43,11 +43,14 @@
 //     usage. Every difference is a named entry of the API's known list
 //     (anthropicKnown, chatKnown, responsesKnown, geminiKnown), counted and
 //     logged (go test -v -run Streams shows the counts); a new difference,
-//     or a listed one no longer seen, fails the test. The lists hold both
-//     content rein drops that the SDK keeps (server tool calls and their
-//     results, items of unknown kinds) and what rein reads that the SDK
-//     cannot (OpenAI-compatible extensions, keep-alive events, byte-order
-//     marks).
+//     or a listed one no longer seen, fails the test. Blocks rein does not
+//     model (server tool calls and their results, output items of other
+//     kinds) are kept as llm.Opaque and compared, type and JSON, with the
+//     SDK's. The lists hold what rein reads that the SDK cannot
+//     (OpenAI-compatible extensions, keep-alive events, byte-order marks,
+//     SSE comments), what rein does on purpose (estimated usage, made-up
+//     call ids, a cut tool input kept), and any content rein would drop
+//     that the SDK keeps.
 //
 // scripts/test runs these tests after the root module's; they need the Go
 // module proxy only to download the SDKs.

@@ -36,10 +36,6 @@ var responsesKnown = []knownDiff{
 		ref: "intended: llm/openai/responses_stream.go", reconcile: deltaOnlyText},
 	{fixture: "byte-order-mark-call", name: "rein keeps a call streamed by deltas that never got its output_item.done",
 		ref: "intended: llm/openai/responses_stream.go", reconcile: deltaOnlyText},
-	{fixture: "items-only-in-final-response", name: "rein drops server tool calls (web_search_call)",
-		ref: "issue 23 item 3, branch vend (keep them as opaque blocks)", reconcile: dropSDKBlocks("web_search_call")},
-	{fixture: "unknown-items-in-final-response", name: "rein drops output items of kinds it does not read (mcp_list_tools)",
-		ref: "issue 23 item 3, branch vend (keep them as opaque blocks)", reconcile: dropSDKBlocks("mcp_list_tools")},
 	{fixture: "reasoning-outside-output", name: "rein adds reasoning to output when total_tokens shows it was outside output_tokens (xAI)",
 		ref: "intended: llm/openai/doc.go", reconcile: reasoningOutsideOutput},
 }
@@ -122,7 +118,8 @@ func responsesSDKFinal(t *testing.T, url string) (final, error) {
 			calls = true
 			f.Blocks = append(f.Blocks, block{Kind: "tool_use", ID: it.CallID, Name: it.Name, Input: canonicalJSON([]byte(it.Arguments.OfString))})
 		default:
-			f.Blocks = append(f.Blocks, block{Kind: it.Type, ID: it.ID})
+			// rein keeps the item whole (llm.Opaque).
+			f.Blocks = append(f.Blocks, block{Kind: it.Type, Input: canonicalJSON([]byte(it.RawJSON()))})
 		}
 	}
 	f.Stop = responsesStop(string(last.Status), string(last.IncompleteDetails.Reason), calls, refusal)
