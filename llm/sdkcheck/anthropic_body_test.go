@@ -151,6 +151,14 @@ func anthropicParams(t *testing.T, req *llm.Request) sdk.MessageNewParams {
 					}
 				}
 				blocks = append(blocks, sdk.ContentBlockParamUnion{OfToolResult: r})
+			case *llm.Opaque:
+				// A block of the model's turn rein keeps whole: read into the
+				// SDK's own type for it, to be written back by the SDK.
+				var u sdk.ContentBlockParamUnion
+				if err := u.UnmarshalJSON(b.Raw); err != nil {
+					t.Fatalf("SDK: %s block: %v", b.Type, err)
+				}
+				blocks = append(blocks, u)
 			default:
 				t.Fatalf("no SDK form for %T", b)
 			}

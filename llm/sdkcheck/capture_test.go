@@ -98,7 +98,7 @@ func init() {
 	// genai sends "generationConfig":{} when nothing in it is set; rein
 	// leaves the field out. The API reads both the same: no settings.
 	for _, row := range []string{"multi-turn with tool calls and results", "images in a turn and in a tool result",
-		"empty text and empty tool input"} {
+		"empty text and empty tool input", "server tool blocks replayed"} {
 		bodyAllowances = append(bodyAllowances, allowance{api: "gemini", row: row,
 			name: "the SDK sends an empty generationConfig, rein none", ref: "intended: equivalent",
 			apply: func(rein, sdk map[string]any) bool {

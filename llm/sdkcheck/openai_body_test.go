@@ -2,6 +2,7 @@ package sdkcheck_test
 
 import (
 	"crypto/sha256"
+	"fmt"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
@@ -283,6 +284,14 @@ func responsesAssistant(items responses.ResponseInputParam, m llm.Message) respo
 				args = "{}"
 			}
 			items = append(items, responses.ResponseInputItemParamOfFunctionCall(args, b.ID, b.Name))
+		case *llm.Opaque:
+			// An item rein keeps whole (a server tool's call): read into the
+			// SDK's own type for it, to be written back by the SDK.
+			var it responses.ResponseInputItemUnionParam
+			if err := it.UnmarshalJSON(b.Raw); err != nil {
+				panic(fmt.Sprintf("SDK: %s item: %v", b.Type, err))
+			}
+			items = append(items, it)
 		}
 	}
 	return items

@@ -38,7 +38,7 @@ func requestTable(model, provider string) []requestRow {
 	png := []byte("\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR")
 	jpeg := []byte("\xff\xd8\xff\xe0\x00\x10JFIF\x00") // no media type given: it is sniffed
 	temp := 0.25
-	return []requestRow{
+	rows := []requestRow{
 		{"system prompt and one turn", &llm.Request{Model: model, System: "You are rein. Be brief.", MaxTokens: 1000,
 			Messages: []llm.Message{llm.UserText("Hello <there> & \u2028 good day")}}},
 		{"multi-turn with tool calls and results", &llm.Request{Model: model, System: "Use tools.",
@@ -82,4 +82,37 @@ func requestTable(model, provider string) []requestRow {
 				user(&llm.ToolResult{ToolUseID: "call_31", Content: []llm.Block{&llm.Text{Text: "12:00"}}}),
 			}}},
 	}
+	// A turn with blocks rein does not model, kept whole (llm.Opaque) and
+	// replayed to their provider: a server tool's call and result. Chat
+	// Completions and Gemini have no place for them and leave them out.
+	var opaque []llm.Block
+	for _, raw := range opaqueBlocks[provider] {
+		norm, typ, err := llm.NormalizeOpaque([]byte(raw))
+		if err != nil {
+			panic(err)
+		}
+		opaque = append(opaque, &llm.Opaque{Provider: provider, Type: typ, Raw: norm})
+	}
+	rows = append(rows, requestRow{"server tool blocks replayed", &llm.Request{Model: model, Messages: []llm.Message{
+		llm.UserText("What is the weather in New York?"),
+		asst(append(opaque, &llm.Text{Text: "It is sunny."})...),
+		llm.UserText("And tomorrow?"),
+		asst(&llm.Text{Text: "Let me look."}),
+		llm.UserText("Go on."),
+	}}})
+	return rows
+}
+
+// opaqueBlocks are, per provider, vendor blocks of a server-side web search
+// as the APIs send them.
+var opaqueBlocks = map[string][]string{
+	"anthropic": {
+		`{"type":"server_tool_use","id":"srvtoolu_014hJH82Qum7Td6UV8gDXThB","name":"web_search","input":{"query":"weather NYC today"}}`,
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_014hJH82Qum7Td6UV8gDXThB","content":[{"type":"web_search_result","title":"Weather <NYC> & more","url":"https://weather.example/nyc","encrypted_content":"Ev0DCioIAxgCIiQ3","page_age":"January 6, 2025"}]}`,
+	},
+	"openai": {
+		`{"id":"ws_68d","type":"web_search_call","status":"completed","action":{"type":"search","query":"weather NYC today"}}`,
+	},
+	"deepseek": {`{"type":"web_search_call","id":"ws_1","status":"completed"}`},
+	"google":   {`{"type":"executableCode","code":"print(1)"}`},
 }
