@@ -2,10 +2,10 @@ package sdkcheck_test
 
 import (
 	"crypto/sha256"
-	"fmt"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
