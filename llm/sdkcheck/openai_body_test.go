@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -212,7 +211,7 @@ func responsesParams(t *testing.T, req *llm.Request) responses.ResponseNewParams
 	var items responses.ResponseInputParam
 	for _, m := range llm.MoveToolResultImages(req.Messages) {
 		if m.Role == llm.RoleAssistant {
-			items = responsesAssistant(items, m)
+			items = responsesAssistant(t, items, m)
 			continue
 		}
 		var parts responses.ResponseInputMessageContentListParam
@@ -261,7 +260,8 @@ func responsesParams(t *testing.T, req *llm.Request) responses.ResponseNewParams
 // responsesAssistant appends an assistant turn's items. An output message
 // goes without id and status, which the SDK marks required but omits when
 // zero: with store=false there is no stored item to name.
-func responsesAssistant(items responses.ResponseInputParam, m llm.Message) responses.ResponseInputParam {
+func responsesAssistant(t *testing.T, items responses.ResponseInputParam, m llm.Message) responses.ResponseInputParam {
+	t.Helper()
 	for _, b := range m.Content {
 		switch b := b.(type) {
 		case *llm.Thinking:
@@ -289,7 +289,7 @@ func responsesAssistant(items responses.ResponseInputParam, m llm.Message) respo
 			// SDK's own type for it, to be written back by the SDK.
 			var it responses.ResponseInputItemUnionParam
 			if err := it.UnmarshalJSON(b.Raw); err != nil {
-				panic(fmt.Sprintf("SDK: %s item: %v", b.Type, err))
+				t.Fatalf("SDK: %s item: %v", b.Type, err)
 			}
 			items = append(items, it)
 		}

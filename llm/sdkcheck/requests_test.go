@@ -2,6 +2,7 @@ package sdkcheck_test
 
 import (
 	"encoding/json"
+	"fmt"
 
 	"github.com/reinhq/rein/llm"
 )
@@ -89,7 +90,7 @@ func requestTable(model, provider string) []requestRow {
 	for _, raw := range opaqueBlocks[provider] {
 		norm, typ, err := llm.NormalizeOpaque([]byte(raw))
 		if err != nil {
-			panic(err)
+			panic(fmt.Sprintf("opaque block %s: %v", raw, err)) // a table that does not build is a bug of the table
 		}
 		opaque = append(opaque, &llm.Opaque{Provider: provider, Type: typ, Raw: norm})
 	}
