@@ -53,7 +53,9 @@
 //     that the SDK keeps.
 //
 // scripts/test runs these tests after the root module's; they need the Go
-// module proxy only to download the SDKs.
+// module proxy only to download the SDKs. Since this module requires rein
+// through its replace, a change of rein's go.mod must be followed by
+// `go mod tidy` here: scripts/test checks it (go mod tidy -diff) and says so.
 //
 // To update an SDK: look its newest version up with
 // `go list -m -versions MODULE` (a new major version is a new module path,
