@@ -78,21 +78,7 @@ type allowance struct {
 
 // bodyAllowances lists every intended or known difference between rein's
 // request bodies and the SDKs'. Anything else fails the body tests.
-var bodyAllowances = []allowance{
-	{api: "chat", row: "openai/thinking budget and signed thinking in the history",
-		name: "rein sends visible reasoning back as messages[].reasoning_content to OpenAI itself",
-		ref: "known bug, not fixed here (adapters are not this branch's): llm/openai/chat.go chatAssistant sends " +
-			"reasoning_content whatever the endpoint; a history the Responses adapter wrote (provider \"openai\", " +
-			"same model, thinking with summary text) reaches Chat Completions with it, a field OpenAI's API does not have " +
-			"(openai-go can send it only as an extra field)",
-		apply: dropMessageKey("reasoning_content")},
-	{api: "gemini", row: "images in a turn and in a tool result",
-		name: "rein sends an inline image whose media type was not given without inlineData.mimeType",
-		ref: "known bug, not fixed here: llm/gemini/request.go imagePart copies llm.Image.MediaType as it is; " +
-			"the API needs the data's MIME type (genai.Blob.MIMEType), and rein's Anthropic and OpenAI adapters " +
-			"sniff it with http.DetectContentType",
-		apply: dropInlineMIMEType},
-}
+var bodyAllowances = []allowance{}
 
 func init() {
 	// genai sends "generationConfig":{} when nothing in it is set; rein
@@ -109,45 +95,6 @@ func init() {
 				delete(sdk, "generationConfig")
 				return true
 			}})
-	}
-}
-
-// dropInlineMIMEType removes the mimeType of the SDK's inline data where
-// rein's has none.
-func dropInlineMIMEType(rein, sdk map[string]any) bool {
-	found := false
-	rc, _ := rein["contents"].([]any)
-	for i := range rc {
-		rparts, _ := at(rein, "contents", i, "parts").([]any)
-		for j := range rparts {
-			rd, _ := at(rein, "contents", i, "parts", j, "inlineData").(map[string]any)
-			sd, _ := at(sdk, "contents", i, "parts", j, "inlineData").(map[string]any)
-			if rd == nil || sd == nil {
-				continue
-			}
-			if _, ok := rd["mimeType"]; !ok && sd["mimeType"] != nil {
-				delete(sd, "mimeType")
-				found = true
-			}
-		}
-	}
-	return found
-}
-
-// dropMessageKey removes key from every message of rein's body.
-func dropMessageKey(key string) func(rein, sdk map[string]any) bool {
-	return func(rein, _ map[string]any) bool {
-		found := false
-		msgs, _ := rein["messages"].([]any)
-		for _, m := range msgs {
-			if mm, ok := m.(map[string]any); ok {
-				if _, ok := mm[key]; ok {
-					delete(mm, key)
-					found = true
-				}
-			}
-		}
-		return found
 	}
 }
 
@@ -200,25 +147,4 @@ func canonicalJSON(raw []byte) string {
 		return fmt.Sprintf("invalid JSON %q", raw)
 	}
 	return string(out)
-}
-
-// at walks a decoded body along keys (string) and indexes (int).
-func at(v any, path ...any) any {
-	for _, p := range path {
-		switch k := p.(type) {
-		case string:
-			m, ok := v.(map[string]any)
-			if !ok {
-				return nil
-			}
-			v = m[k]
-		case int:
-			l, ok := v.([]any)
-			if !ok || k < 0 || k >= len(l) {
-				return nil
-			}
-			v = l[k]
-		}
-	}
-	return v
 }
