@@ -47,7 +47,9 @@ type cacheTool struct {
 var toolCaches = []cacheTool{
 	{rel: ".npm", program: "npm", env: func(d string) []string { return []string{"npm_config_cache=" + d} }},
 	{rel: ".local/share/pnpm/store", program: "pnpm", env: func(d string) []string { return []string{"npm_config_store_dir=" + d} }},
-	{rel: ".yarn/berry", program: "yarn", env: func(d string) []string { return []string{"YARN_CACHE_FOLDER=" + filepath.Join(d, "cache"), "YARN_GLOBAL_FOLDER=" + d} }},
+	{rel: ".yarn/berry", program: "yarn", env: func(d string) []string {
+		return []string{"YARN_CACHE_FOLDER=" + filepath.Join(d, "cache"), "YARN_GLOBAL_FOLDER=" + d}
+	}},
 	{rel: ".cargo/registry", program: "cargo"},
 	{rel: ".cargo/git", program: "cargo"},
 	{rel: ".m2/repository", program: "mvn", env: func(d string) []string { return []string{"MAVEN_OPTS=-Dmaven.repo.local=" + d} }},
