@@ -166,9 +166,11 @@ func (g *Gate) refuse(w http.ResponseWriter, t Target, err error) {
 }
 
 func (g *Gate) connect(w http.ResponseWriter, r *http.Request) {
-	t, err := ParseTarget(r.Host, 0)
+	// The authority as sent: Go's parse would drop a user part
+	// (evil@host:443) and keep the host.
+	t, err := ParseTarget(r.RequestURI, 0)
 	if err != nil {
-		g.deny(w, r.Host, err.Error())
+		g.deny(w, r.RequestURI, err.Error())
 		return
 	}
 	up, err := g.p.dialTarget(r.Context(), t)
