@@ -71,10 +71,11 @@ func (e *Engine) buildTools() error {
 }
 
 // backend returns where commands run (SPEC TOOL-5), by the sandbox
-// setting: off runs on the host; on requires bubblewrap; auto uses
-// bubblewrap where it runs, else Landlock alone where the kernel has it
-// (weaker: see exec.Confined), else the host, each fallback said loudly.
-// Under bubblewrap, Landlock is a second layer when the kernel has it, and
+// settings (SPEC TOOL-7, see exec.PolicyOf): off runs on the host; on and
+// read-only require bubblewrap; workspace (auto) uses bubblewrap where it
+// runs, else Landlock alone where the kernel has it (weaker: see
+// exec.Confined), else the host, each fallback said loudly. Under
+// bubblewrap, Landlock is a second layer when the kernel has it, and
 // sensitive files are hidden. A server's runs (Config.Tenancy) ignore the
 // setting: see [Engine.tenantBackend].
 func (e *Engine) backend() (exec.Backend, error) {
@@ -82,27 +83,47 @@ func (e *Engine) backend() (exec.Backend, error) {
 	if e.cfg.Tenancy != nil {
 		return e.tenantBackend(local)
 	}
-	mode := e.ev.String(workspace.Sandbox)
-	if mode != "on" && mode != "auto" {
+	pol, err := e.sandboxPolicy()
+	if err != nil {
+		return nil, err
+	}
+	if pol.Profile == exec.ProfileOff {
 		return &local, nil
 	}
 	helper := exec.SelfHelper()
 	sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local, Landlock: helper,
 		Hide: e.sandboxHide(), HidePaths: append(homeCredentials(e.cfg.Loaded.Paths.Home), e.cfg.Loaded.Paths.ProfilesFile())}
-	err := sb.Available()
+	if e.sessDir != "" {
+		sb.TempDir = filepath.Join(e.sessDir, "tmp")
+	}
+	if err := pol.Configure(sb, e.cfg.Loaded.Paths.Home, e.cfg.Getenv); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	err = sb.Available()
 	switch {
 	case err == nil:
 		return sb, nil
-	case mode == "on":
+	case pol.Required:
 		return nil, fmt.Errorf("sandbox: %w", err)
 	case exec.LandlockABI() > 0:
-		e.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace, "+
-			"but .git, .rein and .claude inside it are not read-only and sensitive files are not hidden", err)
-		return &exec.Confined{Workspace: e.ws.Root, Local: local}, nil
+		e.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace and the toolchain caches, "+
+			"but .git, .rein and .claude inside it are not read-only, sensitive files are not hidden, and the network allow-list cannot apply (network off unless sandbox.network: on)", err)
+		return &exec.Confined{Workspace: e.ws.Root, Writable: append(sb.Writable, sb.Caches.Dirs...), AllowNetwork: sb.AllowNetwork, Local: local}, nil
 	}
 	e.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
 		"Install bubblewrap (apt-get install bubblewrap), or set sandbox: off to silence this", err)
 	return &local, nil
+}
+
+// sandboxPolicy is the sandbox the settings ask for (SPEC TOOL-7).
+func (e *Engine) sandboxPolicy() (exec.Policy, error) {
+	pol, err := exec.PolicyOf(e.ev.String(workspace.Sandbox), e.ev.String(workspace.SandboxNetwork),
+		workspace.SplitList(e.ev.String(workspace.SandboxAllowHosts)), e.ev.String(workspace.SandboxCaches),
+		workspace.SplitList(e.ev.String(workspace.SandboxWritable)))
+	if err != nil {
+		return exec.Policy{}, fmt.Errorf("sandbox: %w", err)
+	}
+	return pol, nil
 }
 
 // sandboxed reports whether commands will run under bubblewrap, which
@@ -112,8 +133,7 @@ func (e *Engine) sandboxed() bool {
 	if e.cfg.Tenancy != nil {
 		return (&exec.Sandbox{}).Available() == nil
 	}
-	mode := e.ev.String(workspace.Sandbox)
-	return (mode == "on" || mode == "auto") && (&exec.Sandbox{}).Available() == nil
+	return e.ev.String(workspace.Sandbox) != string(exec.ProfileOff) && (&exec.Sandbox{}).Available() == nil
 }
 
 // sandboxHide reports the files the sandbox hides: the sensitive files of
