@@ -116,11 +116,17 @@ func (p Policy) Describe(s *Sandbox) []string {
 	if p.Profile == ProfileReadOnly {
 		lines = append(lines, "writable: only $TMPDIR ("+tmp+"); the workspace and the caches are read-only")
 	} else {
-		var w []string
+		ws, caches, more := "", "", ""
 		if s != nil {
-			w = append(append([]string{s.Workspace}, s.Writable...), s.Caches.Dirs...)
+			ws = " (" + s.Workspace + ")"
+			if len(s.Caches.Dirs) > 0 {
+				caches = ": " + strings.Join(s.Caches.Dirs, ", ")
+			}
+			if len(s.Writable) > 0 {
+				more = "; " + SettingWritable + ": " + strings.Join(s.Writable, ", ")
+			}
 		}
-		lines = append(lines, "writable: the workspace, $TMPDIR ("+tmp+"), the toolchain caches ("+p.Caches+")"+listed(w))
+		lines = append(lines, "writable: the workspace"+ws+", $TMPDIR ("+tmp+"), the toolchain caches ("+p.Caches+caches+")"+more)
 	}
 	switch {
 	case p.Network == NetworkOn:
@@ -131,13 +137,6 @@ func (p Policy) Describe(s *Sandbox) []string {
 		lines = append(lines, "network: only "+strings.Join(p.AllowHosts, ", ")+", through rein's egress proxy (HTTP_PROXY, HTTPS_PROXY); listed loopback ports are mirrored")
 	}
 	return append(lines, "protected in every profile: git's config and hooks, .rein, .claude, sensitive files and credentials (hidden), the host's D-Bus and container sockets")
-}
-
-func listed(dirs []string) string {
-	if len(dirs) == 0 {
-		return ""
-	}
-	return ": " + strings.Join(dirs, ", ")
 }
 
 // userCacheDir is XDG_CACHE_HOME, else ~/.cache.
