@@ -101,11 +101,14 @@ func deniedPath(line, low string) string {
 		before = before[i+1:]
 	}
 	before = strings.Trim(before, "'\"`‘’“”")
-	if before != "" && strings.ContainsRune(before, '/') || before == ".git" || before == ".rein" || before == ".claude" {
+	if strings.ContainsRune(before, '/') {
 		return before
 	}
 	if m := quotedRE.FindStringSubmatch(line[at:]); m != nil && strings.ContainsRune(m[1], '/') {
 		return m[1]
+	}
+	if before != "" && strings.Trim(before, "0123456789") != "" && !strings.EqualFold(before, "error") {
+		return before
 	}
 	return ""
 }
@@ -157,6 +160,12 @@ func (s *Sandbox) explainPath(path string, readOnly bool) string {
 			path, SettingProfile, ProfileWorkspace, ProfileWorkspace)
 	}
 	dir := nearestDir(real)
+	if home, err := os.UserHomeDir(); dir == "/" || err == nil && dir == filepath.Clean(home) {
+		// Never offer the whole system or home: output is the command's,
+		// and it may name any path.
+		return fmt.Sprintf("the sandbox keeps %s read-only: commands may write the workspace, $TMPDIR (the session's temporary directory) and the toolchain caches; to let them write elsewhere, add the directory a tool needs (not %s itself) to %s in your settings (or REIN_SANDBOX_WRITABLE)",
+			path, dir, SettingWritable)
+	}
 	return fmt.Sprintf("the sandbox keeps %s read-only: commands may write the workspace, $TMPDIR (the session's temporary directory) and the toolchain caches; to let them write %s, add it to %s in your settings (or REIN_SANDBOX_WRITABLE)",
 		path, dir, SettingWritable)
 }
