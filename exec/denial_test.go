@@ -16,7 +16,7 @@ func TestDeniedPath_TOOL7(t *testing.T) {
 		"touch: cannot touch '/etc/x': Read-only file system":                 "/etc/x",
 		"mkdir: cannot create directory ‘/opt/y’: Permission denied":          "/opt/y",
 		"bash: line 3: 42: Read-only file system":                             "",
-		"nothing to see":                                                      "",
+		"nothing to see": "",
 	} {
 		if got := deniedPath(line, strings.ToLower(line)); got != want {
 			t.Errorf("%q: %q, want %q", line, got, want)

@@ -78,14 +78,15 @@ func checkHost(h string) (string, error) {
 // checkWritable checks a writable directory: absolute, or under the home
 // (~/…, expanded when the sandbox is built).
 func checkWritable(p string) (string, error) {
-	if p == "~" || strings.HasPrefix(p, "~/") || filepath.IsAbs(p) {
-		if strings.ContainsRune(p, 0) {
-			return "", fmt.Errorf("%s: %q holds a NUL byte", SandboxWritable, p)
-		}
-		if p == "/" || p == "~" {
-			return "", fmt.Errorf("%s: %q would make everything (or the whole home) writable; name the directories a tool needs, or set sandbox: off", SandboxWritable, p)
-		}
-		return filepath.Clean(p), nil
+	if strings.ContainsRune(p, 0) {
+		return "", fmt.Errorf("%s: %q holds a NUL byte", SandboxWritable, p)
 	}
-	return "", fmt.Errorf("%s: %q is not absolute: write /path or ~/path", SandboxWritable, p)
+	if !(p == "~" || strings.HasPrefix(p, "~/") || filepath.IsAbs(p)) {
+		return "", fmt.Errorf("%s: %q is not absolute: write /path or ~/path", SandboxWritable, p)
+	}
+	c := filepath.Clean(p)
+	if c == "/" || c == "~" || !(strings.HasPrefix(c, "~/") || filepath.IsAbs(c)) {
+		return "", fmt.Errorf("%s: %q would make everything (or the whole home) writable; name the directories a tool needs, or set sandbox: off", SandboxWritable, p)
+	}
+	return c, nil
 }
