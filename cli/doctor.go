@@ -376,20 +376,13 @@ func checkTools(r *report, l *workspace.Loaded) {
 // layer (SPEC TOOL-7): profile, what commands may write, the network and
 // what stays protected; the settings that widen it are named.
 func checkSandboxPolicy(r *report, l *workspace.Loaded) {
-	ev := l.Effective
-	pol, err := exec.PolicyOf(ev.String(workspace.Sandbox), ev.String(workspace.SandboxNetwork),
-		workspace.SplitList(ev.String(workspace.SandboxAllowHosts)), ev.String(workspace.SandboxCaches),
-		workspace.SplitList(ev.String(workspace.SandboxWritable)))
+	_, lines, err := sandboxPolicy(l)
 	if err != nil {
 		r.add("sandbox policy", statusBlocked, err.Error(), "fix the setting")
 		return
 	}
-	sb := &exec.Sandbox{Workspace: l.Workspace.Root, TempDir: "the session's tmp directory", Writable: pol.Writable}
-	for _, line := range pol.Describe(sb) {
+	for _, line := range lines {
 		r.add("sandbox policy", statusOK, line, "")
-	}
-	if pol.Profile != exec.ProfileOff && pol.Network != exec.NetworkOn && len(pol.AllowHosts) == 0 {
-		r.add("sandbox policy", statusOK, "to widen: sandbox.allow_hosts (e.g. [registries]) for the network, sandbox.writable for directories, sandbox.caches: isolated to keep your caches apart", "")
 	}
 }
 
