@@ -22,6 +22,10 @@ var (
 	refusedMsg = []string{"connection refused", "econnrefused"}
 )
 
+// escapeHint ends a note about what a setting would allow: the model's
+// other way, one command outside the sandbox, approved by the user.
+const escapeHint = "; or, if the task needs it now, run this one command again with unsandboxed: true (the user must approve it)"
+
 // maxExplained bounds the notes one command's denials get.
 const maxExplained = 4
 
@@ -66,7 +70,7 @@ func (s *Sandbox) explain(out Output, dir string, proxied bool) []string {
 		case !s.AllowNetwork && containsAny(low, refusedMsg):
 			if m := loopbackRE.FindStringSubmatch(line); m != nil {
 				add("refused "+m[1], fmt.Sprintf("a connection to port %s of loopback was refused: loopback in the sandbox is the sandbox's own, "+
-					"so a server on the host is not there (one started by this command is); to reach the host's, add \"localhost:%s\" to %s in your settings (or REIN_SANDBOX_ALLOW_HOSTS)",
+					"so a server on the host is not there (one started by this command is); to reach the host's, add \"localhost:%s\" to %s in your settings (or REIN_SANDBOX_ALLOW_HOSTS)"+escapeHint,
 					m[1], m[1], SettingAllowHosts))
 			}
 		case !s.AllowNetwork && containsAny(low, noNetMsg):
@@ -76,7 +80,7 @@ func (s *Sandbox) explain(out Output, dir string, proxied bool) []string {
 				how = "the sandbox has no network but its proxy (HTTP_PROXY, HTTPS_PROXY), which this program seems not to use; configure it to use the proxy, or set " +
 					SettingNetwork + ": " + NetworkOn
 			}
-			add("network", how)
+			add("network", how+escapeHint)
 		}
 	}
 	return notes
@@ -140,7 +144,7 @@ func (s *Sandbox) explainPath(path string, readOnly bool) string {
 				return fmt.Sprintf("%s is protected: the sandbox keeps git's config and hooks, .rein, .claude and credentials read-only in every profile, and no setting widens that", path)
 			}
 			if s.Profile == ProfileReadOnly {
-				return fmt.Sprintf("the sandbox's profile is read-only, so %s cannot be written; to let commands write the workspace, set %s: %s in your settings (or REIN_SANDBOX=%s)",
+				return fmt.Sprintf("the sandbox's profile is read-only, so %s cannot be written; to let commands write the workspace, set %s: %s in your settings (or REIN_SANDBOX=%s)"+escapeHint,
 					path, SettingProfile, ProfileWorkspace, ProfileWorkspace)
 			}
 			return "" // writable: the file's own permissions refused it
@@ -156,17 +160,17 @@ func (s *Sandbox) explainPath(path string, readOnly bool) string {
 		return "" // a permission error outside the sandbox's doing
 	}
 	if s.Profile == ProfileReadOnly {
-		return fmt.Sprintf("the sandbox's profile is read-only: only $TMPDIR (the session's temporary directory) is writable, not %s; set %s: %s in your settings (or REIN_SANDBOX=%s) to let commands write the workspace and the toolchain caches",
+		return fmt.Sprintf("the sandbox's profile is read-only: only $TMPDIR (the session's temporary directory) is writable, not %s; set %s: %s in your settings (or REIN_SANDBOX=%s) to let commands write the workspace and the toolchain caches"+escapeHint,
 			path, SettingProfile, ProfileWorkspace, ProfileWorkspace)
 	}
 	dir := nearestDir(real)
 	if home, err := os.UserHomeDir(); dir == "/" || err == nil && dir == filepath.Clean(home) {
 		// Never offer the whole system or home: output is the command's,
 		// and it may name any path.
-		return fmt.Sprintf("the sandbox keeps %s read-only: commands may write the workspace, $TMPDIR (the session's temporary directory) and the toolchain caches; to let them write elsewhere, add the directory a tool needs (not %s itself) to %s in your settings (or REIN_SANDBOX_WRITABLE)",
+		return fmt.Sprintf("the sandbox keeps %s read-only: commands may write the workspace, $TMPDIR (the session's temporary directory) and the toolchain caches; to let them write elsewhere, add the directory a tool needs (not %s itself) to %s in your settings (or REIN_SANDBOX_WRITABLE)"+escapeHint,
 			path, dir, SettingWritable)
 	}
-	return fmt.Sprintf("the sandbox keeps %s read-only: commands may write the workspace, $TMPDIR (the session's temporary directory) and the toolchain caches; to let them write %s, add it to %s in your settings (or REIN_SANDBOX_WRITABLE)",
+	return fmt.Sprintf("the sandbox keeps %s read-only: commands may write the workspace, $TMPDIR (the session's temporary directory) and the toolchain caches; to let them write %s, add it to %s in your settings (or REIN_SANDBOX_WRITABLE)"+escapeHint,
 		path, dir, SettingWritable)
 }
 

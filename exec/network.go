@@ -74,7 +74,7 @@ func (e *egressRun) notes() []string {
 			continue
 		}
 		seen[d.Target] = true
-		out = append(out, fmt.Sprintf("the network was refused for %s (%s); to allow it, add %s to %s in your settings (or REIN_SANDBOX_ALLOW_HOSTS), or set %s: %s for every host",
+		out = append(out, fmt.Sprintf("the network was refused for %s (%s); to allow it, add %s to %s in your settings (or REIN_SANDBOX_ALLOW_HOSTS), or set %s: %s for every host"+escapeHint,
 			d.Target, d.Reason, strconv.Quote(allowEntry(d.Target)), SettingAllowHosts, SettingNetwork, NetworkOn))
 	}
 	return out

@@ -33,7 +33,13 @@ func (e *Engine) buildTools() error {
 	}
 	rec := e.rec
 	fence := e.cfg.Tenancy.fence(e.ws.Root)
-	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, OnStart: func(c tool.Call, pgid int) {
+	// A command may ask to run outside the sandbox, each time approved
+	// (SPEC TOOL-7); never a server caller's.
+	var outside exec.Backend
+	if e.cfg.Tenancy == nil && backend.Name() != "local" {
+		outside = &exec.Local{SpillDir: e.sessDir}
+	}
+	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, Unsandboxed: outside, OnStart: func(c tool.Call, pgid int) {
 		if err := rec.RecordProcess(c.ID, pgid); err != nil {
 			e.logger.Warn("could not journal a command's process group", "tool", c.Name, "err", err)
 		}
