@@ -271,6 +271,16 @@ func TestAcceptEgressProxy_TOOL7(t *testing.T) {
 	if !bytes.Contains(out.Combined, []byte("plain-ok")) || !bytes.Contains(out.Combined, []byte("tls-ok")) {
 		t.Fatalf("output %q", out.Combined)
 	}
+	// Without Landlock the helper only forwards.
+	bare := *s
+	bare.Landlock, bare.Forwarder = "", SelfForwarder()
+	if bare.Forwarder == "" {
+		t.Fatal("the test binary cannot serve as the forwarder: TestMain must call HelperMain")
+	}
+	out = runOK(t, &bare, Command{Dir: ws, Script: "curl -fsS http://registry.test/"})
+	if !bytes.Contains(out.Combined, []byte("plain-ok")) {
+		t.Fatalf("without Landlock: %q", out.Combined)
+	}
 	out, err := s.Run(context.Background(), Command{Dir: ws, Timeout: guard, Script: "curl -fsS https://blocked.test/"})
 	if err != nil {
 		t.Fatal(err)
