@@ -80,15 +80,9 @@ type landlockRules struct {
 	noTCP       bool
 }
 
-// helperArgv is the command line that runs inner under rules through helper.
-func helperArgv(helper string, r landlockRules, inner []string) []string {
-	return helperArgvForward(helper, r, forwardSpec{}, inner)
-}
-
-// helperArgvForward is the command line that runs inner through helper,
-// under rules when they grant directories (else no Landlock), with f's
-// forwards.
-func helperArgvForward(helper string, r landlockRules, f forwardSpec, inner []string) []string {
+// helperArgv is the command line that runs inner through helper, under
+// rules when they grant directories (else no Landlock), with f's forwards.
+func helperArgv(helper string, r landlockRules, f forwardSpec, inner []string) []string {
 	a := append([]string{helper, HelperArg}, forwardArgs(f)...)
 	for _, d := range r.dirs {
 		a = append(a, "--rw", d)

@@ -256,7 +256,7 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 			// command's own.
 			rules = landlockRules{dirs: append(s.landlockDirs(writable), tmp, "/tmp", "/dev/shm"), files: landlockDevices}
 		}
-		inner = helperArgvForward(helper, rules, fwd, inner)
+		inner = helperArgv(helper, rules, fwd, inner)
 	}
 	if pinned != nil {
 		args = bindPinned(args, filepath.Clean(s.Workspace), 4, bw) // ExtraFiles[1] below
