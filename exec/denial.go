@@ -14,12 +14,12 @@ import (
 // file Landlock refuses, and for a network that is not there.
 var (
 	quotedRE    = regexp.MustCompile("['\"`‘’“”]([^'\"`‘’“”]+)['\"`‘’“”]")
-	loopbackRE  = regexp.MustCompile(`(?:127\.0\.0\.1|localhost|\[::1\]|::1)[:.](\d{1,5})`)
+	loopbackRE  = regexp.MustCompile(`(?:127\.0\.0\.1|localhost|\[::1\]|::1)(?:[:.]|\s+port\s+)(\d{1,5})`)
 	readOnlyMsg = []string{"read-only file system", "erofs"}
 	deniedMsg   = []string{"permission denied", "eacces", "operation not permitted", "eperm"}
 	noNetMsg    = []string{"could not resolve host", "temporary failure in name resolution", "enotfound", "eai_again",
 		"network is unreachable", "no such host", "name or service not known", "getaddrinfo", "failed to resolve"}
-	refusedMsg = []string{"connection refused", "econnrefused"}
+	refusedMsg = []string{"connection refused", "econnrefused", "couldn't connect to server", "failed to connect to"}
 )
 
 // escapeHint ends a note about what a setting would allow: the model's

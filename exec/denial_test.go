@@ -51,6 +51,13 @@ func TestExplainAttacks_TOOL7(t *testing.T) {
 	if n := s.explain(Output{ExitCode: 1, Combined: []byte(many)}, ws, false); len(n) > maxExplained {
 		t.Errorf("%d notes, more than %d", len(n), maxExplained)
 	}
+	for _, line := range []string{"curl: (7) Failed to connect to localhost port 44579 after 0 ms: Couldn't connect to server",
+		"dial tcp 127.0.0.1:44579: connect: connection refused", "Error: connect ECONNREFUSED 127.0.0.1:44579"} {
+		n := s.explain(Output{ExitCode: 7, Combined: []byte(line)}, ws, false)
+		if len(n) != 1 || !strings.Contains(n[0], `"localhost:44579"`) || !strings.Contains(n[0], SettingAllowHosts) {
+			t.Errorf("%q: notes %q", line, n)
+		}
+	}
 	if n := s.explain(Output{ExitCode: 0, Combined: []byte("open /opt/a: read-only file system")}, ws, false); n != nil {
 		t.Errorf("a command that succeeded got notes: %q", n)
 	}
