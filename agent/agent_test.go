@@ -3,10 +3,12 @@ package agent
 import (
 	"context"
 	"errors"
+	"iter"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
@@ -55,63 +57,68 @@ func TestOneTool(t *testing.T) {
 }
 
 // LOOP-6: read-only calls run in parallel and finish out of order; results
-// are written back in declaration order.
+// are written back in declaration order. The calls' durations are on the
+// bubble's clock, so the order they finish in does not depend on the load.
 func TestParallelReadOnlyDeclarationOrder(t *testing.T) {
-	pr := &probe{barrier: 3}
-	p := llmtest.NewScripted(
-		llmtest.Reply{ToolCalls: []llm.ToolUse{
-			call("c1", "read", sleepIn{ID: "1", MS: 60}),
-			call("c2", "read", sleepIn{ID: "2", MS: 1}),
-			call("c3", "read", sleepIn{ID: "3", MS: 30}),
-		}},
-		llmtest.Reply{Text: "done"},
-	)
-	res := drive(t, ctxb, newAgent(p, testTools(t, pr)), Input{Prompt: prompt("go")})
-	if res.done.Reason != ReasonCompleted {
-		t.Fatalf("done = %+v", res.done)
-	}
-	if pr.max != 3 {
-		t.Errorf("max concurrency = %d, want 3", pr.max)
-	}
-	var ids []string
-	for _, r := range res.msgs[2].ToolResults() {
-		ids = append(ids, r.ToolUseID)
-	}
-	if diff := cmp.Diff([]string{"c1", "c2", "c3"}, ids); diff != "" {
-		t.Errorf("results order (-want +got):\n%s", diff)
-	}
-	ends := res.toolEnds()
-	if ends[0].ID != "c2" {
-		t.Errorf("tool_end events should follow completion order; first was %s", ends[0].ID)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		pr := &probe{barrier: 3}
+		p := llmtest.NewScripted(
+			llmtest.Reply{ToolCalls: []llm.ToolUse{
+				call("c1", "read", sleepIn{ID: "1", MS: 60}),
+				call("c2", "read", sleepIn{ID: "2", MS: 1}),
+				call("c3", "read", sleepIn{ID: "3", MS: 30}),
+			}},
+			llmtest.Reply{Text: "done"},
+		)
+		res := drive(t, ctxb, newAgent(p, testTools(t, pr)), Input{Prompt: prompt("go")})
+		if res.done.Reason != ReasonCompleted {
+			t.Fatalf("done = %+v", res.done)
+		}
+		if pr.max != 3 {
+			t.Errorf("max concurrency = %d, want 3", pr.max)
+		}
+		var ids []string
+		for _, r := range res.msgs[2].ToolResults() {
+			ids = append(ids, r.ToolUseID)
+		}
+		if diff := cmp.Diff([]string{"c1", "c2", "c3"}, ids); diff != "" {
+			t.Errorf("results order (-want +got):\n%s", diff)
+		}
+		ends := res.toolEnds()
+		if ends[0].ID != "c2" {
+			t.Errorf("tool_end events should follow completion order; first was %s", ends[0].ID)
+		}
+	})
 }
 
 // LOOP-6: mutating calls run alone, between parallel batches of read-only ones.
 func TestMixedCallsMutatingSerial(t *testing.T) {
-	pr := &probe{}
-	p := llmtest.NewScripted(
-		llmtest.Reply{ToolCalls: []llm.ToolUse{
-			call("r1", "read", sleepIn{ID: "1", MS: 20}),
-			call("r2", "read", sleepIn{ID: "2", MS: 20}),
-			call("w1", "write", sleepIn{ID: "w1", MS: 10}),
-			call("w2", "write", sleepIn{ID: "w2", MS: 10}),
-			call("r3", "read", sleepIn{ID: "3", MS: 5}),
-		}},
-		llmtest.Reply{Text: "done"},
-	)
-	res := drive(t, ctxb, newAgent(p, testTools(t, pr), func(c *Config) { c.MaxParallel = 8 }), Input{Prompt: prompt("go")})
-	if res.done.Reason != ReasonCompleted {
-		t.Fatalf("done = %+v", res.done)
-	}
-	if pr.overlap {
-		t.Error("a mutating tool ran alongside another tool")
-	}
-	if pr.max > 2 { // r1 and r2 may overlap; parallelism itself is TestParallelReadOnlyDeclarationOrder's
-		t.Errorf("max concurrency = %d, want at most 2 (r1, r2)", pr.max)
-	}
-	if idx := strings.Index(strings.Join(pr.order, ","), "write:w1,write:w2,read:3"); idx < 0 {
-		t.Errorf("start order = %v", pr.order)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		pr := &probe{}
+		p := llmtest.NewScripted(
+			llmtest.Reply{ToolCalls: []llm.ToolUse{
+				call("r1", "read", sleepIn{ID: "1", MS: 20}),
+				call("r2", "read", sleepIn{ID: "2", MS: 20}),
+				call("w1", "write", sleepIn{ID: "w1", MS: 10}),
+				call("w2", "write", sleepIn{ID: "w2", MS: 10}),
+				call("r3", "read", sleepIn{ID: "3", MS: 5}),
+			}},
+			llmtest.Reply{Text: "done"},
+		)
+		res := drive(t, ctxb, newAgent(p, testTools(t, pr), func(c *Config) { c.MaxParallel = 8 }), Input{Prompt: prompt("go")})
+		if res.done.Reason != ReasonCompleted {
+			t.Fatalf("done = %+v", res.done)
+		}
+		if pr.overlap {
+			t.Error("a mutating tool ran alongside another tool")
+		}
+		if pr.max > 2 { // r1 and r2 may overlap; parallelism itself is TestParallelReadOnlyDeclarationOrder's
+			t.Errorf("max concurrency = %d, want at most 2 (r1, r2)", pr.max)
+		}
+		if idx := strings.Index(strings.Join(pr.order, ","), "write:w1,write:w2,read:3"); idx < 0 {
+			t.Errorf("start order = %v", pr.order)
+		}
+	})
 }
 
 // LOOP-7: a tool error goes back to the model and is counted.
@@ -202,34 +209,36 @@ func TestCancelMidStream(t *testing.T) {
 // LOOP-4, LOOP-5: cancelling mid-tool gives every call a result marked
 // interrupted, and calls not started a result saying they did not run.
 func TestCancelMidTool(t *testing.T) {
-	p := llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{
-		call("c1", "hang", struct{}{}), call("c2", "write", sleepIn{ID: "later"}),
-	}})
-	ctx, cancel := context.WithCancel(ctxb)
-	defer cancel()
-	a := newAgent(p, testTools(t, &probe{}))
-	var res result
-	for ev := range a.Run(ctx, Input{Prompt: prompt("go")}) {
-		if ev.Type == EventToolStart && ev.Tool.Name == "hang" {
-			go func() { time.Sleep(5 * time.Millisecond); cancel() }()
+	synctest.Test(t, func(t *testing.T) {
+		p := llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{
+			call("c1", "hang", struct{}{}), call("c2", "write", sleepIn{ID: "later"}),
+		}})
+		ctx, cancel := context.WithCancel(ctxb)
+		defer cancel()
+		a := newAgent(p, testTools(t, &probe{}))
+		var res result
+		for ev := range a.Run(ctx, Input{Prompt: prompt("go")}) {
+			if ev.Type == EventToolStart && ev.Tool.Name == "hang" {
+				go func() { synctest.Wait(); cancel() }() // once the call hangs
+			}
+			if ev.Type == EventMessage {
+				res.msgs = append(res.msgs, *ev.Message)
+			}
+			if ev.Type == EventDone {
+				res.done = ev.Done
+			}
 		}
-		if ev.Type == EventMessage {
-			res.msgs = append(res.msgs, *ev.Message)
+		if res.done.Reason != ReasonCancelled {
+			t.Fatalf("done = %+v", res.done)
 		}
-		if ev.Type == EventDone {
-			res.done = ev.Done
+		got := resultsOf(res.msgs[len(res.msgs)-1])
+		if !strings.Contains(got["c1"], "interrupted") || !strings.Contains(got["c1"], "side effects") {
+			t.Errorf("c1 = %q", got["c1"])
 		}
-	}
-	if res.done.Reason != ReasonCancelled {
-		t.Fatalf("done = %+v", res.done)
-	}
-	got := resultsOf(res.msgs[len(res.msgs)-1])
-	if !strings.Contains(got["c1"], "interrupted") || !strings.Contains(got["c1"], "side effects") {
-		t.Errorf("c1 = %q", got["c1"])
-	}
-	if !strings.Contains(got["c2"], "not run") {
-		t.Errorf("c2 = %q", got["c2"])
-	}
+		if !strings.Contains(got["c2"], "not run") {
+			t.Errorf("c2 = %q", got["c2"])
+		}
+	})
 }
 
 // LOOP-10: an empty reply is retried once, then reported as an error.
@@ -491,5 +500,56 @@ func TestCompactionUsageCounted(t *testing.T) {
 	}
 	if st, u := res.done.Stats, res.done.Usage; st.ModelCalls != 2 || u.InputTokens != 1010 || u.OutputTokens != 52 {
 		t.Errorf("stats %+v usage %+v; want the summary call counted", st, u)
+	}
+}
+
+// PROV-5, issue 23: a history holding another provider's opaque blocks (a
+// server tool's search) is sent without them, and run_start says so.
+func TestForeignOpaqueWarning(t *testing.T) {
+	raw := []byte(`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]}`)
+	hist := []llm.Message{
+		llm.UserText("search"),
+		{Role: llm.RoleAssistant, Provider: "anthropic", Model: "claude-sonnet-4-5", Content: []llm.Block{
+			&llm.Opaque{Provider: "anthropic", Type: "web_search_tool_result", Raw: raw}, &llm.Text{Text: "Found it."}}},
+	}
+	p := llmtest.NewScripted(llmtest.Reply{Text: "ok"})
+	res := drive(t, ctxb, newAgent(p, nil, func(c *Config) { c.Warnings = []string{"caller's"} }), Input{History: hist, Prompt: prompt("more")})
+	w := res.events[0].RunStart.Warnings
+	if len(w) != 2 || w[0] != "caller's" || !strings.Contains(w[1], "not sent to scripted") || !strings.Contains(w[1], "web_search_tool_result (from anthropic)") {
+		t.Fatalf("run_start warnings %q", w)
+	}
+	// The same history to the provider that produced it: no warning.
+	res = drive(t, ctxb, newAgent(llmtest.NewScripted(llmtest.Reply{Text: "ok"}), nil, func(c *Config) { c.ProviderName = "anthropic" }),
+		Input{History: hist, Prompt: prompt("more")})
+	if w := res.events[0].RunStart.Warnings; len(w) != 0 {
+		t.Errorf("warnings for the producing provider: %q", w)
+	}
+}
+
+// LOOP-10, issue 23: a paused turn whose reply is only a server tool's call
+// (an opaque block) is kept and sent back to go on, not asked for again as
+// an empty reply.
+func TestPausedServerTool(t *testing.T) {
+	use := &llm.Opaque{Provider: "scripted", Type: "server_tool_use",
+		Raw: []byte(`{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"q"}}`)}
+	p := llmtest.NewScripted(
+		llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+			return func(yield func(llm.Delta, error) bool) {
+				yield(llm.Delta{Kind: llm.DeltaDone, Response: &llm.Response{StopReason: llm.StopPauseTurn,
+					Message: llm.Message{Role: llm.RoleAssistant, Provider: "scripted", Model: "test-model", Content: []llm.Block{use}}}}, nil)
+			}
+		}},
+		llmtest.Reply{Text: "Found it."})
+	res := drive(t, ctxb, newAgent(p, nil), Input{Prompt: prompt("search")})
+	if res.done.Reason != ReasonCompleted || res.done.Text != "Found it." {
+		t.Fatalf("done = %+v", res.done)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d requests, want 2 (the paused reply was asked for again?)", len(reqs))
+	}
+	msgs := reqs[1].Messages
+	if last := msgs[len(msgs)-1]; len(last.Content) != 1 || last.Content[0] != llm.Block(use) {
+		t.Errorf("second request ends with %+v, want the paused reply's opaque block", last)
 	}
 }

@@ -106,10 +106,25 @@ type ToolEvent struct {
 	Images     int            `json:"images,omitempty"`
 	DurationMS int64          `json:"duration_ms,omitempty"`
 	Metadata   map[string]any `json:"metadata,omitempty"`
-	// Outcome is "ok", "error", "denied", "blocked", "interrupted", "invalid"
-	// or "unknown_tool".
-	Outcome string `json:"outcome,omitempty"`
+	// Outcome says how the call ended.
+	Outcome ToolOutcome `json:"outcome,omitempty"`
 }
+
+// ToolOutcome says how a tool call ended: the outcome of a tool_end event
+// and of an [Audit] (SPEC LOOP-7, PERM-4). Sessions store it as the
+// outcome of their tool_end entries.
+type ToolOutcome string
+
+// The tool call outcomes.
+const (
+	OutcomeOK          ToolOutcome = "ok"           // the tool ran and succeeded
+	OutcomeError       ToolOutcome = "error"        // the tool ran and failed, crashed or timed out
+	OutcomeDenied      ToolOutcome = "denied"       // the policy, the user or a hook's permission say refused it
+	OutcomeBlocked     ToolOutcome = "blocked"      // a pre_tool_use hook blocked it
+	OutcomeInterrupted ToolOutcome = "interrupted"  // the run was cancelled before or while it ran
+	OutcomeInvalid     ToolOutcome = "invalid"      // its input (or a hook's rewrite of it) failed the tool's schema
+	OutcomeUnknownTool ToolOutcome = "unknown_tool" // no tool of that name is loaded
+)
 
 // PermissionEvent is a question to whoever drives the run, and its answer.
 type PermissionEvent struct {
@@ -117,20 +132,20 @@ type PermissionEvent struct {
 	Tool   string          `json:"tool"`
 	Input  json.RawMessage `json:"input,omitempty"`
 	Reason string          `json:"reason,omitempty"`
-	// Decision is set on permission_decision: "allow", "deny".
-	Decision string `json:"decision,omitempty"`
-	// By says who decided: "policy", "user", "hook", "timeout".
-	By string `json:"by,omitempty"`
+	// Decision is set on permission_decision: [Allow] or [Deny].
+	Decision Decision `json:"decision,omitempty"`
+	// By says who decided.
+	By Decider `json:"by,omitempty"`
 	// Always is set when the answer was persisted as a rule.
 	Always bool `json:"always,omitempty"`
 }
 
 // CompactionEvent reports a compaction of the history (SPEC CTX-5).
 type CompactionEvent struct {
-	TokensBefore int      `json:"tokens_before"`
-	TokensAfter  int      `json:"tokens_after"`
-	Layers       []string `json:"layers"`
-	Trigger      string   `json:"trigger"` // "budget", "overflow", "manual"
+	TokensBefore int               `json:"tokens_before"`
+	TokensAfter  int               `json:"tokens_after"`
+	Layers       []string          `json:"layers"`
+	Trigger      CompactionTrigger `json:"trigger"`
 	// Cause says why the cached prefix broke: the first layer that
 	// rewrote the history and from which message ("snip: 5 tool outputs,
 	// 0 inputs from message 23").
@@ -144,6 +159,17 @@ type CompactionEvent struct {
 	// streams and SSE clients get the report, not the whole history again.
 	History []llm.Message `json:"-"`
 }
+
+// CompactionTrigger says what set off a compaction (SPEC CTX-5). Sessions
+// store it as the trigger of their compaction entries.
+type CompactionTrigger string
+
+// The compaction triggers.
+const (
+	TriggerBudget   CompactionTrigger = "budget"   // the request outgrew the context budget before a model call
+	TriggerOverflow CompactionTrigger = "overflow" // the model refused the request as too long
+	TriggerManual   CompactionTrigger = "manual"   // someone asked for it (/compact, the API)
+)
 
 // RetryEvent reports a failed model call that will be tried again (SPEC PROV-7).
 type RetryEvent struct {
@@ -220,9 +246,9 @@ type Stats struct {
 	Subagents int `json:"subagents,omitempty"`
 }
 
-func (s *Stats) countTool(name, outcome string) {
+func (s *Stats) countTool(name string, outcome ToolOutcome) {
 	s.ToolCalls++
-	if outcome == "ok" {
+	if outcome == OutcomeOK {
 		return
 	}
 	s.ToolErrors++
@@ -232,5 +258,5 @@ func (s *Stats) countTool(name, outcome string) {
 	if s.ErrorsByTool[name] == nil {
 		s.ErrorsByTool[name] = map[string]int{}
 	}
-	s.ErrorsByTool[name][outcome]++
+	s.ErrorsByTool[name][string(outcome)]++
 }

@@ -58,7 +58,7 @@ func (g *Gate) Decide(ctx context.Context, c Check) (Verdict, error) {
 // an "always" answer as rules.
 func (g *Gate) Ask(ctx context.Context, c Check, reason string) (Answer, error) {
 	if g.Approver == nil {
-		return Answer{By: "policy", Stop: g.StopOnDeny, Message: "no one can answer permission questions in this run; " +
+		return Answer{By: ByPolicy, Stop: g.StopOnDeny, Message: "no one can answer permission questions in this run; " +
 			"allow the tool with --allowed-tools or a permission rule, or choose another permission mode"}, nil
 	}
 	req := g.request(c)
@@ -78,9 +78,9 @@ func (g *Gate) Ask(ctx context.Context, c Check, reason string) (Answer, error) 
 		return Answer{}, err
 	}
 	a := Answer{Allow: v.Answer == permission.AnswerOnce || v.Answer == permission.AnswerAlways,
-		Always: v.Answer == permission.AnswerAlways, By: "user", Message: v.Message}
+		Always: v.Answer == permission.AnswerAlways, By: ByUser, Message: v.Message}
 	if v.TimedOut {
-		a.By = "timeout"
+		a.By = ByTimeout
 	}
 	if !a.Allow {
 		a.Stop = g.StopOnDeny
@@ -106,7 +106,7 @@ func (g *Gate) Audit(ctx context.Context, a Audit) {
 	d := a.Decision
 	if d == "" { // a caller that did not say: judge by the outcome
 		d = Deny
-		if a.Outcome == "ok" || a.Outcome == "error" || a.Outcome == "interrupted" {
+		if a.Outcome == OutcomeOK || a.Outcome == OutcomeError || a.Outcome == OutcomeInterrupted {
 			d = Allow
 		}
 	}
@@ -132,25 +132,25 @@ func (g *Gate) Audit(ctx context.Context, a Audit) {
 
 // decidedBy maps an [Audit]'s By onto the audit record's vocabulary; what
 // is not a user, a hook or a timeout is the policy.
-func decidedBy(by string) permission.DecidedBy {
+func decidedBy(by Decider) permission.DecidedBy {
 	switch by {
-	case "user":
+	case ByUser:
 		return permission.DecidedByUser
-	case "hook":
+	case ByHook:
 		return permission.DecidedByHook
-	case "timeout":
+	case ByTimeout:
 		return permission.DecidedByTimeout
 	}
 	return permission.DecidedByPolicy
 }
 
-func auditOutcome(o string) permission.CallOutcome {
+func auditOutcome(o ToolOutcome) permission.CallOutcome {
 	switch o {
-	case "ok":
+	case OutcomeOK:
 		return permission.OutcomeOK
-	case "denied", "blocked", "unknown_tool", "invalid": // refused before it ran
+	case OutcomeDenied, OutcomeBlocked, OutcomeUnknownTool, OutcomeInvalid: // refused before it ran
 		return permission.OutcomeDenied
-	case "interrupted":
+	case OutcomeInterrupted:
 		return permission.OutcomeInterrupted
 	}
 	return permission.OutcomeError

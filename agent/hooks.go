@@ -192,7 +192,7 @@ func (r *run) sessionHook(ctx context.Context, end ending) {
 type toolHook struct {
 	input      json.RawMessage // a rewritten input, or nil
 	blocked    string
-	permission string // "allow", "ask" or ""
+	permission hook.Permission // allow, ask or "" (no say)
 	context    string
 	stop       string
 }
@@ -216,10 +216,10 @@ func (r *run) preToolHook(ctx context.Context, c Check) toolHook {
 
 // postToolHook fires post_tool_use or post_tool_error; a hook may add
 // feedback or context to what the model sees.
-func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o string) tool.Result {
+func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o ToolOutcome) tool.Result {
 	ev := hook.PostToolUse
 	in := hook.Input{ToolName: c.Call.Name, ToolInput: c.Call.Input, ToolUseID: c.Call.ID}
-	if o != "ok" {
+	if o != OutcomeOK {
 		ev = hook.PostToolError
 		in.Error = res.TextOf()
 	}
@@ -271,7 +271,7 @@ func (r *run) permissionHook(ctx context.Context, c Check, reason string) permHo
 	switch {
 	case out.Blocked() || out.Stop:
 		ph.denied = firstNonEmpty(out.Reason, out.StopReason, "a permission_request hook denied this call")
-	case out.Permission == "allow":
+	case out.Permission == hook.PermissionAllow:
 		ph.allowed, ph.reason = true, out.Reason
 		if len(out.UpdatedInput) > 0 {
 			ph.input = out.UpdatedInput

@@ -196,7 +196,7 @@ func TestPermissionRequestHook_HOOK2(t *testing.T) {
 		out     hook.Outcome
 		asked   bool
 		want    string // in the result the model gets
-		outcome string
+		outcome ToolOutcome
 	}{
 		{"allow", hook.Outcome{Permission: "allow"}, false, "wrote w", "ok"},
 		{"allow rewritten", hook.Outcome{Permission: "allow", UpdatedInput: json.RawMessage(`{"id":"safer"}`)}, false, "wrote safer", "ok"},

@@ -95,7 +95,7 @@ func (r *run) fit(ctx context.Context) ending {
 		}
 		return ending{reason: ReasonError, err: fmt.Errorf("compaction: %w", err)}
 	}
-	r.compacted(hist, report, "budget")
+	r.compacted(ctx, hist, report, TriggerBudget)
 	return ending{}
 }
 
@@ -117,14 +117,19 @@ func (r *run) checkPairing() error {
 	return nil
 }
 
-func (r *run) compacted(hist []llm.Message, report *CompactionEvent, trigger string) {
+// compacted replaces the history with a compacted one and reports it. The
+// compaction hooks run on the run's context without its cancellation: the
+// history is replaced either way, and the hooks keep the run's trace and
+// values.
+func (r *run) compacted(ctx context.Context, hist []llm.Message, report *CompactionEvent, trigger CompactionTrigger) {
 	if report == nil {
 		return
 	}
-	if trigger == "budget" {
+	hctx := context.WithoutCancel(ctx)
+	if trigger == TriggerBudget {
 		// The compactor decided and did the work inside Fit; the hook still
 		// hears of it before the history is replaced.
-		r.fire(context.Background(), hook.PreCompact, hook.Input{Trigger: "auto"})
+		r.fire(hctx, hook.PreCompact, hook.Input{Trigger: hook.TriggerAuto})
 	}
 	r.history = hist
 	r.paired = 0
@@ -136,7 +141,16 @@ func (r *run) compacted(hist []llm.Message, report *CompactionEvent, trigger str
 	report.History = hist
 	r.stats.Compactions++
 	r.emit(Event{Type: EventCompaction, Compaction: report})
-	r.fire(context.Background(), hook.PostCompact, hook.Input{Trigger: map[bool]string{true: "manual", false: "auto"}[trigger == "manual"]})
+	r.fire(hctx, hook.PostCompact, hook.Input{Trigger: hookTrigger(trigger)})
+}
+
+// hookTrigger is what the compaction hooks hear of a trigger: manual, or
+// auto for what the harness set off itself.
+func hookTrigger(t CompactionTrigger) hook.Trigger {
+	if t == TriggerManual {
+		return hook.TriggerManual
+	}
+	return hook.TriggerAuto
 }
 
 // modelFailed decides what a failed model call means: a context overflow is
@@ -174,7 +188,7 @@ func (r *run) overflowed(ctx context.Context, err error) (ending, bool) {
 	if o, ok := r.cfg.Compactor.(OverflowObserver); ok {
 		o.ObserveOverflow(r.history, err)
 	}
-	r.fire(ctx, hook.PreCompact, hook.Input{Trigger: "auto"})
+	r.fire(ctx, hook.PreCompact, hook.Input{Trigger: hook.TriggerAuto})
 	hist, report, cerr := r.cfg.Compactor.Overflow(ctx, r.rawRequest(), &r.focus)
 	switch {
 	case cerr != nil && ctx.Err() != nil:
@@ -188,7 +202,7 @@ func (r *run) overflowed(ctx context.Context, err error) (ending, bool) {
 	}
 	r.cfg.Logger.Info("context overflow: compacted, retrying the model call once", "session_id", r.in.SessionID, "run_id", r.in.RunID,
 		"turn", r.turn, "layers", report.Layers, "tokens_before", report.TokensBefore, "tokens_after", report.TokensAfter)
-	r.compacted(hist, report, "overflow")
+	r.compacted(ctx, hist, report, TriggerOverflow)
 	return ending{}, true
 }
 

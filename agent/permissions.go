@@ -37,6 +37,19 @@ const (
 	Deny  Decision = "deny"
 )
 
+// Decider says who made a permission decision (SPEC PERM-4). Its values
+// are the "by" of a permission_decision event and match the audit record's
+// decided_by ([permission.DecidedBy]).
+type Decider string
+
+// Who decides.
+const (
+	ByPolicy  Decider = "policy"  // modes, rules, built-in protections, the harness's own checks
+	ByUser    Decider = "user"    // whoever drives the run answered a question
+	ByHook    Decider = "hook"    // a pre_tool_use or permission_request hook
+	ByTimeout Decider = "timeout" // nobody answered a question in time: deny
+)
+
 // Verdict is a policy's decision with its reason (shown to the model on a
 // deny, to the user on an ask).
 type Verdict struct {
@@ -53,10 +66,10 @@ type Answer struct {
 	Always bool
 	// Stop: deny and end the run (ReasonPermissionDenied).
 	Stop bool
-	// By says who answered: "user", "timeout" (nobody answered in time) or
-	// "policy" (no one can answer in this run, or asking failed). Empty
-	// means "user".
-	By string
+	// By says who answered: [ByUser], [ByTimeout] (nobody answered in
+	// time) or [ByPolicy] (no one can answer in this run, or asking
+	// failed). Empty means [ByUser].
+	By Decider
 	// Message is passed to the model with a deny.
 	Message string
 }
@@ -67,13 +80,14 @@ type Audit struct {
 	Decision Decision
 	Reason   string
 	Rule     string
-	// By says who decided: "policy", "user", "timeout", "hook". Calls the
-	// harness refuses before any check (an unknown tool, an invalid input)
-	// are denied by "policy"; calls a pre_tool_use hook blocks, by "hook".
-	By string
+	// By says who decided: [ByPolicy], [ByUser], [ByTimeout], [ByHook].
+	// Calls the harness refuses before any check (an unknown tool, an
+	// invalid input) are denied by the policy; calls a pre_tool_use hook
+	// blocks, by the hook.
+	By Decider
 	// Always is set when the user's allow was kept as a rule.
 	Always bool
-	// Outcome is the tool_end outcome ("ok", "error", "denied", …).
-	Outcome    string
+	// Outcome is the tool_end outcome.
+	Outcome    ToolOutcome
 	DurationMS int64
 }

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"iter"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/llm"
@@ -13,9 +15,10 @@ import (
 // Run starts a run and returns its event stream. Every run ends with exactly
 // one [EventDone]; the error of the pair is non-nil only on that last event,
 // when the run ended with [ReasonError] because of a failure that is not the
-// model's (a broken invariant, a tool's Go error). Stopping the iteration
-// cancels the run; pending tool calls still get their results, but the events
-// saying so are not delivered.
+// model's (a broken invariant, no provider). A tool's Go error is not one:
+// it reaches the model as an error result and the run goes on (SPEC LOOP-7).
+// Stopping the iteration cancels the run; pending tool calls still get their
+// results, but the events saying so are not delivered.
 func (a *Agent) Run(ctx context.Context, in Input) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		r := &run{cfg: &a.cfg, asking: make(chan struct{}, 1), in: in, yield: yield, history: in.History, started: a.cfg.Now(), focus: in.Focus}
@@ -86,16 +89,33 @@ func (r *run) run(parent context.Context) {
 		defer c()
 	}
 	r.emit(Event{Type: EventRunStart, RunStart: &RunStart{Model: r.cfg.Model, Provider: r.cfg.ProviderName,
-		Continued: r.in.Prompt == nil, MaxTurns: r.cfg.MaxTurns, Healed: r.in.Healed, Warnings: r.cfg.Warnings}})
+		Continued: r.in.Prompt == nil, MaxTurns: r.cfg.MaxTurns, Healed: r.in.Healed, Warnings: r.warnings()}})
 	end := r.start(ctx)
 	if end.reason == "" {
 		end = r.loop(ctx)
 	}
 	end = r.classifyCancel(parent, ctx, end)
-	r.finish(end)
+	r.finish(parent, end)
 }
 
 var errRunTimeout = errors.New("the run's time budget ran out")
+
+// warnings are the run_start warnings: the caller's, and a note when the
+// history holds vendor content (llm.Opaque: a server tool's search results,
+// code execution) that another provider produced, which this model will not
+// see (PROV-5).
+func (r *run) warnings() []string {
+	if r.cfg.ProviderName == "" {
+		return r.cfg.Warnings
+	}
+	n, types := llm.OpaqueLeftOut(r.history, r.cfg.ProviderName)
+	if n == 0 {
+		return r.cfg.Warnings
+	}
+	w := slices.Clip(r.cfg.Warnings)
+	return append(w, fmt.Sprintf("%d block(s) of vendor content in the history are not sent to %s: only the provider that produced them can read them: %s",
+		n, r.cfg.ProviderName, strings.Join(types, ", ")))
+}
 
 // start appends the user prompt, or checks there is something to continue.
 func (r *run) start(ctx context.Context) ending {
@@ -186,15 +206,17 @@ func (r *run) classifyCancel(parent, ctx context.Context, end ending) ending {
 	return end
 }
 
-// finish reports the end of the run.
-func (r *run) finish(end ending) {
+// finish reports the end of the run. The notification hook runs on the
+// caller's context without its cancellation, so it keeps the run's trace
+// and values even when the run was cancelled.
+func (r *run) finish(parent context.Context, end ending) {
 	done := &DoneEvent{Reason: end.reason, Turns: r.turn, Usage: r.usage, CostUSD: r.cost, Stats: r.stats,
 		DurationMS: r.cfg.Now().Sub(r.started).Milliseconds(), Text: r.finalText(), Focus: &r.focus}
 	if end.err != nil && end.reason != ReasonCompleted && end.reason != ReasonCancelled {
 		done.Error = end.err.Error()
 		r.emit(Event{Type: EventError, Error: &ErrorEvent{Kind: errorKind(end), Message: end.err.Error(), Fatal: true}})
 	}
-	r.sessionHook(context.WithoutCancel(context.Background()), end)
+	r.sessionHook(context.WithoutCancel(parent), end)
 	if r.stopped {
 		return
 	}

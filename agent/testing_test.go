@@ -20,6 +20,7 @@ type probe struct {
 	// depend on how the scheduler happens to start goroutines.
 	barrier int
 	mu      sync.Mutex
+	reached chan struct{} // closed once barrier calls run at once
 	running int
 	max     int
 	order   []string // start order
@@ -33,6 +34,14 @@ func (p *probe) enter(name string, mutating bool) {
 	p.running++
 	if p.running > p.max {
 		p.max = p.running
+	}
+	if p.barrier > 0 && p.running >= p.barrier {
+		p.barrierLocked()
+		select {
+		case <-p.reached:
+		default:
+			close(p.reached)
+		}
 	}
 	if p.mutRun || (mutating && p.running > 1) {
 		p.overlap = true
@@ -52,18 +61,26 @@ func (p *probe) leave(mutating bool) {
 	}
 }
 
-// await waits until the barrier is reached, at most 5 s.
+// barrierLocked returns the channel closed at the barrier; p.mu is held.
+func (p *probe) barrierLocked() chan struct{} {
+	if p.reached == nil {
+		p.reached = make(chan struct{})
+	}
+	return p.reached
+}
+
+// await waits until the barrier is reached, at most 5 s (the test's
+// concurrency check then reports the calls that never ran together).
 func (p *probe) await() {
 	if p.barrier == 0 {
 		return
 	}
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(time.Millisecond) {
-		p.mu.Lock()
-		n := p.running
-		p.mu.Unlock()
-		if n >= p.barrier {
-			return
-		}
+	p.mu.Lock()
+	reached := p.barrierLocked()
+	p.mu.Unlock()
+	select {
+	case <-reached:
+	case <-time.After(5 * time.Second):
 	}
 }
 

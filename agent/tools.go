@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
 )
@@ -84,7 +85,7 @@ func (r *run) safe(u *llm.ToolUse) bool {
 // outcome is what one call ended with.
 type outcome struct {
 	result   *llm.ToolResult
-	outcome  string
+	outcome  ToolOutcome
 	stop     string
 	metadata map[string]any
 	spent    *Spent // a sub-agent's usage, nil for other tools
@@ -148,7 +149,7 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 	o, res, check, v := r.gate(ctx, call, emit)
 	started := r.cfg.Now() // the call's duration excludes waiting for permission
 	if o == "" && ctx.Err() != nil {
-		o, res = "interrupted", tool.Errorf("not run: the run was cancelled before this call started")
+		o, res = OutcomeInterrupted, tool.Errorf("not run: the run was cancelled before this call started")
 	}
 	var spent *Spent
 	if o == "" {
@@ -173,8 +174,8 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 // verdict is the gate's decision on a call.
 type verdict struct {
 	Verdict
-	by      string // "policy", "user", "hook", "timeout" (SPEC PERM-4)
-	always  bool   // the user's allow was kept as a rule
+	by      Decider // who decided (SPEC PERM-4)
+	always  bool    // the user's allow was kept as a rule
 	stop    string
 	context string          // added to the result by a pre_tool_use or permission_request hook
 	input   json.RawMessage // the input a permission_request hook's allow rewrote, or nil
@@ -182,20 +183,20 @@ type verdict struct {
 
 // refused is the verdict on a call the harness or a hook refuses before any
 // permission check.
-func refused(by, reason string) verdict {
+func refused(by Decider, reason string) verdict {
 	return verdict{Verdict: Verdict{Decision: Deny, Reason: reason}, by: by}
 }
 
 // deniedMessage is what the model reads about a denied call: who denied it
 // (SPEC PERM-4) and why.
-func deniedMessage(by, reason string) string {
+func deniedMessage(by Decider, reason string) string {
 	msg := "permission denied"
 	switch by {
-	case "user":
+	case ByUser:
 		msg += " by the user"
-	case "hook":
+	case ByHook:
 		msg += " by a hook"
-	case "timeout":
+	case ByTimeout:
 		msg += " because nobody answered the permission request in time"
 	default:
 		msg += " by the permission policy"
@@ -208,7 +209,7 @@ func deniedMessage(by, reason string) string {
 
 // gate checks a call before it may run. A non-empty outcome means it must
 // not run, and res says why.
-func (r *run) gate(ctx context.Context, call tool.Call, emit func(Event)) (string, tool.Result, Check, verdict) {
+func (r *run) gate(ctx context.Context, call tool.Call, emit func(Event)) (ToolOutcome, tool.Result, Check, verdict) {
 	entry, ok := r.cfg.Tools.Get(call.Name)
 	if !ok {
 		msg := fmt.Sprintf("unknown tool %q", call.Name)
@@ -217,23 +218,23 @@ func (r *run) gate(ctx context.Context, call tool.Call, emit func(Event)) (strin
 		} else if near := r.cfg.Tools.Closest(call.Name, 3); len(near) > 0 {
 			msg += "; did you mean " + strings.Join(near, ", ") + "?"
 		}
-		return "unknown_tool", tool.Errorf("%s", msg), Check{Call: call}, refused("policy", msg)
+		return OutcomeUnknownTool, tool.Errorf("%s", msg), Check{Call: call}, refused(ByPolicy, msg)
 	}
 	check := Check{Call: call, Meta: entry.Meta, Origin: entry.Origin}
 	if err := entry.Schema.Validate(call.Input); err != nil {
 		msg := fmt.Sprintf("invalid input for %s: %v", call.Name, err)
-		return "invalid", tool.Errorf("%s. Fix the input and call again.", msg), check, refused("policy", msg)
+		return OutcomeInvalid, tool.Errorf("%s. Fix the input and call again.", msg), check, refused(ByPolicy, msg)
 	}
 	th := r.preToolHook(ctx, check)
 	if th.blocked != "" {
-		v := refused("hook", "blocked by a pre_tool_use hook: "+th.blocked)
+		v := refused(ByHook, "blocked by a pre_tool_use hook: "+th.blocked)
 		v.stop = th.stop
-		return "blocked", tool.Errorf("blocked by a hook: %s", th.blocked), check, v
+		return OutcomeBlocked, tool.Errorf("blocked by a hook: %s", th.blocked), check, v
 	}
 	if th.input != nil {
 		if err := entry.Schema.Validate(th.input); err != nil {
 			msg := fmt.Sprintf("a hook rewrote the input of %s into an invalid one: %v", call.Name, err)
-			return "invalid", tool.Errorf("%s", msg), check, refused("hook", msg)
+			return OutcomeInvalid, tool.Errorf("%s", msg), check, refused(ByHook, msg)
 		}
 		check.Call.Input = th.input
 	}
@@ -243,12 +244,12 @@ func (r *run) gate(ctx context.Context, call tool.Call, emit func(Event)) (strin
 		if v.context != "" {
 			msg += "\n" + hookContext(v.context)
 		}
-		return "denied", tool.Errorf("%s", msg), check, v
+		return OutcomeDenied, tool.Errorf("%s", msg), check, v
 	}
 	if v.input != nil {
 		if err := entry.Schema.Validate(v.input); err != nil {
 			msg := fmt.Sprintf("a permission_request hook rewrote the input of %s into an invalid one: %v", call.Name, err)
-			return "invalid", tool.Errorf("%s", msg), check, refused("hook", msg)
+			return OutcomeInvalid, tool.Errorf("%s", msg), check, refused(ByHook, msg)
 		}
 		check.Call.Input = v.input
 	}
@@ -270,12 +271,12 @@ func joinContext(parts ...string) string {
 // invoke runs the tool itself, turning a cancellation, a panic or a Go error
 // into a result the model can read. A [Streamer] relays its events through
 // emit and reports what it spent.
-func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.Result, o string, spent *Spent) {
+func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.Result, o ToolOutcome, spent *Spent) {
 	entry, _ := r.cfg.Tools.Get(c.Call.Name)
 	defer func() {
 		if p := recover(); p != nil {
 			r.cfg.Logger.Error("tool panicked", "tool", c.Call.Name, "panic", p, "stack", string(debug.Stack()))
-			res, o = tool.Errorf("the tool %s crashed: %v", c.Call.Name, p), "error"
+			res, o = tool.Errorf("the tool %s crashed: %v", c.Call.Name, p), OutcomeError
 		}
 	}()
 	var err error
@@ -293,7 +294,7 @@ func (r *run) invoke(ctx context.Context, c Check, emit func(Event)) (res tool.R
 		res, err = entry.Tool.Run(ctx, c.Call)
 	}
 	if ctx.Err() != nil && parent.Err() == nil && errors.Is(context.Cause(ctx), errToolTimeout) {
-		res, o = tool.Errorf("the call to %s timed out after %v (its per-call timeout, tools.timeouts); it may have had side effects", c.Call.Name, limit), "error"
+		res, o = tool.Errorf("the call to %s timed out after %v (its per-call timeout, tools.timeouts); it may have had side effects", c.Call.Name, limit), OutcomeError
 		return res, o, spent
 	}
 	res, o = settle(ctx, c, res, err)
@@ -314,7 +315,7 @@ func (r *run) toolTimeout(c Check) time.Duration {
 
 // settle turns what a tool returned into the result the model reads and
 // its outcome.
-func settle(ctx context.Context, c Check, res tool.Result, err error) (tool.Result, string) {
+func settle(ctx context.Context, c Check, res tool.Result, err error) (tool.Result, ToolOutcome) {
 	switch {
 	case ctx.Err() != nil:
 		text := res.TextOf()
@@ -322,37 +323,37 @@ func settle(ctx context.Context, c Check, res tool.Result, err error) (tool.Resu
 		if text != "" {
 			msg += "\npartial output:\n" + text
 		}
-		return tool.Errorf("%s", msg), "interrupted"
+		return tool.Errorf("%s", msg), OutcomeInterrupted
 	case err != nil:
-		return tool.Errorf("the tool %s failed: %v", c.Call.Name, err), "error"
+		return tool.Errorf("the tool %s failed: %v", c.Call.Name, err), OutcomeError
 	case res.IsError:
-		return res, "error"
+		return res, OutcomeError
 	}
-	return res, "ok"
+	return res, OutcomeOK
 }
 
 // authorize asks the permission layer about a call.
 // A pre_tool_use hook's say ("allow" or "ask") overrides the policy's allow
 // or ask, never its deny.
-func (r *run) authorize(ctx context.Context, c Check, say string, emit func(Event)) verdict {
+func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit func(Event)) verdict {
 	p := r.cfg.Permissions
 	if p == nil {
-		return verdict{Verdict: Verdict{Decision: Allow}, by: "policy"}
+		return verdict{Verdict: Verdict{Decision: Allow}, by: ByPolicy}
 	}
 	v, err := p.Decide(ctx, c)
 	if err != nil {
-		return verdict{Verdict: Verdict{Decision: Deny, Reason: "the permission check failed: " + err.Error()}, by: "policy"}
+		return verdict{Verdict: Verdict{Decision: Deny, Reason: "the permission check failed: " + err.Error()}, by: ByPolicy}
 	}
 	switch {
 	case v.Decision == Deny:
-		return verdict{Verdict: v, by: "policy"}
-	case say == "allow":
-		return verdict{Verdict: Verdict{Decision: Allow, Reason: "allowed by a pre_tool_use hook"}, by: "hook"}
-	case say == "ask" && v.Decision == Allow:
+		return verdict{Verdict: v, by: ByPolicy}
+	case say == hook.PermissionAllow:
+		return verdict{Verdict: Verdict{Decision: Allow, Reason: "allowed by a pre_tool_use hook"}, by: ByHook}
+	case say == hook.PermissionAsk && v.Decision == Allow:
 		v = Verdict{Decision: Ask, Reason: "a pre_tool_use hook asks for confirmation"}
 	}
 	if v.Decision != Ask {
-		return verdict{Verdict: v, by: "policy"}
+		return verdict{Verdict: v, by: ByPolicy}
 	}
 	ph := r.permissionHook(ctx, c, v.Reason)
 	if ph.denied != "" || ph.allowed {
@@ -360,44 +361,44 @@ func (r *run) authorize(ctx context.Context, c Check, say string, emit func(Even
 		if ph.denied != "" {
 			d, reason = Deny, ph.denied
 		}
-		emit(Event{Type: EventPermissionDecision, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Decision: string(d), By: "hook", Reason: reason}})
-		return verdict{Verdict: Verdict{Decision: d, Reason: reason, Rule: v.Rule}, by: "hook", context: ph.context, input: ph.input}
+		emit(Event{Type: EventPermissionDecision, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Decision: d, By: ByHook, Reason: reason}})
+		return verdict{Verdict: Verdict{Decision: d, Reason: reason, Rule: v.Rule}, by: ByHook, context: ph.context, input: ph.input}
 	}
 	// One question at a time per run; waiting for the turn honours ctx.
 	select {
 	case r.asking <- struct{}{}:
 	case <-ctx.Done():
-		return refused("policy", "the run was cancelled before the question was asked")
+		return refused(ByPolicy, "the run was cancelled before the question was asked")
 	}
 	emit(Event{Type: EventPermissionRequest, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Input: c.Call.Input, Reason: v.Reason}})
 	r.notify(ctx, "rein needs your permission to run "+c.Call.Name)
 	a, err := p.Ask(ctx, c, v.Reason)
 	<-r.asking
 	if err != nil {
-		a = Answer{By: "policy", Message: "could not ask for permission: " + err.Error()}
+		a = Answer{By: ByPolicy, Message: "could not ask for permission: " + err.Error()}
 	}
 	if a.By == "" {
-		a.By = "user"
+		a.By = ByUser
 	}
 	out := verdict{Verdict: Verdict{Decision: Allow, Rule: v.Rule, Reason: v.Reason}, by: a.By, always: a.Allow && a.Always, context: ph.context}
 	if !a.Allow {
 		out.Decision, out.Reason = Deny, a.Message
 		if out.Reason == "" {
-			out.Reason = map[string]string{"user": "the user answered deny", "timeout": "no answer in time"}[a.By]
+			out.Reason = map[Decider]string{ByUser: "the user answered deny", ByTimeout: "no answer in time"}[a.By]
 		}
 		if a.Stop {
 			out.stop = deniedMessage(a.By, "") + " (" + c.Call.Name + "), which stops the run"
 		}
 	}
 	emit(Event{Type: EventPermissionDecision, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name,
-		Decision: string(out.Decision), By: a.By, Always: a.Always, Reason: out.Reason}})
+		Decision: out.Decision, By: a.By, Always: a.Always, Reason: out.Reason}})
 	return out
 }
 
 // cancelledBeforeStart is the outcome of a call the run's end overtook
 // while it waited for its turn.
 func cancelledBeforeStart(u *llm.ToolUse) outcome {
-	return outcome{result: errorResult(u.ID, "not run: the run was cancelled before this call started"), outcome: "interrupted"}
+	return outcome{result: errorResult(u.ID, "not run: the run was cancelled before this call started"), outcome: OutcomeInterrupted}
 }
 
 func toResultBlock(id string, res tool.Result) *llm.ToolResult {

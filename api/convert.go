@@ -58,7 +58,7 @@ func FromAudit(a *session.AuditRecord) AuditRecord {
 	if len(data) == 0 || !json.Valid(data) {
 		data = json.RawMessage("{}")
 	}
-	return AuditRecord{ID: a.ID, Time: a.Time, SessionID: a.SessionID, RunID: a.RunID, Kind: a.Kind, Data: data}
+	return AuditRecord{ID: a.ID, Time: a.Time, SessionID: a.SessionID, RunID: a.RunID, Kind: string(a.Kind), Data: data}
 }
 
 // FromWorkspaces converts a list; nil becomes an empty list, so "items" is

@@ -10,5 +10,6 @@
 // caller only ever sees its own resources. Token counts keep the JSON of
 // llm.Usage.
 //
-// No other package defines wire types (DESIGN: "no wire type outside api/").
+// No other package defines wire types (docs/architecture.md, "Conventions":
+// no wire type outside api).
 package api

@@ -24,7 +24,7 @@ func (e *engine) Info() tui.Info {
 
 // Submit implements tui.Backend: a run with a new id.
 func (e *engine) Submit(ctx context.Context, prompt string, approver permission.Approver) iter.Seq2[agent.Event, error] {
-	return e.Engine.Submit(ctx, "", prompt, approver)
+	return e.Conversation.Submit(ctx, "", prompt, approver)
 }
 
 // Command implements tui.Backend: the slash commands of the interactive

@@ -6,7 +6,7 @@
 //
 // The model: an [App] is the command's world (streams, environment, working
 // directory), so tests run the CLI in-process. Every command that talks to a
-// model builds an engine: the configuration resolved from its layers
+// model builds an engine (runner.Setup and runner.Conversation): the configuration resolved from its layers
 // (package workspace: flags > REIN_* > .rein/settings.yaml >
 // ~/.config/rein/settings.yaml > defaults), a provider resolved through
 // llm/registry (or a cassette of llm/replay, for `--model replay:PATH`), the
@@ -14,7 +14,7 @@
 // session/jsonl. What a workspace brings that widens permissions or runs
 // code applies only once the user trusted it (SPEC PERM-5): the interactive
 // session asks at start, a one-shot run warns and goes on without it. The
-// engine's Submit turns one prompt into one agent run
+// conversation's Submit turns one prompt into one agent run
 // whose durable events are journaled as they happen; `rein run` writes the
 // events in the chosen output format, the terminal UI draws them.
 //

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -13,18 +14,21 @@ import (
 
 	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/llm/replay"
+	"github.com/reinhq/rein/memory"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/jsonl"
 	"github.com/reinhq/rein/workspace"
 )
 
-// engine is the CLI's side of a session: the runner's Engine (model,
-// tools, permissions, hooks, the session and its journal) plus what only a
-// terminal front end has — where notes and logs go, the JSONL store, the
+// engine is the CLI's side of a session: the runner's Conversation (the
+// session, its journal and tools, over a Setup: model, permissions, hooks)
+// plus what only a terminal front end has — where notes and logs go, the JSONL store, the
 // cassette being recorded. The terminal UI drives it as its Backend; rein
 // run submits one prompt. One goroutine uses it at a time.
 type engine struct {
-	*runner.Engine
+	*runner.Conversation
 	app    *App
 	cfg    *workspace.Loaded
 	logger *slog.Logger
@@ -80,7 +84,7 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 		}
 		e.note("%s", w)
 	}
-	e.Engine, err = runner.New(runner.Config{Loaded: cfg, Store: store, SessionsDir: store.Dir(), Resolve: e.resolve, ResolveEmbedder: a.resolveEmbedder,
+	setup, err := runner.NewSetup(runner.Config{Loaded: cfg, Store: store, SessionsDir: store.Dir(), Resolve: e.resolve, ResolveEmbedder: a.resolveEmbedder,
 		RunRules: rules, Hidden: hidden, Agent: o.agent, UserAgent: "rein/" + Version(), Getenv: a.getenv, Logger: e.logger,
 		Notice: func(msg string) { e.note("%s", msg) }, Now: a.Now})
 	if err != nil {
@@ -90,7 +94,43 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 		}
 		return nil, fail(ExitError, "%v", err)
 	}
+	e.Conversation = setup.NewConversation()
 	return e, nil
+}
+
+// Model returns the model of the next runs.
+func (e *engine) Model() *runner.Model { return e.Setup().Model() }
+
+// Workspace returns the workspace the runs work in.
+func (e *engine) Workspace() workspace.Workspace { return e.Setup().Workspace() }
+
+// Policy returns the permission policy.
+func (e *engine) Policy() *permission.Engine { return e.Setup().Policy() }
+
+// Memory returns the memory store, nil when memory is off.
+func (e *engine) Memory() *memory.Store { return e.Setup().Memory() }
+
+// ModelSpec is the model string to run: an explicit setting, then the
+// bound session's model, then the default.
+func (e *engine) ModelSpec() string { return e.Setup().ModelSpec(e.Session()) }
+
+// Unbind ends the conversation; the next run starts a new session.
+func (e *engine) Unbind() {
+	e.Conversation.Close()
+	e.Conversation = e.Setup().NewConversation()
+}
+
+// Resume binds stored session id in a new conversation (see
+// runner.Conversation.Resume); the current one ends once it is bound.
+func (e *engine) Resume(ctx context.Context, id string) (*session.State, error) {
+	c := e.Setup().NewConversation()
+	st, err := c.Resume(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	e.Conversation.Close()
+	e.Conversation = c
+	return st, nil
 }
 
 // checkAgent checks the agent --agent names: unknown reports that no
@@ -187,7 +227,8 @@ func (e *engine) Close() error {
 			errs = append(errs, "recording: "+err.Error())
 		}
 	}
-	e.Engine.Close()
+	e.Conversation.Close()
+	e.Setup().Close()
 	if err := e.store.Close(); err != nil {
 		errs = append(errs, err.Error())
 	}

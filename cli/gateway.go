@@ -2,14 +2,9 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"os/signal"
 	"path/filepath"
 	"slices"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -60,9 +55,9 @@ An example gateway.yaml:
 Each type's own keys, and how to set up each platform: docs/gateway.md.`
 
 type gatewayOptions struct {
-	config, listen, dataDir, logLevel string
-	shutdownTimeout                   time.Duration
-	check                             bool
+	config, listen, dataDir, logLevel, metricsAddr string
+	shutdownTimeout                                time.Duration
+	check                                          bool
 }
 
 func (a *App) gatewayCommand() *cobra.Command {
@@ -81,6 +76,7 @@ func (a *App) gatewayCommand() *cobra.Command {
 	f.StringVar(&o.listen, "listen", "", "address the HTTP channels are served on (overrides listen: of the file; default 127.0.0.1:8787)")
 	f.StringVar(&o.dataDir, "data-dir", "", "where the gateway keeps its sessions and state (default: rein's data directory/gateway)")
 	f.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error (JSON on stderr)")
+	f.StringVar(&o.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at http://ADDR/metrics (e.g. 127.0.0.1:9464; default: none)")
 	f.BoolVar(&o.check, "check", false, "check the file (keys, types, secrets in the environment, workspaces) and list its channels, then exit")
 	f.DurationVar(&o.shutdownTimeout, "shutdown-timeout", 30*time.Second, "how long running replies may go on after SIGTERM (the rest are answered after the next start)")
 	return cmd
@@ -89,7 +85,7 @@ func (a *App) gatewayCommand() *cobra.Command {
 // gateway runs the gateway until SIGTERM or SIGINT.
 func (a *App) gateway(ctx context.Context, o *gatewayOptions) error {
 	if _, err := telemetry.ParseLevel(o.logLevel); err != nil {
-		return usageErrorf("--log-level: %v", err)
+		return usageErrorf("--log-level: %v", err) // before the file is read, as --check does
 	}
 	paths := workspace.PathsFrom(a.getenv)
 	path := o.config
@@ -123,24 +119,29 @@ func (a *App) gateway(ctx context.Context, o *gatewayOptions) error {
 		dataDir = filepath.Join(paths.DataDir, "gateway")
 	}
 	dataDir = a.abs(dataDir)
-	logger := telemetry.NewLogger(a.Stderr, telemetry.LogOptions{JSON: true, Level: o.logLevel}).With("front", "gateway")
+	proc, err := a.startProcess(ctx, o.logLevel, "front", "gateway")
+	if err != nil {
+		return err
+	}
+	defer proc.close(ctx)
+	logger := proc.logger
 	db, err := sqlite.Open(filepath.Join(dataDir, "rein.db"), sqlite.Options{})
 	if err != nil {
 		return fail(ExitError, "--data-dir %s: %v", dataDir, err)
 	}
-	defer db.Close()
+	proc.onClose(db.Close)
 	state, err := gateway.OpenState(filepath.Join(dataDir, "gateway.db"))
 	if err != nil {
 		return fail(ExitError, "--data-dir %s: %v", dataDir, err)
 	}
-	defer state.Close()
+	proc.onClose(state.Close)
 	bus := eventbus.NewMemory(eventbus.Options{Buffer: 256})
-	defer bus.Close()
+	proc.onClose(bus.Close)
 	personaDir, mem, _ := a.personaAt()
 	withPersona := file.Persona == nil || *file.Persona
 	cfg := runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
 		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, UserMemory: true,
-		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version()}
+		Getenv: a.getenv, Now: a.Now, UserAgent: "rein/" + Version()}
 	if withPersona {
 		cfg.Persona = func() string {
 			p, err := persona.Load(personaDir)
@@ -151,62 +152,76 @@ func (a *App) gateway(ctx context.Context, o *gatewayOptions) error {
 			return p.Section()
 		}
 	}
-	svc, err := runner.NewService(cfg)
+	svc, err := proc.service(ctx, cfg)
 	if err != nil {
-		return fail(ExitError, "%v", err)
+		return err
 	}
-	if err := svc.Recover(ctx); err != nil {
-		return fail(ExitError, "%v", err)
-	}
-	sig, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
 	gcfg := gateway.Config{Service: svc, Sessions: db, Ledger: db, Bus: bus, State: state, Routes: routes, Memory: mem,
 		IdleAfter: file.Idle, Logger: logger, Now: a.Now}
 	if withPersona {
 		gcfg.PersonaDir = personaDir
 	}
-	g, err := gateway.New(sig, gcfg)
+	// The gateway runs on past the signal: the runs let finish in step 3
+	// of the shutdown need it to deliver their replies. Its context ends
+	// once they did (see afterRuns below), not with proc.sig.
+	gctx, gstop := context.WithCancel(context.WithoutCancel(ctx))
+	defer gstop()
+	g, err := gateway.New(gctx, gcfg)
 	if err != nil {
 		return fail(ExitError, "%v", err)
 	}
-	errc := make(chan error, 2)
-	var hs *http.Server
-	if g.Receives() {
-		addr := firstNonEmpty(o.listen, file.Listen, "127.0.0.1:8787")
-		ln, err := net.Listen("tcp", addr)
+	if o.metricsAddr != "" {
+		addr, err := proc.listen("--metrics-addr", o.metricsAddr, proc.metrics.Handler(), false)
 		if err != nil {
-			return fail(ExitError, "listen %s: %v", addr, err)
+			return err
 		}
-		hs = &http.Server{Handler: g.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		fmt.Fprintf(a.Stderr, "rein: gateway receiving on http://%s (data in %s)\n", ln.Addr(), dataDir)
-		go func() { errc <- fmt.Errorf("serve: %w", hs.Serve(ln)) }()
+		fmt.Fprintf(a.Stderr, "rein: gateway metrics on http://%s/metrics\n", addr)
+	}
+	if g.Receives() {
+		// The platforms' webhooks only bring messages in: they close first,
+		// and an update sent meanwhile is retried by its platform.
+		addr, err := proc.listen("listen", firstNonEmpty(o.listen, file.Listen, "127.0.0.1:8787"), g.Handler(), true)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(a.Stderr, "rein: gateway receiving on http://%s (data in %s)\n", addr, dataDir)
 	} else {
 		fmt.Fprintf(a.Stderr, "rein: gateway running (data in %s)\n", dataDir)
 	}
-	go func() { errc <- g.Run(sig) }()
-	var runErr error
-	select {
-	case runErr = <-errc:
-		stop()
-	case <-sig.Done():
-		runErr = <-errc
-	}
-	if hs != nil {
-		hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer hcancel()
-		hs.Shutdown(hctx)
-	}
-	svc.Close()
-	down, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
-	defer cancel()
-	if err := svc.Shutdown(down); err != nil {
-		logger.Warn("running replies were cancelled at the shutdown deadline; their chats are told after the next start", "err", err)
-	}
-	if runErr != nil && !errors.Is(runErr, http.ErrServerClosed) {
-		return fail(ExitError, "%v", runErr)
-	}
-	return nil
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		if err := g.Run(gctx); err != nil && gctx.Err() == nil {
+			proc.fail(fmt.Errorf("gateway: %w", err))
+		}
+	}()
+	proc.afterRuns(func() {
+		// The runs ended: their done events are out. Each chat's follower
+		// sends the reply and stops; a reply the platform does not take
+		// within replyGrace (or a chat with runs left queued) is sent at
+		// the next start.
+		grace := time.NewTimer(replyGrace)
+		defer grace.Stop()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for wait := true; wait && g.Evict() > 0; {
+			select {
+			case <-tick.C:
+			case <-grace.C:
+				wait = false
+			case <-ran: // it failed: nothing follows the chats
+				wait = false
+			}
+		}
+		gstop()
+		<-ran
+	})
+	return proc.wait(ctx, o.shutdownTimeout)
 }
+
+// replyGrace bounds how long, on shutdown, the gateway goes on sending
+// the replies of the runs that ended (the rest go out at the next start).
+const replyGrace = 5 * time.Second
 
 // firstNonEmpty returns the first of vs that is not "".
 func firstNonEmpty(vs ...string) string {

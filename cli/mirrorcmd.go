@@ -12,7 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/mirror"
 	"github.com/reinhq/rein/session/sqlite"
 	"github.com/reinhq/rein/workspace"
 )
@@ -87,7 +87,7 @@ func (a *App) mirrorRebuild(ctx context.Context, o *mirrorOptions) error {
 		return err
 	}
 	defer db.Close()
-	m, err := runner.NewMirror(runner.MirrorConfig{Store: db, Ledger: db, Open: openMirrorDB})
+	m, err := mirror.New(mirror.Config{Store: db, Ledger: db, Open: openMirrorDB})
 	if err != nil {
 		return fail(ExitError, "%v", err)
 	}
@@ -132,11 +132,11 @@ func (a *App) serverDataDir(flag string) string {
 
 // serveMirror starts the history mirror of rein serve, or returns nil when
 // --history-mirror=false.
-func serveMirror(on bool, db serverStore, logger *slog.Logger) *runner.Mirror {
+func serveMirror(on bool, db serverStore, logger *slog.Logger) *mirror.Mirror {
 	if !on {
 		return nil
 	}
-	m, err := runner.NewMirror(runner.MirrorConfig{Store: db, Ledger: db, Open: openMirrorDB, Logger: logger})
+	m, err := mirror.New(mirror.Config{Store: db, Ledger: db, Open: openMirrorDB, Logger: logger})
 	if err != nil { // not possible: everything it needs is given
 		logger.Error("history mirror not started", "err", err)
 		return nil
@@ -148,7 +148,7 @@ func serveMirror(on bool, db serverStore, logger *slog.Logger) *runner.Mirror {
 // NORMAL (a mirror is made again from the store, so the last writes lost
 // to a power cut cost nothing), waiting at most 2 s for another process's
 // lock (the mirror retries later), two connections.
-func openMirrorDB(path string) (runner.MirrorDB, error) {
+func openMirrorDB(path string) (mirror.DB, error) {
 	db, err := sqlite.Open(path, sqlite.Options{Sync: sqlite.SyncNormal, BusyTimeout: 2 * time.Second, MaxConns: 2})
 	if err != nil {
 		if errors.Is(err, sqlite.ErrNewerSchema) {

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/llm"
-	"github.com/reinhq/rein/runner"
+	"github.com/reinhq/rein/mirror"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sqlite"
 )
@@ -87,7 +87,7 @@ func TestMirrorRebuildCommand_API6(t *testing.T) {
 	}
 	dataDir := filepath.Join(te.home, "server")
 	ws, chatID := serverWithSessions(t, dataDir, dir)
-	mirror := filepath.Join(dir, runner.MirrorFile)
+	mirror := filepath.Join(dir, mirror.File)
 
 	for _, args := range [][]string{
 		{"mirror", "rebuild", "--data-dir", dataDir},                       // the current directory

@@ -35,7 +35,7 @@ func serveFor(t *testing.T, te *testEnv) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus,
+	srv, err := server.New(server.Config{Runtime: svc, Sessions: db, Ledger: db, Bus: bus,
 		Roots: []string{te.ws}, RateLimit: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)

@@ -2,17 +2,13 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"net/netip"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +23,6 @@ import (
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/postgres"
 	"github.com/reinhq/rein/session/sqlite"
-	"github.com/reinhq/rein/telemetry"
 )
 
 const serveLong = `Serve rein's HTTP API (OpenAPI 3.1 at /openapi.json, events over SSE):
@@ -173,14 +168,15 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	if o.mode != modeAll && o.mode != modeAPI && o.mode != modeWorker {
 		return usageErrorf("--mode %q: want all or api (rein worker runs the runs of an api deployment)", o.mode)
 	}
-	if _, err := telemetry.ParseLevel(o.logLevel); err != nil {
-		return usageErrorf("--log-level: %v", err)
+	proc, err := a.startProcess(ctx, o.logLevel, "mode", o.mode)
+	if err != nil {
+		return err
 	}
-	logger := telemetry.NewLogger(a.Stderr, telemetry.LogOptions{JSON: true, Level: o.logLevel}).With("mode", o.mode)
+	defer proc.close(ctx)
+	logger := proc.logger
 	var auth server.Auth
 	var roots []string
 	if o.mode != modeWorker {
-		var err error
 		if auth, err = a.serveAuth(o); err != nil {
 			return err
 		}
@@ -204,58 +200,40 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	if err != nil {
 		return err
 	}
-	defer db.Close()
+	proc.onClose(db.Close)
 	bus, err := a.openServerBus(ctx, o)
 	if err != nil {
 		return err
 	}
-	defer bus.Close()
+	proc.onClose(bus.Close)
 	q, err := a.openServerQueue(ctx, o, db, logger)
 	if err != nil {
 		return err
 	}
 	if q != nil {
-		defer q.Close()
+		proc.onClose(q.Close)
 	}
-	metrics := telemetry.NewMetrics()
-	tp, stopTracing, err := telemetry.SetupTracing(ctx, a.getenv, "rein", Version())
-	if err != nil {
-		return fail(ExitError, "tracing: %v", err)
-	}
-	defer stopTracing(context.WithoutCancel(ctx))
-	obs := runner.NewTelemetry(metrics, tp)
+	metrics := proc.metrics
 	tenancy, commands := serveTenancy(o, auth, dataDir, roots, logger)
 	cfg := runner.ServiceConfig{Tenancy: tenancy, Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
-		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass, Observer: obs,
-		Getenv: a.getenv, Logger: logger, Now: a.Now, UserAgent: "rein/" + Version()}
-	if o.mode != modeAPI {
-		cfg.Mirror = serveMirror(o.historyMirror, db, logger)
+		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass,
+		Getenv: a.getenv, Now: a.Now, UserAgent: "rein/" + Version()}
+	if m := serveMirror(o.historyMirror && o.mode != modeAPI, db, logger); m != nil {
+		cfg.Mirror = m
 	}
 	if q != nil {
 		cfg.Queue = q
 		cfg.Broadcast = bus.(runner.Broadcaster) // the Redis bus, as q is Redis's
 	}
-	svc, err := runner.NewService(cfg)
+	svc, err := proc.service(ctx, cfg)
 	if err != nil {
-		return fail(ExitError, "%v", err)
+		return err
 	}
-	obs.Queued = svc.Queued
-	if err := svc.Recover(ctx); err != nil {
-		return fail(ExitError, "%v", err)
-	}
-	sig, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
-	errc := make(chan error, 2)
 	if q != nil && o.mode != modeAPI {
-		go func() {
-			if err := svc.Work(sig); err != nil {
-				errc <- fmt.Errorf("the run queue: %w", err)
-			}
-		}()
+		proc.loop("the run queue", svc.Work)
 	}
-	var hs *http.Server
 	if o.mode != modeWorker {
-		srv, err := server.New(server.Config{Runtime: serviceRuntime{svc}, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
+		srv, err := server.New(server.Config{Runtime: svc, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 			Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
 			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror, Commands: commands,
@@ -264,53 +242,25 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		if err != nil {
 			return fail(ExitError, "%v", err)
 		}
-		ln, err := net.Listen("tcp", o.addr)
+		addr, err := proc.listen("--addr", o.addr, srv.Handler(), false, srv.CloseStreams)
 		if err != nil {
-			return fail(ExitError, "--addr %s: %v", o.addr, err)
+			return err
 		}
-		hs = &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
-		hs.RegisterOnShutdown(srv.CloseStreams)
-		logger.Info("rein serve listening", "addr", ln.Addr().String(), "data_dir", dataDir, "store", where, "roots", strings.Join(roots, ","),
+		logger.Info("rein serve listening", "addr", addr.String(), "data_dir", dataDir, "store", where, "roots", strings.Join(roots, ","),
 			"auth", auth.Configured(), "queue", q != nil, "version", Version())
-		fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", ln.Addr(), where)
-		go func() { errc <- fmt.Errorf("serve: %w", hs.Serve(ln)) }()
+		fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", addr, where)
 	} else {
 		if o.addr != "" {
-			ln, err := net.Listen("tcp", o.addr)
+			addr, err := proc.listen("--addr", o.addr, server.ProbeHandler(Version(), commands, readyChecks(db, bus), logger), false)
 			if err != nil {
-				return fail(ExitError, "--addr %s: %v", o.addr, err)
+				return err
 			}
-			hs = &http.Server{Handler: server.ProbeHandler(Version(), commands, readyChecks(db, bus), logger), ReadHeaderTimeout: 10 * time.Second}
-			fmt.Fprintf(a.Stderr, "rein: probes on http://%s/health and /ready\n", ln.Addr())
-			go func() { errc <- fmt.Errorf("probes: %w", hs.Serve(ln)) }()
+			fmt.Fprintf(a.Stderr, "rein: probes on http://%s/health and /ready\n", addr)
 		}
 		logger.Info("rein worker running", "data_dir", dataDir, "store", where, "max_concurrent", o.maxConcurrent, "version", Version())
 		fmt.Fprintf(a.Stderr, "rein: working (data in %s)\n", where)
 	}
-	select {
-	case err := <-errc:
-		return fail(ExitError, "%v", err)
-	case <-sig.Done():
-	}
-	svc.Close() // before saying so: a message posted after the line below is refused (503)
-	logger.Info("shutting down: no new runs; running runs may finish", "timeout", o.shutdownTimeout.String())
-	down, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.shutdownTimeout)
-	defer cancel()
-	// HTTP (SSE streams included) closes once the runs are done, so
-	// clients see their ends.
-	if err := svc.Shutdown(down); err != nil {
-		logger.Warn("running runs were cancelled at the shutdown deadline", "err", err)
-	}
-	if hs != nil {
-		hctx, hcancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer hcancel()
-		if err := hs.Shutdown(hctx); err != nil && !errors.Is(err, context.DeadlineExceeded) {
-			logger.Warn("http shutdown", "err", err)
-		}
-		hs.Close()
-	}
-	logger.Info("stopped")
-	return nil
+	return proc.wait(ctx, o.shutdownTimeout)
 }
 
 // processName names the process of a mode in messages.

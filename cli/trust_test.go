@@ -25,7 +25,7 @@ func toolOutcomes(t *testing.T, out string) []string {
 			t.Fatalf("%v: %s", err, line)
 		}
 		if ev.Type == agent.EventToolEnd {
-			got = append(got, ev.Tool.Outcome+": "+ev.Tool.Output)
+			got = append(got, string(ev.Tool.Outcome)+": "+ev.Tool.Output)
 		}
 	}
 	return got
@@ -273,7 +273,7 @@ func TestInteractiveTrust_PERM5(t *testing.T) {
 						t.Fatal(err)
 					}
 					if ev.Type == agent.EventToolEnd {
-						outcomes = append(outcomes, ev.Tool.Outcome)
+						outcomes = append(outcomes, string(ev.Tool.Outcome))
 					}
 				}
 			}, "--model", "scripted/m")

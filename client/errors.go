@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // Sentinels an *Error matches with errors.Is, by status.
@@ -145,6 +145,6 @@ func cut(s string, n int) string {
 // parseRetryAfter reads a Retry-After header: seconds, or an HTTP date
 // (relative to now), at most a day. Zero when absent, malformed or past.
 func parseRetryAfter(v string, now time.Time) time.Duration {
-	d, _ := llm.ParseRetryAfter(v, now)
+	d, _ := vendorhttp.ParseRetryAfter(v, now)
 	return d
 }

@@ -38,7 +38,7 @@ const (
 	modeManual               // Compact: the user asked (/compact)
 )
 
-var triggers = [...]string{modeBudget: "budget", modeOverflow: "overflow", modeManual: "manual"}
+var triggers = [...]agent.CompactionTrigger{modeBudget: agent.TriggerBudget, modeOverflow: agent.TriggerOverflow, modeManual: agent.TriggerManual}
 
 // Fit returns the history to send with req, keeping focus (the run's task
 // state, LOOP-11; nil falls back to Config.Focus) in any summary (SPEC CTX-2, CTX-3): req.Messages

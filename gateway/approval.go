@@ -121,11 +121,11 @@ func (g *Gateway) decided(ctx context.Context, runID string, p *agent.Permission
 		return
 	}
 	outcome := "⛔ Denied"
-	if p.Decision == "allow" {
+	if p.Decision == agent.Allow {
 		outcome = "✅ Allowed"
 	}
 	if p.By != "" {
-		outcome += " (" + p.By + ")"
+		outcome += " (" + string(p.By) + ")"
 	}
 	g.settle(ctx, a, outcome)
 }

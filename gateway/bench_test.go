@@ -48,12 +48,8 @@ func answered(p *webhookfake.Platform, n int) int {
 }
 
 func waitAnswered(b *testing.B, p *webhookfake.Platform, chats, want int) {
-	deadline := time.Now().Add(10 * time.Minute)
-	for answered(p, chats) < want {
-		if time.Now().After(deadline) {
-			b.Fatalf("%d of %d messages answered after 10 minutes", answered(p, chats), want)
-		}
-		time.Sleep(5 * time.Millisecond)
+	if !gatewaytest.Poll(b, 10*time.Minute, func() bool { return answered(p, chats) >= want }) {
+		b.Fatalf("%d of %d messages answered after 10 minutes", answered(p, chats), want)
 	}
 }
 

@@ -2,12 +2,12 @@
 // `rein gateway` runs channels (Telegram, Slack, Discord, Feishu/Lark, a
 // generic webhook — one sub-package each, over the platform's client
 // library) and routes every chat, by "<channel>:<chat id>", to a session
-// of its own, driven through runner.Service like the server's.
+// of its own, driven through the runner's service (its [Runtime]) like the server's.
 //
 // The way of a message:
 //
 //	platform ─update→ Channel ─HandleMessage→ Gateway: allowlist, dedupe
-//	  (State: inbox), command or runner.Service.Submit (a durable run)
+//	  (State: inbox), command or Runtime.Submit (a durable run)
 //	  → acknowledged to the platform
 //	runner ─events (eventbus)→ follower of the chat: progress and tool
 //	  hints as edits of one message (at the platform's edit rate),

@@ -14,7 +14,6 @@ import (
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/memory"
 	"github.com/reinhq/rein/permission"
-	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 )
 
@@ -38,9 +37,22 @@ type Route struct {
 	Workspace string
 }
 
+// Runtime is what the gateway needs of the runner: it starts, cancels and
+// answers runs — the same three calls rein serve makes (server.Runtime),
+// with the same [session.Submission]. *runner.Service implements both.
+type Runtime interface {
+	// Submit stores a queued run of the session and schedules it.
+	Submit(ctx context.Context, s session.Submission) (*session.Run, error)
+	// Cancel cancels a queued or running run.
+	Cancel(ctx context.Context, runID string) (*session.Run, error)
+	// Answer answers the pending permission question of callID in run
+	// runID (SPEC PERM-3).
+	Answer(ctx context.Context, runID, callID string, v permission.Verdict) error
+}
+
 // Config configures a [Gateway].
 type Config struct {
-	Service  *runner.Service
+	Service  Runtime
 	Sessions session.Store
 	Ledger   session.Ledger
 	Bus      eventbus.Bus

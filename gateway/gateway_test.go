@@ -128,13 +128,8 @@ func TestRestartDeliversPendingReply(t *testing.T) {
 	e := gatewaytest.Start(t, hook(0), gatewaytest.Options{})
 	e.P.Throttle(1_000_000, 0) // the platform is away
 	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "are you there")
-	deadline := time.Now().Add(30 * time.Second)
-	for e.Calls() == 0 || e.P.Throttled() < 3 {
-		if time.Now().After(deadline) {
-			t.Fatal("the run did not go")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	gatewaytest.Eventually(t, 30*time.Second, "the run to go and its reply to be throttled",
+		func() bool { return e.Calls() > 0 && e.P.Throttled() >= 3 })
 	e.Restart(t)
 	e.P.Throttle(0, 0) // back
 	e.WaitText(t, gatewaytest.Chat, "echo: are you there")
@@ -152,10 +147,10 @@ func TestLongReplySplit(t *testing.T) {
 		return llmtest.NewScripted(llmtest.Reply{Text: long}).Stream(ctx, req)
 	}})
 	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "tell me a lot")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var n int
+	if !gatewaytest.Poll(t, 30*time.Second, func() bool {
 		var got strings.Builder
-		n := 0
+		n = 0
 		for _, m := range e.P.Messages(gatewaytest.Chat) {
 			if len([]rune(m.Text)) > 200 {
 				t.Fatalf("a message of %d runes; the limit is 200", len([]rune(m.Text)))
@@ -165,16 +160,12 @@ func TestLongReplySplit(t *testing.T) {
 				n++
 			}
 		}
-		if got.String() == long {
-			if n < 3 {
-				t.Errorf("%d parts", n)
-			}
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the parts do not add up to the reply: %+v", e.P.Messages(gatewaytest.Chat))
-		}
-		time.Sleep(20 * time.Millisecond)
+		return got.String() == long
+	}) {
+		t.Fatalf("the parts do not add up to the reply: %+v", e.P.Messages(gatewaytest.Chat))
+	}
+	if n < 3 {
+		t.Errorf("%d parts", n)
 	}
 }
 
@@ -229,10 +220,8 @@ func TestPersonaBootstrap(t *testing.T) {
 			answer = "Sam"
 		}
 		e.P.Send(t, chat, me, answer)
-		deadline := time.Now().Add(10 * time.Second)
-		for len(e.P.Messages(chat)) == before && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
+		gatewaytest.Eventually(t, 10*time.Second, "the bootstrap's next question",
+			func() bool { return len(e.P.Messages(chat)) > before })
 	}
 	e.WaitText(t, chat, "I'm Juniper from now on")
 	if p, err := persona.Load(dir); err != nil || p.Identity.Name != "Juniper" {
@@ -251,13 +240,7 @@ func TestIdleChatsEvicted(t *testing.T) {
 	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "one")
 	e.WaitText(t, gatewaytest.Chat, "echo: one")
 	g := e.Gateway()
-	deadline := time.Now().Add(10 * time.Second)
-	for g.Evict() != 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the idle chat stays in the pool")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	gatewaytest.Eventually(t, 10*time.Second, "the idle chat to leave the pool", func() bool { return g.Evict() == 0 })
 	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "two")
 	e.WaitText(t, gatewaytest.Chat, "echo: two (2 messages before)")
 }
@@ -287,23 +270,20 @@ func TestVeryLongReplyAsFile(t *testing.T) {
 		return llmtest.NewScripted(llmtest.Reply{Text: long}).Stream(ctx, req)
 	}})
 	e.P.Send(t, gatewaytest.Chat, gatewaytest.Owner, "tell me everything")
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		msgs := e.P.Messages(gatewaytest.Chat)
-		if n := len(msgs); n > 0 && len(msgs[n-1].Files) == 1 {
-			f := msgs[n-1].Files[0]
-			if f.Name != "reply.md" || strings.TrimSpace(string(f.Data)) != strings.TrimSpace(long) {
-				t.Fatalf("the file: %s, %d bytes", f.Name, len(f.Data))
-			}
-			if n != 2 || !strings.HasPrefix(msgs[0].Text, "a line") {
-				t.Errorf("want the first part, then the file: %+v", msgs)
-			}
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no reply.md: %+v", msgs)
-		}
-		time.Sleep(20 * time.Millisecond)
+	var msgs []gatewaytest.Message
+	if !gatewaytest.Poll(t, 30*time.Second, func() bool {
+		msgs = e.P.Messages(gatewaytest.Chat)
+		return len(msgs) > 0 && len(msgs[len(msgs)-1].Files) == 1
+	}) {
+		t.Fatalf("no reply.md: %+v", msgs)
+	}
+	n := len(msgs)
+	f := msgs[n-1].Files[0]
+	if f.Name != "reply.md" || strings.TrimSpace(string(f.Data)) != strings.TrimSpace(long) {
+		t.Fatalf("the file: %s, %d bytes", f.Name, len(f.Data))
+	}
+	if n != 2 || !strings.HasPrefix(msgs[0].Text, "a line") {
+		t.Errorf("want the first part, then the file: %+v", msgs)
 	}
 }
 

@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 )
 
@@ -92,7 +91,7 @@ func (g *Gateway) submit(ctx context.Context, c *chat, updateID, text string) er
 	if model == "" {
 		model = c.r.Model
 	}
-	run, err := g.cfg.Service.Submit(ctx, runner.Submission{SessionID: c.sessionID, Caller: c.key, Text: text,
+	run, err := g.cfg.Service.Submit(ctx, session.Submission{SessionID: c.sessionID, Caller: c.key, Text: text,
 		Model: model, PermissionMode: c.r.PermissionMode})
 	if errors.Is(err, session.ErrInvalid) {
 		// A bad /model or mode: the user is told; the update is handled.

@@ -411,8 +411,8 @@ func timeoutField(v any, where string) (time.Duration, error) {
 // hook; projectDir is exported to commands as CLAUDE_PROJECT_DIR and
 // REIN_PROJECT_DIR and is their working directory. getenv reads rein's
 // environment (nil: the process's), of which the hook gets [BaseEnv] and
-// the variables it names (Spec.Env).
-func (s Spec) Registration(projectDir string, getenv func(string) string) Registration {
+// the variables it names (Spec.Env). post sends HTTP hooks' requests.
+func (s Spec) Registration(projectDir string, getenv func(string) string, post Poster) Registration {
 	r := Registration{Name: s.Name, Event: s.Event, Matcher: s.Matcher, Priority: s.Priority,
 		Timeout: s.Timeout, OnFailure: s.OnFailure}
 	if s.Command != "" {
@@ -422,7 +422,7 @@ func (s Spec) Registration(projectDir string, getenv func(string) string) Regist
 			r.Name = "command " + shorten(s.Command, 60)
 		}
 	} else {
-		r.Hook = &HTTP{URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Claude: s.Claude, PassEnv: s.Env, Getenv: getenv}
+		r.Hook = &HTTP{URL: s.URL, Headers: s.Headers, Timeout: s.Timeout, Claude: s.Claude, PassEnv: s.Env, Getenv: getenv, Poster: post}
 		if r.Name == "" {
 			r.Name = "http " + s.URL
 		}
@@ -431,10 +431,10 @@ func (s Spec) Registration(projectDir string, getenv func(string) string) Regist
 }
 
 // Registrations turns specs into registrations (see [Spec.Registration]).
-func Registrations(specs []Spec, projectDir string, getenv func(string) string) []Registration {
+func Registrations(specs []Spec, projectDir string, getenv func(string) string, post Poster) []Registration {
 	out := make([]Registration, len(specs))
 	for i, s := range specs {
-		out[i] = s.Registration(projectDir, getenv)
+		out[i] = s.Registration(projectDir, getenv, post)
 	}
 	return out
 }

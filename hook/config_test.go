@@ -123,7 +123,7 @@ func FuzzParse(f *testing.F) {
 				t.Fatalf("accepted a bad spec %+v", s)
 			}
 		}
-		if err := NewRegistry(Options{}).Register(Registrations(specs, "/tmp", nil)...); err != nil {
+		if err := NewRegistry(Options{}).Register(Registrations(specs, "/tmp", nil, nil)...); err != nil {
 			// Matchers are regular expressions checked at registration.
 			if !strings.Contains(err.Error(), "matcher") {
 				t.Fatalf("parsed specs do not register: %v", err)
@@ -186,7 +186,7 @@ func TestClaudeCodeScript_HOOK3(t *testing.T) {
 			bashSpecs = append(bashSpecs, s)
 		}
 	}
-	if err := reg.Register(Registrations(bashSpecs, project, nil)...); err != nil {
+	if err := reg.Register(Registrations(bashSpecs, project, nil, nil)...); err != nil {
 		t.Fatal(err)
 	}
 	cases := []struct {

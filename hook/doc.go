@@ -10,7 +10,8 @@
 //
 // Hooks are Go functions ([Func]), shell commands ([Command]: JSON on stdin,
 // JSON on stdout, exit code 2 blocks with stderr as the reason) or HTTP
-// endpoints ([HTTP]). A [Registry] holds them per event with a tool-name
+// endpoints ([HTTP], posting through a [Poster]: package hook/httphook is
+// the net/http one, so the core links no HTTP client). A [Registry] holds them per event with a tool-name
 // matcher, a priority and a timeout, and [Registry.Fire] runs the matching
 // ones in order and merges their outcomes. A hook that fails or hangs is
 // logged, audited and skipped, never crashing the run, unless it is declared

@@ -2,12 +2,8 @@ package hook
 
 import (
 	"context"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"os"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -68,38 +64,6 @@ func TestHookEnv_PERM5(t *testing.T) {
 	}
 }
 
-// PERM-5: an HTTP hook's headers carry the variables the hook names and
-// nothing of any other: a reference to an unnamed one is left empty.
-func TestHTTPHeaders_PERM5(t *testing.T) {
-	var mu sync.Mutex
-	var got http.Header
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		mu.Lock()
-		got = r.Header.Clone()
-		mu.Unlock()
-		_, _ = io.WriteString(w, "")
-	}))
-	defer srv.Close()
-	env := map[string]string{"HOOK_TOKEN": "tok", "ANTHROPIC_API_KEY": "sk-ant"}
-	h := &HTTP{URL: srv.URL, PassEnv: []string{"HOOK_TOKEN"}, Getenv: func(k string) string { return env[k] },
-		Headers: map[string]string{
-			"Authorization": "Bearer $HOOK_TOKEN",
-			"X-Both":        "${HOOK_TOKEN}:${ANTHROPIC_API_KEY}",
-			"X-Leak":        "$ANTHROPIC_API_KEY",
-			"X-Plain":       "no variables",
-		}}
-	if _, err := h.Run(context.Background(), toolInput("bash", "ls")); err != nil {
-		t.Fatal(err)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for k, want := range map[string]string{"Authorization": "Bearer tok", "X-Both": "tok:", "X-Leak": "", "X-Plain": "no variables"} {
-		if v := got.Get(k); v != want {
-			t.Errorf("header %s = %q, want %q", k, v, want)
-		}
-	}
-}
-
 // PERM-5: hooks name the variables they need — env in rein's format,
 // allowedEnvVars on a Claude Code http hook — and Registration passes them
 // on; a name that is not a variable name is an error.
@@ -111,9 +75,9 @@ func TestParseEnv_PERM5(t *testing.T) {
 	if diff := cmp.Diff([]string{"SLACK_WEBHOOK_URL", "GITHUB_TOKEN"}, specs[0].Env); diff != "" {
 		t.Errorf("env: %s", diff)
 	}
-	c, ok := specs[0].Registration("/p", nil).Hook.(*Command)
+	c, ok := specs[0].Registration("/p", nil, nil).Hook.(*Command)
 	if !ok || !cmp.Equal(c.PassEnv, specs[0].Env) {
-		t.Errorf("registration: %+v", specs[0].Registration("/p", nil).Hook)
+		t.Errorf("registration: %+v", specs[0].Registration("/p", nil, nil).Hook)
 	}
 	specs, err = Parse([]byte(`{"hooks": {"Stop": [{"hooks": [{"type": "http", "url": "https://h.example/x",
 		"headers": {"Authorization": "Bearer $T"}, "allowedEnvVars": ["T"]}]}]}}`))
@@ -123,8 +87,8 @@ func TestParseEnv_PERM5(t *testing.T) {
 	if s := specs[0]; !cmp.Equal(s.Env, []string{"T"}) || s.Headers["Authorization"] != "Bearer $T" {
 		t.Errorf("claude http hook: %+v", s)
 	}
-	if h, ok := specs[0].Registration("/p", nil).Hook.(*HTTP); !ok || !cmp.Equal(h.PassEnv, []string{"T"}) {
-		t.Errorf("registration: %+v", specs[0].Registration("/p", nil).Hook)
+	if h, ok := specs[0].Registration("/p", nil, nil).Hook.(*HTTP); !ok || !cmp.Equal(h.PassEnv, []string{"T"}) {
+		t.Errorf("registration: %+v", specs[0].Registration("/p", nil, nil).Hook)
 	}
 	for _, bad := range []string{
 		"hooks:\n  stop:\n    - {command: x, env: [\"$TOKEN\"]}\n",
@@ -134,5 +98,37 @@ func TestParseEnv_PERM5(t *testing.T) {
 		if _, err := Parse([]byte(bad)); err == nil || !strings.Contains(err.Error(), "env") {
 			t.Errorf("Parse(%q) error = %v, want one about env", bad, err)
 		}
+	}
+}
+
+// posterFunc is a Poster of a function: HTTP hooks without a network.
+type posterFunc func(ctx context.Context, url string, header map[string]string, body []byte, limit int64) (int, []byte, error)
+
+func (f posterFunc) Post(ctx context.Context, url string, header map[string]string, body []byte, limit int64) (int, []byte, error) {
+	return f(ctx, url, header, body, limit)
+}
+
+// HOOK-3: an HTTP hook without a transport fails, saying what it needs;
+// a hook's own Content-Type replaces the default whatever its case, and
+// the reply is read at most maxOutput bytes.
+func TestHTTPPoster_HOOK3(t *testing.T) {
+	if _, err := (&HTTP{URL: "http://127.0.0.1:1/"}).Run(context.Background(), toolInput("bash", "ls")); err == nil || !strings.Contains(err.Error(), "Poster") {
+		t.Errorf("no poster: %v, want an error naming the Poster", err)
+	}
+	var got map[string]string
+	var limit int64
+	h := &HTTP{URL: "http://hooks.test/x", Headers: map[string]string{"content-type": "application/x-rein"},
+		Poster: posterFunc(func(_ context.Context, _ string, header map[string]string, _ []byte, l int64) (int, []byte, error) {
+			got, limit = header, l
+			return 200, []byte("ok"), nil
+		})}
+	if _, err := h.Run(context.Background(), toolInput("bash", "ls")); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["content-type"] != "application/x-rein" || got["User-Agent"] != "rein-hook" {
+		t.Errorf("headers %v, want the hook's content-type alone and the user agent", got)
+	}
+	if limit != maxOutput {
+		t.Errorf("limit %d, want %d", limit, maxOutput)
 	}
 }

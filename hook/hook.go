@@ -131,8 +131,8 @@ type Input struct {
 	// Reason is why a session ends.
 	Reason string `json:"reason,omitempty"`
 	// Trigger is manual or auto (pre_compact, post_compact).
-	Trigger            string `json:"trigger,omitempty"`
-	CustomInstructions string `json:"custom_instructions,omitempty"`
+	Trigger            Trigger `json:"trigger,omitempty"`
+	CustomInstructions string  `json:"custom_instructions,omitempty"`
 	// AgentID and AgentType name a sub-agent (subagent_start, subagent_stop).
 	AgentID   string `json:"agent_id,omitempty"`
 	AgentType string `json:"agent_type,omitempty"`
@@ -143,6 +143,16 @@ type Input struct {
 	Response json.RawMessage `json:"response,omitempty"`
 }
 
+// Trigger says what set off a compaction, as the pre_compact and
+// post_compact hooks hear it (their matchers match it).
+type Trigger string
+
+// The compaction triggers.
+const (
+	TriggerAuto   Trigger = "auto"   // the harness compacted on its own: the context budget or an overflow
+	TriggerManual Trigger = "manual" // someone asked for it (/compact, the API)
+)
+
 // subject is what a matcher is matched against for the event; has reports
 // whether the event has one at all (without, matchers are ignored).
 func (in Input) subject() (s string, has bool) {
@@ -152,7 +162,7 @@ func (in Input) subject() (s string, has bool) {
 	case SessionStart:
 		return in.Source, true
 	case PreCompact, PostCompact:
-		return in.Trigger, true
+		return string(in.Trigger), true
 	case SubagentStart, SubagentStop:
 		return in.AgentType, true
 	}
@@ -166,6 +176,16 @@ type Decision string
 const (
 	DecisionContinue Decision = "continue"
 	DecisionBlock    Decision = "block"
+)
+
+// Permission is a tool hook's say on the permission check of a call
+// (pre_tool_use, permission_request).
+type Permission string
+
+// The says. The zero value is no say.
+const (
+	PermissionAllow Permission = "allow" // skip the prompt (deny rules still win)
+	PermissionAsk   Permission = "ask"   // prompt even if the rules allow
 )
 
 // Outcome is what a hook, or all the hooks of an event, decided.
@@ -190,10 +210,10 @@ type Outcome struct {
 	// ForceContinue keeps the run going when it was about to stop (stop,
 	// subagent_stop); Reason tells the model why.
 	ForceContinue bool
-	// Permission is a tool hook's say on the permission check: "allow"
-	// (skip the prompt), "ask" (prompt even if rules allow) or "" (no say).
-	// A deny is a block. Deny rules should still win over "allow".
-	Permission string
+	// Permission is a tool hook's say on the permission check:
+	// [PermissionAllow], [PermissionAsk] or "" (no say). A deny is a block.
+	// Deny rules should still win over an allow.
+	Permission Permission
 	// Stop ends the run at once (Claude Code's "continue": false);
 	// StopReason is for the user, not the model.
 	Stop       bool

@@ -62,7 +62,7 @@ func (out output) outcome(ev Event) (Outcome, error) {
 	case "block":
 		o = block(ev, o, out.Reason)
 	case "approve", "allow":
-		o.Permission = "allow"
+		o.Permission = PermissionAllow
 		o.Reason = out.Reason
 	default:
 		return Outcome{}, fmt.Errorf("hook output: decision %q (want block or approve)", out.Decision)
@@ -79,7 +79,7 @@ func (out output) outcome(ev Event) (Outcome, error) {
 		o = block(ev, o, s.PermissionDecisionReason)
 	case "allow", "ask":
 		if !o.Blocked() {
-			o.Permission = strings.ToLower(s.PermissionDecision)
+			o.Permission = Permission(strings.ToLower(s.PermissionDecision))
 			if s.PermissionDecisionReason != "" {
 				o.Reason = s.PermissionDecisionReason
 			}
@@ -91,7 +91,7 @@ func (out output) outcome(ev Event) (Outcome, error) {
 		switch strings.ToLower(d.Behavior) {
 		case "allow":
 			if !o.Blocked() {
-				o.Permission = "allow"
+				o.Permission = PermissionAllow
 			}
 			if len(d.UpdatedInput) > 0 {
 				o.UpdatedInput = d.UpdatedInput

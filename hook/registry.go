@@ -55,11 +55,24 @@ type Record struct {
 	SessionID string        `json:"session_id,omitempty"`
 	RunID     string        `json:"run_id,omitempty"`
 	Duration  time.Duration `json:"duration_ns"`
-	// Outcome is continue, block, force_continue, stop, error, timeout or
-	// interrupted.
-	Outcome string `json:"outcome"`
-	Error   string `json:"error,omitempty"`
+	// Outcome says how the run ended.
+	Outcome RunOutcome `json:"outcome"`
+	Error   string     `json:"error,omitempty"`
 }
+
+// RunOutcome says how one hook run ended, in its [Record] (SPEC HOOK-3).
+type RunOutcome string
+
+// The hook run outcomes.
+const (
+	RunContinue      RunOutcome = "continue"       // the hook let things go on
+	RunBlock         RunOutcome = "block"          // the hook blocked what was about to happen
+	RunForceContinue RunOutcome = "force_continue" // the hook kept a stopping run going
+	RunStop          RunOutcome = "stop"           // the hook ended the run
+	RunError         RunOutcome = "error"          // the hook failed
+	RunTimeout       RunOutcome = "timeout"        // the hook ran out of time
+	RunInterrupted   RunOutcome = "interrupted"    // the caller's context ended while the hook ran
+)
 
 // Auditor keeps hook run records. Record must be safe for concurrent use.
 type Auditor interface {
@@ -246,7 +259,7 @@ func (r *Registry) runOne(ctx context.Context, e *entry, in Input) (Outcome, err
 	rec := Record{Time: start, Hook: e.Name, Event: in.Event, Tool: in.ToolName, SessionID: in.SessionID,
 		RunID: in.RunID, Duration: r.opts.Now().Sub(start), Outcome: outcomeLabel(o)}
 	if ctx.Err() != nil {
-		rec.Outcome, rec.Error = "interrupted", ctx.Err().Error()
+		rec.Outcome, rec.Error = RunInterrupted, ctx.Err().Error()
 		r.audit(ctx, rec)
 		return Outcome{}, ctx.Err()
 	}
@@ -257,9 +270,9 @@ func (r *Registry) runOne(ctx context.Context, e *entry, in Input) (Outcome, err
 		r.audit(ctx, rec)
 		return o, nil
 	}
-	rec.Outcome, rec.Error = "error", err.Error()
+	rec.Outcome, rec.Error = RunError, err.Error()
 	if timedOut || errors.Is(err, ErrTimeout) {
-		rec.Outcome = "timeout"
+		rec.Outcome = RunTimeout
 	}
 	r.audit(ctx, rec)
 	log := r.opts.Logger.With("hook", e.Name, "event", string(in.Event), "tool", in.ToolName,
@@ -307,16 +320,16 @@ func (r *Registry) audit(ctx context.Context, rec Record) {
 	}
 }
 
-func outcomeLabel(o Outcome) string {
+func outcomeLabel(o Outcome) RunOutcome {
 	switch {
 	case o.Stop:
-		return "stop"
+		return RunStop
 	case o.Blocked():
-		return "block"
+		return RunBlock
 	case o.ForceContinue:
-		return "force_continue"
+		return RunForceContinue
 	}
-	return "continue"
+	return RunContinue
 }
 
 // merge folds the next hook's outcome into the merged one.
@@ -333,7 +346,7 @@ func merge(acc, o Outcome) Outcome {
 	acc.SystemMessage = joinLines(acc.SystemMessage, o.SystemMessage)
 	acc.ForceContinue = acc.ForceContinue || o.ForceContinue
 	acc.SuppressOutput = acc.SuppressOutput || o.SuppressOutput
-	if o.Permission == "ask" || (o.Permission == "allow" && acc.Permission == "") {
+	if o.Permission == PermissionAsk || (o.Permission == PermissionAllow && acc.Permission == "") {
 		acc.Permission = o.Permission
 	}
 	if o.Stop && !acc.Stop {

@@ -33,7 +33,7 @@ func (a *memAudit) outcomes() []string {
 	defer a.mu.Unlock()
 	var out []string
 	for _, r := range a.recs {
-		out = append(out, r.Hook+":"+r.Outcome)
+		out = append(out, r.Hook+":"+string(r.Outcome))
 	}
 	return out
 }

@@ -17,7 +17,10 @@ const (
 // Assistant messages that model produced pass through untouched, signatures
 // and all, so they replay byte for byte. Messages of any other provider or
 // model lose what only their producer can read: thinking blocks are dropped or
-// turned into text per mode, and tool-call signatures are cleared. An
+// turned into text per mode, and tool-call signatures are cleared. [Opaque]
+// blocks go only to the provider that produced them (any of its models: they
+// are content, not reasoning) and only when their message and the block both
+// name it; everywhere else they are dropped, which [OpaqueLeftOut] reports. An
 // assistant message left with no content is dropped.
 //
 // msgs is never modified; the result shares the untouched messages.
@@ -27,20 +30,29 @@ func PrepareHistory(msgs []Message, provider, model string, mode ThinkingDowngra
 	}
 	out := make([]Message, 0, len(msgs))
 	for _, m := range msgs {
-		if m.Role != RoleAssistant || (m.Provider == provider && m.Model == model) {
+		if !messageNeedsDowngrade(m, provider, model) {
 			out = append(out, m)
 			continue
 		}
+		same := m.Provider == provider && m.Model == model
 		d := m
 		d.Content = make([]Block, 0, len(m.Content))
 		for _, b := range m.Content {
 			switch b := b.(type) {
+			case *Opaque:
+				if replayable(m, b, provider) {
+					d.Content = append(d.Content, b)
+				}
 			case *Thinking:
+				if same {
+					d.Content = append(d.Content, b)
+					continue
+				}
 				if mode == DowngradeText && !b.Redacted && b.Text != "" {
 					d.Content = append(d.Content, &Text{Text: "<thinking>\n" + b.Text + "\n</thinking>"})
 				}
 			case *ToolUse:
-				if b.Signature != "" {
+				if b.Signature != "" && !same {
 					c := *b
 					c.Signature = ""
 					d.Content = append(d.Content, &c)
@@ -60,17 +72,33 @@ func PrepareHistory(msgs []Message, provider, model string, mode ThinkingDowngra
 
 func needsDowngrade(msgs []Message, provider, model string) bool {
 	for _, m := range msgs {
-		if m.Role != RoleAssistant || (m.Provider == provider && m.Model == model) {
-			continue
+		if messageNeedsDowngrade(m, provider, model) {
+			return true
 		}
-		for _, b := range m.Content {
-			switch b := b.(type) {
-			case *Thinking:
+	}
+	return false
+}
+
+// messageNeedsDowngrade reports whether m holds a block provider/model may
+// not receive as it is.
+func messageNeedsDowngrade(m Message, provider, model string) bool {
+	if m.Role != RoleAssistant {
+		return false
+	}
+	same := m.Provider == provider && m.Model == model
+	for _, b := range m.Content {
+		switch b := b.(type) {
+		case *Opaque:
+			if !replayable(m, b, provider) {
 				return true
-			case *ToolUse:
-				if b.Signature != "" {
-					return true
-				}
+			}
+		case *Thinking:
+			if !same {
+				return true
+			}
+		case *ToolUse:
+			if b.Signature != "" && !same {
+				return true
 			}
 		}
 	}

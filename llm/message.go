@@ -30,8 +30,8 @@ type Message struct {
 	Model    string
 }
 
-// Block is one piece of a message's content: *Text, *Image, *Thinking, *ToolUse
-// or *ToolResult. The set is closed.
+// Block is one piece of a message's content: *Text, *Image, *Thinking, *ToolUse,
+// *ToolResult or *Opaque. The set is closed.
 type Block interface {
 	blockType() string
 }
@@ -111,7 +111,9 @@ func (m Message) TextOf() string {
 
 // Empty reports a message with nothing a reader would see: no tool call, no
 // tool result, no image, no text but white space (thinking alone is empty:
-// SPEC LOOP-10 retries such a reply).
+// SPEC LOOP-10 retries such a reply). Opaque vendor content is not empty: a
+// reply that is only a server tool's call and result (Anthropic's pause_turn
+// mid-search) must be kept and sent back, not asked for again.
 func (m Message) Empty() bool {
 	for _, b := range m.Content {
 		switch b := b.(type) {
@@ -119,7 +121,7 @@ func (m Message) Empty() bool {
 			if strings.TrimSpace(b.Text) != "" {
 				return false
 			}
-		case *ToolUse, *ToolResult, *Image:
+		case *ToolUse, *ToolResult, *Image, *Opaque:
 			return false
 		}
 	}
@@ -163,6 +165,9 @@ type wireBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   []wireBlock     `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// Provider and Raw are an opaque block's.
+	Provider string          `json:"provider,omitempty"`
+	Raw      json.RawMessage `json:"raw,omitempty"`
 }
 
 type wireMessage struct {
@@ -219,6 +224,11 @@ func toWire(blocks []Block) ([]wireBlock, error) {
 				return nil, err
 			}
 			out = append(out, wireBlock{Type: "tool_result", ToolUseID: b.ToolUseID, Content: content, IsError: b.IsError})
+		case *Opaque:
+			if err := b.Check(); err != nil {
+				return nil, fmt.Errorf("llm: %w", err)
+			}
+			out = append(out, wireBlock{Type: "opaque", Provider: b.Provider, Raw: b.Raw})
 		case nil:
 			return nil, fmt.Errorf("llm: nil content block")
 		default:
@@ -246,8 +256,19 @@ func fromWire(ws []wireBlock) ([]Block, error) {
 				return nil, err
 			}
 			out = append(out, &ToolResult{ToolUseID: w.ToolUseID, Content: content, IsError: w.IsError})
+		case "opaque":
+			// Normalised again: a hand-edited session may have re-indented it.
+			raw, typ, err := NormalizeOpaque(w.Raw)
+			if err != nil {
+				return nil, fmt.Errorf("llm: %w", err)
+			}
+			o := &Opaque{Provider: w.Provider, Type: typ, Raw: raw}
+			if err := o.Check(); err != nil {
+				return nil, fmt.Errorf("llm: %w", err)
+			}
+			out = append(out, o)
 		default:
-			return nil, fmt.Errorf("llm: unknown block type %q (want text, image, thinking, tool_use or tool_result)", w.Type)
+			return nil, fmt.Errorf("llm: unknown block type %q (want text, image, thinking, tool_use, tool_result or opaque)", w.Type)
 		}
 	}
 	return out, nil

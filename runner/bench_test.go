@@ -43,7 +43,7 @@ func BenchmarkServiceRun(b *testing.B) {
 	b.ResetTimer()
 	runs := make([]string, 0, b.N)
 	for i := range b.N {
-		r, err := h.svc.Submit(context.Background(), runner.Submission{SessionID: ids[i%sessions], Caller: "alice", Text: fmt.Sprint("run ", i)})
+		r, err := h.svc.Submit(context.Background(), session.Submission{SessionID: ids[i%sessions], Caller: "alice", Text: fmt.Sprint("run ", i)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -76,16 +76,18 @@ func spawnProvider(tool, in string) llm.Provider {
 	return p
 }
 
-// benchRuns runs one prompt per iteration, each in a new session of e.
-func benchRuns(b *testing.B, e *runner.Engine) {
+// benchRuns runs one prompt per iteration, each in a new conversation
+// over e's setup.
+func benchRuns(b *testing.B, e *runner.Conversation) {
 	b.ReportAllocs()
 	for b.Loop() {
-		e.Unbind()
-		for ev, err := range e.Submit(context.Background(), "", "go", nil) {
+		c := e.Setup().NewConversation()
+		for ev, err := range c.Submit(context.Background(), "", "go", nil) {
 			if err != nil || ev.Type == agent.EventDone && ev.Done.Reason != agent.ReasonCompleted {
 				b.Fatalf("run ended %+v: %v", ev.Done, err)
 			}
 		}
+		c.Close()
 	}
 }
 

@@ -14,37 +14,44 @@ import (
 	"github.com/reinhq/rein/tool/builtin"
 )
 
-// ErrNoModel is returned by runs started before [Engine.UseModel].
+// ErrNoModel is returned by runs of a [Setup] without a model
+// ([Setup.WithModel]).
 var ErrNoModel = errors.New("runner: no model chosen")
 
-// Create makes s (its WorkDir and Model filled in when empty) the engine's
+// errBound refuses to bind a second session to a conversation.
+var errBound = errors.New("runner: the conversation has its session; start another conversation for another session")
+
+// Create makes s (its WorkDir and Model filled in when empty) the conversation's
 // new session, stores it and binds it.
-func (e *Engine) Create(ctx context.Context, s *session.Session) error {
+func (c *Conversation) Create(ctx context.Context, s *session.Session) error {
+	if c.Session() != nil {
+		return errBound
+	}
 	if s.WorkDir == "" {
-		s.WorkDir = e.ws.Root
+		s.WorkDir = c.s.ws.Root
 	}
-	if s.Model == "" && e.model != nil {
-		s.Model = e.model.Label
+	if s.Model == "" && c.s.model != nil {
+		s.Model = c.s.model.Label
 	}
-	if err := e.cfg.Store.Create(ctx, s); err != nil {
+	if err := c.s.cfg.Store.Create(ctx, s); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	if err := e.lock(s.ID); err != nil {
+	if err := c.lock(s.ID); err != nil {
 		return fmt.Errorf("session: %w", err)
 	}
-	return e.bind(s, nil)
+	return c.bind(s, nil)
 }
 
 // lock takes the session's write lock when the store has one.
-func (e *Engine) lock(id string) error {
-	if l, ok := e.cfg.Store.(session.Locker); ok {
+func (c *Conversation) lock(id string) error {
+	if l, ok := c.s.cfg.Store.(session.Locker); ok {
 		return l.Acquire(id)
 	}
 	return nil
 }
 
-func (e *Engine) unlock(id string) {
-	if l, ok := e.cfg.Store.(session.Locker); ok {
+func (c *Conversation) unlock(id string) {
+	if l, ok := c.s.cfg.Store.(session.Locker); ok {
 		l.Release(id)
 	}
 }
@@ -53,19 +60,21 @@ func (e *Engine) unlock(id string) {
 // wrapping session.ErrLocked when another process has it), loads and heals
 // it, and stores what healing fixed. The loaded state tells the front end
 // what healing fixed and which processes interrupted calls left running;
-// once it has dealt with those, it calls [Engine.Resumed].
-func (e *Engine) Resume(ctx context.Context, id string) (*session.State, error) {
-	if err := e.lock(id); err != nil {
+// once it has dealt with those, it calls [Conversation.Resumed].
+func (c *Conversation) Resume(ctx context.Context, id string) (*session.State, error) {
+	if c.Session() != nil {
+		return nil, errBound
+	}
+	if err := c.lock(id); err != nil {
 		return nil, err
 	}
-	st, err := session.Load(ctx, e.cfg.Store, id)
+	st, err := session.Load(ctx, c.s.cfg.Store, id)
 	if err != nil {
-		e.unlock(id)
+		c.unlock(id)
 		return nil, err
 	}
-	e.Unbind()
-	if err := e.bind(st.Session, st); err != nil {
-		e.unlock(id)
+	if err := c.bind(st.Session, st); err != nil {
+		c.unlock(id)
 		return nil, err
 	}
 	return st, nil
@@ -75,23 +84,23 @@ func (e *Engine) Resume(ctx context.Context, id string) (*session.State, error) 
 // stopped, or not, the processes interrupted calls left running: st's
 // Recheck says which still run), remembers them for the next run's
 // run_start, and fires session_start with source "resume" (HOOK-1).
-func (e *Engine) Resumed(ctx context.Context, st *session.State) error {
-	if err := e.Heal(ctx, st); err != nil {
+func (c *Conversation) Resumed(ctx context.Context, st *session.State) error {
+	if err := c.Heal(ctx, st); err != nil {
 		return err
 	}
-	e.SessionStarted(ctx, "resume")
+	c.SessionStarted(ctx, "resume")
 	return nil
 }
 
 // Heal stores the repairs of a loaded session and remembers them for the
 // next run's run_start, without firing session_start: the server loads a
 // session for every run of it.
-func (e *Engine) Heal(ctx context.Context, st *session.State) error {
+func (c *Conversation) Heal(ctx context.Context, st *session.State) error {
 	st.Recheck()
 	if !st.Heal.Empty() {
-		e.healed = st.Heal.String()
+		c.healed = st.Heal.String()
 	}
-	if err := e.rec.RecordHeal(ctx, st); err != nil {
+	if err := c.rec.RecordHeal(ctx, st); err != nil {
 		return fmt.Errorf("session %s: recording the repairs: %w", st.Session.ID, err)
 	}
 	return nil
@@ -99,89 +108,90 @@ func (e *Engine) Heal(ctx context.Context, st *session.State) error {
 
 // bind makes s the current session: its directory (output spills, audit
 // logs), recorder, tools and compactor. st, when set, is its loaded state.
-func (e *Engine) bind(s *session.Session, st *session.State) error {
-	e.mu.Lock()
-	e.sess = s
-	e.usage, e.cost = s.Usage, s.CostUSD
-	e.mu.Unlock()
-	e.sessDir = filepath.Join(e.cfg.SessionsDir, s.ID)
-	if err := os.MkdirAll(e.sessDir, 0o700); err != nil {
+func (c *Conversation) bind(s *session.Session, st *session.State) error {
+	c.mu.Lock()
+	c.sess = s
+	c.usage, c.cost = s.Usage, s.CostUSD
+	c.mu.Unlock()
+	c.sessDir = filepath.Join(c.s.cfg.SessionsDir, s.ID)
+	if err := os.MkdirAll(c.sessDir, 0o700); err != nil {
 		return fmt.Errorf("session directory: %w", err)
 	}
-	e.rec = NewRecorder(e.cfg.Store, s.ID)
-	if err := e.openAudit(s); err != nil {
+	c.rec = NewRecorder(c.s.cfg.Store, s.ID)
+	if err := c.openAudit(s); err != nil {
 		return err
 	}
-	e.history, e.focus = nil, agent.Focus{}
+	c.history, c.focus = nil, agent.Focus{}
 	if st != nil {
-		e.history, e.focus = st.Messages, FocusOf(st)
+		c.history, c.focus = st.Messages, FocusOf(st)
 	}
-	e.tracker, e.todos, e.compactor = builtin.NewFileTracker(), &builtin.Todos{}, nil
-	return e.buildTools()
+	c.tracker, c.todos, c.compactor = builtin.NewFileTracker(), &builtin.Todos{}, nil
+	return c.buildTools()
 }
 
 // openAudit opens the session's audit trail: the one Config.Audit gives,
 // else audit.jsonl and hooks.jsonl in its directory.
-func (e *Engine) openAudit(s *session.Session) error {
-	if e.cfg.Audit != nil {
-		pa, ha, err := e.cfg.Audit(s)
+func (c *Conversation) openAudit(s *session.Session) error {
+	if c.s.cfg.Audit != nil {
+		pa, ha, err := c.s.cfg.Audit(s)
 		if err != nil {
 			return fmt.Errorf("audit: %w", err)
 		}
-		e.audit = pa
-		e.hookLog.set(ha)
+		c.audit = pa
+		c.hookLog.set(ha)
 		return nil
 	}
-	fa, err := permission.OpenFileAuditor(filepath.Join(e.sessDir, "audit.jsonl"))
+	fa, err := permission.OpenFileAuditor(filepath.Join(c.sessDir, "audit.jsonl"))
 	if err != nil {
 		return fmt.Errorf("audit log: %w", err)
 	}
-	e.audit, e.closer = fa, fa.Close
-	if e.hooks != nil {
-		if err := e.hookLog.open(filepath.Join(e.sessDir, "hooks.jsonl")); err != nil {
+	c.audit, c.closer = fa, fa.Close
+	if c.hooks != nil {
+		if err := c.hookLog.open(filepath.Join(c.sessDir, "hooks.jsonl")); err != nil {
 			return fmt.Errorf("hook audit log: %w", err)
 		}
 	}
 	return nil
 }
 
-// Unbind closes the current session, if any; the next run starts a new
-// one.
-func (e *Engine) Unbind() {
-	s := e.Session()
+// Close releases the session: its lock, its audit trail and its
+// knowledge base. The conversation takes no more runs.
+func (c *Conversation) Close() error {
+	s := c.Session()
 	if s == nil {
-		return
+		return nil
 	}
-	if e.closer != nil {
-		e.closer()
-		e.closer = nil
+	if c.closer != nil {
+		c.closer()
+		c.closer = nil
 	}
-	e.audit = nil
-	e.hookLog.close()
-	if e.kb != nil {
-		if err := e.kb.Close(); err != nil {
-			e.logger.Warn("closing the knowledge base", "err", err)
+	c.audit = nil
+	c.hookLog.close()
+	if c.kb != nil {
+		if err := c.kb.Close(); err != nil {
+			c.s.logger.Warn("closing the knowledge base", "err", err)
 		}
-		e.kb = nil
+		c.kb = nil
 	}
-	e.unlock(s.ID)
-	e.mu.Lock()
-	e.sess, e.usage, e.cost = nil, llm.Usage{}, 0
-	e.mu.Unlock()
-	e.rec, e.history, e.tools = nil, nil, nil
+	c.unlock(s.ID)
+	c.mu.Lock()
+	c.sess, c.usage, c.cost = nil, llm.Usage{}, 0
+	c.mu.Unlock()
+	c.rec, c.history, c.tools = nil, nil, nil
+	return nil
 }
 
 // Pending reports whether the conversation waits for the model: its last
 // message holds tool results (SPEC LOOP-9).
-func (e *Engine) Pending() bool {
-	n := len(e.history)
-	return n > 0 && e.history[n-1].Role == llm.RoleUser && len(e.history[n-1].ToolResults()) > 0
+func (c *Conversation) Pending() bool {
+	n := len(c.history)
+	return n > 0 && c.history[n-1].Role == llm.RoleUser && len(c.history[n-1].ToolResults()) > 0
 }
 
 // healHistory keeps the in-memory history sendable: a run the consumer
 // stopped early may leave tool calls without results.
-func (e *Engine) healHistory() {
-	if llm.CheckPairing(e.history) != nil {
-		e.history, _ = session.Heal(e.history, nil)
+func (c *Conversation) healHistory() {
+	if llm.CheckPairing(c.history) != nil {
+		c.history, _ = session.Heal(c.history, nil)
 	}
 }

@@ -36,15 +36,6 @@ import (
 	"github.com/reinhq/rein/workspace"
 )
 
-// serverRuntime is the runner's service as the server's Runtime, as rein
-// serve wires it.
-type serverRuntime struct{ *runner.Service }
-
-func (r serverRuntime) Submit(ctx context.Context, s server.Submission) (*session.Run, error) {
-	return r.Service.Submit(ctx, runner.Submission{SessionID: s.SessionID, Caller: s.Caller, Text: s.Text,
-		Model: s.Model, MaxTurns: s.MaxTurns, PermissionMode: s.PermissionMode, Agent: s.Agent})
-}
-
 // toolCaller is a model that calls the tool its prompt names ("bash
 // {...}": a tool and its JSON input) and then says done.
 func toolCaller() llm.Provider {
@@ -54,7 +45,7 @@ func toolCaller() llm.Provider {
 		if len(last.ToolResults()) > 0 {
 			return llmtest.NewScripted(llmtest.Reply{Text: "done"}).Stream(ctx, req)
 		}
-		name, input, _ := strings.Cut(lastUserText(req), " ")
+		name, input, _ := strings.Cut(llmtest.LastUserText(req), " ")
 		id := fmt.Sprint("call", calls.Add(1))
 		return llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call(id, name, input)}}).Stream(ctx, req)
 	}}}
@@ -116,7 +107,7 @@ func newRulesEnv(t *testing.T) *rulesEnv {
 	}
 	e.bus = eventbus.NewMemory(eventbus.Options{})
 	svc := newRulesService(t, e.db, e.db, e.bus, e.getenv)
-	srv, err := server.New(server.Config{Runtime: serverRuntime{svc}, Sessions: e.db, Ledger: e.db, Bus: e.bus,
+	srv, err := server.New(server.Config{Runtime: svc, Sessions: e.db, Ledger: e.db, Bus: e.bus,
 		Auth: server.Auth{HS256Secret: e.secret}, Roots: []string{root}, RateLimit: -1, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
@@ -273,7 +264,7 @@ func cliDecision(t *testing.T, getenv func(string) string, dir, command string) 
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := runner.New(runner.Config{Loaded: l, Store: session.NewMemStore(), Getenv: getenv,
+	e, err := runner.NewSetup(runner.Config{Loaded: l, Store: session.NewMemStore(), Getenv: getenv,
 		Resolve: func(*registry.Registry, string) (*runner.Model, error) { return nil, fmt.Errorf("no model") }})
 	if err != nil {
 		t.Fatal(err)
@@ -459,7 +450,7 @@ func TestCallerRulesSharedByWorkers_API9(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer sub.Close()
-		r, err := svc.Submit(rctx, runner.Submission{SessionID: sessionID, Caller: caller, Text: bashCall("touch made.txt")})
+		r, err := svc.Submit(rctx, session.Submission{SessionID: sessionID, Caller: caller, Text: bashCall("touch made.txt")})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -33,36 +33,36 @@ import (
 // are skills, one tool per action, and the tools of the MCP servers, each
 // under its origin, in a fixed order (the tool list is part of the
 // prompt-cache prefix).
-func (e *Engine) addDeclaredTools(set *tool.Set, backend exec.Backend) error {
-	defs := e.cfg.Loaded.Definitions()
-	if skills := e.skills(); len(skills) > 0 && allows(e.main, skill.ToolName) {
-		if err := set.Add(tool.OriginSkill, skill.NewTool(skills, e.skillVars)); err != nil {
+func (c *Conversation) addDeclaredTools(set *tool.Set, backend exec.Backend) error {
+	defs := c.s.cfg.Loaded.Definitions()
+	if skills := c.s.skills(); len(skills) > 0 && allows(c.s.main, skill.ToolName) {
+		if err := set.Add(tool.OriginSkill, skill.NewTool(skills, c.skillVars)); err != nil {
 			return err
 		}
 	}
 	for _, a := range defs.Actions {
-		if !allows(e.main, a.Name) {
+		if !allows(c.s.main, a.Name) {
 			continue
 		}
 		t, err := action.New(action.Action{Name: a.Name, Description: a.Description, InputSchema: a.InputSchema,
-			Args: actionArgs(a), Script: a.Script, Dir: a.Dir, Timeout: a.Timeout, Env: e.actionEnv(a)}, backend)
+			Args: actionArgs(a), Script: a.Script, Dir: a.Dir, Timeout: a.Timeout, Env: c.s.actionEnv(a)}, backend)
 		if err != nil {
-			e.note("action %s (%s) left out: %v", a.Name, a.Path, err)
+			c.s.note("action %s (%s) left out: %v", a.Name, a.Path, err)
 			continue
 		}
 		if err := set.Add(tool.OriginAction, t); err != nil {
-			e.note("action %s (%s) left out: %v", a.Name, a.Path, err)
+			c.s.note("action %s (%s) left out: %v", a.Name, a.Path, err)
 		}
 	}
-	if m := e.mcpManager(); m != nil {
-		e.addMCPTools(set, m)
+	if m := c.s.mcpManager(); m != nil {
+		c.s.addMCPTools(set, m)
 	}
 	return nil
 }
 
 // skills are the skills that apply, for the tool and the index.
-func (e *Engine) skills() []skill.Skill {
-	defs := e.cfg.Loaded.Definitions().Skills
+func (s *Setup) skills() []skill.Skill {
+	defs := s.cfg.Loaded.Definitions().Skills
 	out := make([]skill.Skill, 0, len(defs))
 	for _, s := range defs {
 		out = append(out, skill.Skill{Name: s.Name, Description: s.Description, AllowedTools: s.AllowedTools,
@@ -73,24 +73,24 @@ func (e *Engine) skills() []skill.Skill {
 
 // skillIndex is the skills' part of the system prompt: names and
 // descriptions only (SKILL-1); "" when the model gets no skill tool.
-func (e *Engine) skillIndex() string {
-	if e.cfg.NoTools || !allows(e.main, skill.ToolName) {
+func (s *Setup) skillIndex() string {
+	if s.cfg.NoTools || !allows(s.main, skill.ToolName) {
 		return ""
 	}
-	return skill.Index(e.skills())
+	return skill.Index(s.skills())
 }
 
 // skillVars are the substitutions of a skill's body (SKILL-2): ${env:X}
 // only for the variables the user's settings list (skills.env) — a cloned
 // repository's skill cannot pull secrets into the prompt — ${config:X}
 // from the resolved settings, and ${runtime:X}.
-func (e *Engine) skillVars(s skill.Skill) skill.Vars {
-	allowed := e.cfg.Loaded.SkillEnv()
+func (c *Conversation) skillVars(s skill.Skill) skill.Vars {
+	allowed := c.s.cfg.Loaded.SkillEnv()
 	return skill.Vars{
 		Env: func(name string) (string, bool) {
 			for _, a := range allowed {
 				if a == name {
-					v := e.cfg.Getenv(name)
+					v := c.s.cfg.Getenv(name)
 					return v, v != ""
 				}
 			}
@@ -100,10 +100,10 @@ func (e *Engine) skillVars(s skill.Skill) skill.Vars {
 			if _, ok := workspace.Lookup(key); !ok {
 				return "", false
 			}
-			return e.ev.String(key), true
+			return c.s.ev.String(key), true
 		},
-		Runtime: map[string]string{"session_id": e.SessionID(), "workspace": e.ws.Root, "skill_dir": s.Dir,
-			"skill_name": s.Name, "os": runtime.GOOS, "date": e.cfg.Now().Format(time.DateOnly)},
+		Runtime: map[string]string{"session_id": c.SessionID(), "workspace": c.s.ws.Root, "skill_dir": s.Dir,
+			"skill_name": s.Name, "os": runtime.GOOS, "date": c.s.cfg.Now().Format(time.DateOnly)},
 	}
 }
 
@@ -122,10 +122,10 @@ func actionArgs(a workspace.Action) []string {
 // actionEnv is what an action's command gets besides the backend's base
 // environment: the variables its definition names, and the depth of a rein
 // it starts (DepthEnv), so a sub-agent reached through an action counts.
-func (e *Engine) actionEnv(a workspace.Action) []string {
-	env := []string{DepthEnv + "=" + strconv.Itoa(e.depth+1)}
+func (s *Setup) actionEnv(a workspace.Action) []string {
+	env := []string{DepthEnv + "=" + strconv.Itoa(s.depth+1)}
 	for _, name := range a.Env {
-		if v := e.cfg.Getenv(name); v != "" {
+		if v := s.cfg.Getenv(name); v != "" {
 			env = append(env, name+"="+v)
 		}
 	}
@@ -152,15 +152,15 @@ func MCPServer(def workspace.MCPServer, getenv func(string) string, depth int) m
 
 // mcpServers are the enabled MCP servers of the definitions; a stdio
 // server starts in the workspace's directory.
-func (e *Engine) mcpServers() []mcptool.Server {
+func (s *Setup) mcpServers() []mcptool.Server {
 	var out []mcptool.Server
-	for _, d := range e.cfg.Loaded.Definitions().MCP {
+	for _, d := range s.cfg.Loaded.Definitions().MCP {
 		if !d.Disabled {
-			s := MCPServer(d, e.cfg.Getenv, e.depth)
-			if s.Command != "" {
-				s.Dir = e.ws.Root
+			srv := MCPServer(d, s.cfg.Getenv, s.depth)
+			if srv.Command != "" {
+				srv.Dir = s.ws.Root
 			}
-			out = append(out, s)
+			out = append(out, srv)
 		}
 	}
 	return out
@@ -168,47 +168,68 @@ func (e *Engine) mcpServers() []mcptool.Server {
 
 // toolTimeout is the per-call timeout the settings give a tool
 // (tools.timeouts, SPEC TOOL-2).
-func (e *Engine) toolTimeout(name string, _ tool.Origin) time.Duration {
-	return e.cfg.Loaded.ToolTimeout(name)
+func (s *Setup) toolTimeout(name string, _ tool.Origin) time.Duration {
+	return s.cfg.Loaded.ToolTimeout(name)
 }
 
-// mcpManager connects to the MCP servers once per engine, or takes the
+// mcpConn is a setup's connection to its MCP servers: made once, on
+// the first conversation's tools, and shared by every conversation and
+// every Setup WithModel derives.
+type mcpConn struct {
+	once sync.Once
+	m    *mcptool.Manager
+	own  bool // started by the setup, not taken from a pool
+	// warnings are what run_start reports of the servers: those that did
+	// not start, those withheld for review.
+	warnings []string
+}
+
+// close stops the servers the setup started.
+func (c *mcpConn) close() error {
+	if c.own {
+		return c.m.Close()
+	}
+	return nil
+}
+
+// mcpManager connects to the MCP servers once per setup, or takes the
 // shared connections of Config.MCP; nil without servers or without tools.
-func (e *Engine) mcpManager() *mcptool.Manager {
-	if e.mcpDone {
-		return e.mcp
-	}
-	e.mcpDone = true
-	servers := e.mcpServers()
-	if len(servers) == 0 || e.cfg.NoTools || !e.mayUseMCP() {
-		return nil
-	}
-	reviews := e.mcpReviews()
-	if e.cfg.MCP != nil {
-		e.mcp = e.cfg.MCP.Get(servers, e.logger, reviews.Accepted)
-	} else {
-		e.mcp = mcptool.Start(context.Background(), servers, mcptool.Options{Logger: e.logger, ClientName: "rein",
-			Screen: ScreenText, Accepted: reviews.Accepted})
-		e.ownMCP = true
-	}
-	for _, st := range e.mcp.Status() {
-		if st.State == mcptool.StateFailed {
-			msg := fmt.Sprintf("MCP server %s did not start: %s; its tools are left out (rein mcp test %s shows more)", st.Server, st.Err, st.Server)
-			e.warnings = append(e.warnings, msg)
-			e.note("%s", msg)
+func (s *Setup) mcpManager() *mcptool.Manager {
+	c := s.mcp
+	c.once.Do(func() {
+		servers := s.mcpServers()
+		if len(servers) == 0 || s.cfg.NoTools || !s.mayUseMCP() {
+			return
 		}
-		e.warnWithheld(reviews, st)
-	}
-	return e.mcp
+		reviews := s.mcpReviews()
+		if s.cfg.MCP != nil {
+			c.m = s.cfg.MCP.Get(servers, s.logger, reviews.Accepted)
+		} else {
+			c.m = mcptool.Start(context.Background(), servers, mcptool.Options{Logger: s.logger, ClientName: "rein",
+				Screen: ScreenText, Accepted: reviews.Accepted})
+			c.own = true
+		}
+		for _, st := range c.m.Status() {
+			if st.State == mcptool.StateFailed {
+				msg := fmt.Sprintf("MCP server %s did not start: %s; its tools are left out (rein mcp test %s shows more)", st.Server, st.Err, st.Server)
+				c.warnings = append(c.warnings, msg)
+				s.note("%s", msg)
+			}
+			if msg := s.withheld(reviews, st); msg != "" {
+				c.warnings = append(c.warnings, msg)
+			}
+		}
+	})
+	return c.m
 }
 
 // mayUseMCP reports whether the main agent may call any MCP tool: an
 // agent whose tools name none starts no server.
-func (e *Engine) mayUseMCP() bool {
-	if e.main == nil || e.main.Tools == nil {
+func (s *Setup) mayUseMCP() bool {
+	if s.main == nil || s.main.Tools == nil {
 		return true
 	}
-	for _, p := range toolPatterns(e.main.Tools) {
+	for _, p := range toolPatterns(s.main.Tools) {
 		if strings.HasPrefix(p, "mcp") || strings.HasPrefix(p, "*") {
 			return true
 		}
@@ -216,17 +237,17 @@ func (e *Engine) mayUseMCP() bool {
 	return false
 }
 
-// MCPStatus reports the state of the engine's MCP servers (nil before the
+// MCPStatus reports the state of the setup's MCP servers (nil before the
 // first session is bound, or without servers).
-func (e *Engine) MCPStatus() []mcptool.Status {
-	if e.mcp == nil {
+func (s *Setup) MCPStatus() []mcptool.Status {
+	if s.mcp.m == nil {
 		return nil
 	}
-	return e.mcp.Status()
+	return s.mcp.m.Status()
 }
 
-// MCPPool shares MCP connections among the engines of a long-lived
-// process (the server builds an engine per run): one manager per distinct
+// MCPPool shares MCP connections among the setups of a long-lived
+// process (the server builds a setup per run): one manager per distinct
 // set of servers, started on first use, kept until Close.
 type MCPPool struct {
 	mu       sync.Mutex

@@ -31,7 +31,7 @@ var declared = map[string]string{
 
 // engineIn builds an engine in a workspace holding files, trusted or not,
 // with p as every model.
-func engineIn(t *testing.T, p llm.Provider, files map[string]string, trusted bool) *runner.Engine {
+func engineIn(t *testing.T, p llm.Provider, files map[string]string, trusted bool) *runner.Conversation {
 	return testEngine(t, p, engineSetup{workspace: files, trusted: trusted})
 }
 
@@ -120,7 +120,7 @@ func TestDeclaredTools_SKILL1_ACTION1(t *testing.T) {
 		}{
 			{"s1", "Read forms.md, then fill the form in pdf style.", tool.OriginSkill, false},
 			{"s2", "field list", tool.OriginSkill, false},
-			{"a1", "hello ada from " + filepath.Base(e.Workspace().Root), tool.OriginAction, false},
+			{"a1", "hello ada from " + filepath.Base(e.Setup().Workspace().Root), tool.OriginAction, false},
 			{"a2", "timed out after 100ms", tool.OriginAction, true},
 		}
 		for _, c := range checks {

@@ -89,7 +89,7 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 
 // audit records the run's tool calls and its end (SPEC API-7).
 func (st *stream) audit(ctx context.Context, ev agent.Event) error {
-	var kind string
+	var kind session.AuditKind
 	var data any
 	switch {
 	case ev.Type == agent.EventToolStart && ev.Tool != nil:
@@ -127,7 +127,7 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 	if err := s.drive(ctx, run, appr, log); err != nil {
 		log.Warn("run failed", "err", err)
 		if !run.Status.Final() { // it ended without a done event
-			s.cfg.Mirror.Notify(run.SessionID)
+			s.NotifyMirror(run.SessionID)
 			run.Status, run.Reason, run.Error, run.EndedAt = session.RunFailed, string(agent.ReasonError), err.Error(), s.cfg.Now()
 			if err := s.cfg.Ledger.UpdateRun(store, run); err != nil {
 				log.Error("the run's end could not be stored", "err", err)
@@ -141,7 +141,7 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 // the session's lease is interrupted, as the next holder would mark it
 // (a write the store fences off is left to that holder).
 func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEvent, cause error) {
-	s.cfg.Mirror.Notify(run.SessionID) // its entries are stored: the mirror may copy them
+	s.NotifyMirror(run.SessionID) // its entries are stored: the mirror may copy them
 	run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(d.Reason), d.Error, d.Turns, d.Usage, d.CostUSD
 	run.Status, run.EndedAt = statusOf(d.Reason), s.cfg.Now()
 	if errors.Is(cause, queue.ErrLeaseLost) {
@@ -164,7 +164,8 @@ func statusOf(r agent.Reason) session.RunStatus {
 	return session.RunFailed
 }
 
-// drive builds the run's engine, binds and heals its session, and streams
+// drive builds the run's setup, resumes and heals its session in a
+// conversation, and streams
 // the run's events to the ledger and the bus. A failure before the loop
 // starts is published as a done event too, so SSE clients see the end.
 func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteApprover, log *slog.Logger) error {
@@ -175,12 +176,15 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 	}
 	st := &stream{s: s, appr: appr, run: run, durable: last >> deltaBits, inputs: map[string]json.RawMessage{},
 		cause: func() error { return context.Cause(ctx) }}
-	e, err := s.engine(ctx, run)
+	setup, err := s.setup(ctx, run)
+	var c *Conversation
 	if err == nil {
-		defer e.Close()
+		defer setup.Close()
+		c = setup.NewConversation()
+		defer c.Close()
 		var stt *session.State
-		if stt, err = e.Resume(ctx, run.SessionID); err == nil {
-			err = e.Heal(ctx, stt)
+		if stt, err = c.Resume(ctx, run.SessionID); err == nil {
+			err = c.Heal(ctx, stt)
 		}
 	}
 	if err != nil {
@@ -191,7 +195,7 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		return err
 	}
 	done := false
-	for ev, rerr := range e.Submit(ctx, run.ID, run.Prompt, appr) {
+	for ev, rerr := range c.Submit(ctx, run.ID, run.Prompt, appr) {
 		if perr := st.publish(store, ev); perr != nil {
 			return perr
 		}
@@ -206,15 +210,16 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 	return err
 }
 
-// engine builds the runtime of the run's workspace: its configuration
+// setup builds what the run's workspace determines: its configuration
 // layers for the session's directory with the run's overrides, the chat
-// kind's absence of tools (WS-2), and the ledger as the audit trail.
-func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error) {
+// kind's absence of tools (WS-2), the ledger as the audit trail, and the
+// session's model.
+func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 	sess, err := s.cfg.Sessions.Get(ctx, run.SessionID)
 	if err != nil {
 		return nil, err
 	}
-	var sub Submission
+	var sub session.Submission
 	if len(run.Options) > 0 {
 		if err := json.Unmarshal(run.Options, &sub); err != nil {
 			return nil, fmt.Errorf("run %s: options: %w", run.ID, err)
@@ -248,7 +253,7 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 			return nil, err
 		}
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: sub.flags()}
+	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: flags(sub)}
 	if s.cfg.Tenancy != nil {
 		opts.Root = dir // the directory the caller opened, not an enclosing repository
 	}
@@ -261,23 +266,20 @@ func (s *Service) engine(ctx context.Context, run *session.Run) (*Engine, error)
 	if err != nil {
 		return nil, err
 	}
-	e, err := New(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
+	setup, err := NewSetup(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
 		RuleStore: rules, CallerRules: kept,
 		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Tenancy: s.cfg.Tenancy, Getenv: s.cfg.Getenv,
 		Logger: logger, Now: s.cfg.Now})
 	if err != nil {
 		return nil, err
 	}
-	if err := e.UseModel(e.modelFor(sess)); err != nil {
-		return nil, err
-	}
-	return e, nil
+	return setup.WithModel(setup.modelFor(sess))
 }
 
 // modelFor is the model string of a run in sess: ModelSpec, with the
 // session's own model when the configuration only has the default.
-func (e *Engine) modelFor(sess *session.Session) string {
-	v := e.ev.Get(workspace.Model)
+func (s *Setup) modelFor(sess *session.Session) string {
+	v := s.ev.Get(workspace.Model)
 	if v.Source == workspace.SourceDefault && sess.Model != "" {
 		return sess.Model
 	}
@@ -286,7 +288,7 @@ func (e *Engine) modelFor(sess *session.Session) string {
 
 // auditors write a run's permission decisions and hook runs to the ledger.
 func (s *Service) auditors(run *session.Run) func(*session.Session) (permission.Auditor, hook.Auditor, error) {
-	put := func(ctx context.Context, kind string, v any) error {
+	put := func(ctx context.Context, kind session.AuditKind, v any) error {
 		b, err := json.Marshal(v)
 		if err != nil {
 			return err

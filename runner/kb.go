@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/reinhq/rein/internal/sqlitedb"
 	"github.com/reinhq/rein/kb"
 	kbsqlite "github.com/reinhq/rein/kb/sqlite"
 	"github.com/reinhq/rein/llm"
@@ -44,7 +45,8 @@ func (k *KnowledgeBase) Close() error { return k.store.Close() }
 var ErrNoKnowledgeBase = errors.New("this workspace has no knowledge base yet: add documents with rein kb add PATH")
 
 // EmbedderResolver turns an embedding model string into an embedder; front
-// ends pick the adapters (DESIGN Layout), as they do with Resolver.
+// ends pick the adapters (docs/architecture.md, "Layers and arrows"), as
+// they do with Resolver.
 type EmbedderResolver func(reg *registry.Registry, spec string) (llm.Embedder, error)
 
 // OpenKnowledgeBase opens the knowledge base of the workspace l loaded —
@@ -61,7 +63,7 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 	if err := checkDataDir(root); err != nil {
 		return nil, err
 	}
-	if err := checkDBFiles(path); err != nil {
+	if err := sqlitedb.CheckFiles(path); err != nil {
 		return nil, fmt.Errorf("%s: %w", KBFile, err)
 	}
 	if !create {
@@ -106,19 +108,19 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 
 // kbTool is the kb_search tool when the workspace has a knowledge base
 // (nil otherwise): the base opens on the first search and closes with
-// the engine.
-func (e *Engine) kbTool() *kbTool {
-	if e.ws.Root == "" {
+// the conversation.
+func (s *Setup) kbTool() *kbTool {
+	if s.ws.Root == "" {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(e.ws.Root, filepath.FromSlash(KBFile))); err != nil {
+	if _, err := os.Stat(filepath.Join(s.ws.Root, filepath.FromSlash(KBFile))); err != nil {
 		return nil
 	}
 	t := &kbTool{}
 	t.Tool = kbtool.New(func(context.Context) (*kb.Base, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		k, err := OpenKnowledgeBase(e.cfg.Loaded, e.reg, e.cfg.ResolveEmbedder, false)
+		k, err := OpenKnowledgeBase(s.cfg.Loaded, s.reg, s.cfg.ResolveEmbedder, false)
 		if err != nil {
 			return nil, err
 		}
@@ -163,18 +165,6 @@ func checkDataDir(root string) error {
 		fi, err := os.Lstat(filepath.Join(root, filepath.FromSlash(rel)))
 		if err == nil && !fi.IsDir() {
 			return fmt.Errorf("%s is not a directory (a link or a file): rein keeps its databases only in a real directory; remove it", rel)
-		}
-	}
-	return nil
-}
-
-// checkDBFiles refuses a SQLite database whose file or -wal/-shm
-// companions exist as something else than regular files (a link a
-// repository planted): opening it would write through the link.
-func checkDBFiles(path string) error {
-	for _, p := range []string{path, path + "-wal", path + "-shm"} {
-		if fi, err := os.Lstat(p); err == nil && !fi.Mode().IsRegular() {
-			return errors.New(filepath.Base(p) + " is not a regular file (a link?); remove it")
 		}
 	}
 	return nil

@@ -28,16 +28,16 @@ func TestKnowledgeBaseTool_KB3(t *testing.T) {
 		llmtest.Reply{Text: "found it"},
 	)
 	e := testEngine(t, p, engineSetup{workspace: files})
-	root := e.Workspace().Root
+	root := e.Setup().Workspace().Root
 	getenv := func(k string) string { return map[string]string{"HOME": t.TempDir()}[k] }
 	l, err := workspace.Load(workspace.Options{WorkDir: root, Getenv: getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runner.OpenKnowledgeBase(l, e.Registry(), nil, false); !errors.Is(err, runner.ErrNoKnowledgeBase) {
+	if _, err := runner.OpenKnowledgeBase(l, e.Setup().Registry(), nil, false); !errors.Is(err, runner.ErrNoKnowledgeBase) {
 		t.Fatalf("open without a base: %v, want ErrNoKnowledgeBase", err)
 	}
-	k, err := runner.OpenKnowledgeBase(l, e.Registry(), nil, true)
+	k, err := runner.OpenKnowledgeBase(l, e.Setup().Registry(), nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,36 +21,36 @@ import (
 // fit the budget, else none up front and the search tool that loads them,
 // within the same budget, for the rest of the session. The resource tools
 // are rein's own and always added.
-func (e *Engine) addMCPTools(set *tool.Set, m *mcptool.Manager) {
+func (s *Setup) addMCPTools(set *tool.Set, m *mcptool.Manager) {
 	var offered []tool.Tool
 	for _, t := range m.Tools() {
-		if allows(e.main, t.Spec().Name) {
+		if allows(s.main, t.Spec().Name) {
 			offered = append(offered, t)
 		}
 	}
-	budget := e.mcpBudget()
+	budget := s.mcpBudget()
 	if budget.Fits(offered) {
-		e.addEach(set, offered, false)
+		s.addEach(set, offered, false)
 	} else {
-		deferred := e.addEach(set, offered, true)
+		deferred := s.addEach(set, offered, true)
 		search := mcptool.NewSearch(deferred, budget, set.Load)
 		if err := set.Add(tool.OriginMCP, search.Tool()); err != nil {
-			e.note("%s left out: %v; the MCP tools cannot be loaded", mcptool.SearchToolName, err)
+			s.note("%s left out: %v; the MCP tools cannot be loaded", mcptool.SearchToolName, err)
 		} else {
-			e.note("MCP: %d tools exceed the budget of %s per request; the model loads them with %s",
+			s.note("MCP: %d tools exceed the budget of %s per request; the model loads them with %s",
 				len(deferred), budget, mcptool.SearchToolName)
 		}
 	}
 	for _, t := range m.ResourceTools() {
-		if allows(e.main, t.Spec().Name) {
-			e.addEach(set, []tool.Tool{t}, false)
+		if allows(s.main, t.Spec().Name) {
+			s.addEach(set, []tool.Tool{t}, false)
 		}
 	}
 }
 
 // addEach adds tools one by one (deferred or not), so that one bad tool
 // leaves out only itself; it returns those added.
-func (e *Engine) addEach(set *tool.Set, tools []tool.Tool, deferred bool) []tool.Tool {
+func (s *Setup) addEach(set *tool.Set, tools []tool.Tool, deferred bool) []tool.Tool {
 	added := make([]tool.Tool, 0, len(tools))
 	for _, t := range tools {
 		name := t.Spec().Name
@@ -61,7 +61,7 @@ func (e *Engine) addEach(set *tool.Set, tools []tool.Tool, deferred bool) []tool
 			err = set.Add(tool.OriginMCP, t)
 		}
 		if err != nil {
-			e.note("MCP tool %s left out: %v", name, err)
+			s.note("MCP tool %s left out: %v", name, err)
 			continue
 		}
 		added = append(added, t)
@@ -80,13 +80,13 @@ func searchFor(def *workspace.Agent, name string) bool {
 }
 
 // mcpBudget is the budget of MCP tool definitions per request.
-func (e *Engine) mcpBudget() mcptool.Budget {
-	return mcptool.Budget{MaxTools: e.ev.Int(workspace.MCPMaxTools), MaxBytes: e.ev.Int(workspace.MCPMaxToolBytes)}
+func (s *Setup) mcpBudget() mcptool.Budget {
+	return mcptool.Budget{MaxTools: s.ev.Int(workspace.MCPMaxTools), MaxBytes: s.ev.Int(workspace.MCPMaxToolBytes)}
 }
 
 // mcpReviews is where the user's acceptances of flagged servers are kept.
-func (e *Engine) mcpReviews() *MCPReviews {
-	return &MCPReviews{Dir: e.cfg.Loaded.Paths.ConfigDir}
+func (s *Setup) mcpReviews() *MCPReviews {
+	return &MCPReviews{Dir: s.cfg.Loaded.Paths.ConfigDir}
 }
 
 // ScreenText is mcptool.Options.Screen: the memory scanner's document
@@ -100,18 +100,19 @@ func ScreenText(text string) string {
 	return ""
 }
 
-// warnWithheld warns about a withheld server, naming the tools and rules,
-// and records its screening for rein mcp list.
-func (e *Engine) warnWithheld(reviews *MCPReviews, st mcptool.Status) {
+// withheld warns about a withheld server, naming the tools and rules,
+// records its screening for rein mcp list, and returns the warning ("" for
+// a server not withheld).
+func (s *Setup) withheld(reviews *MCPReviews, st mcptool.Status) string {
 	if !st.Withheld {
-		return
+		return ""
 	}
 	msg := fmt.Sprintf("MCP server %s is withheld: its definitions look like a prompt injection (%s); "+
 		"none of its tools reach the model. Review them (rein mcp test %s), then accept them (rein mcp accept %s) or remove the server",
 		st.Server, st.Screening.Explain(3), st.Server, st.Server)
-	e.warnings = append(e.warnings, msg)
-	e.note("%s", msg)
-	if err := reviews.RecordFlagged(st.Server, st.Screening, e.cfg.Now()); err != nil {
-		e.logger.Warn("could not record a withheld MCP server", "server", st.Server, "err", err)
+	s.note("%s", msg)
+	if err := reviews.RecordFlagged(st.Server, st.Screening, s.cfg.Now()); err != nil {
+		s.logger.Warn("could not record a withheld MCP server", "server", st.Server, "err", err)
 	}
+	return msg
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
@@ -90,7 +91,7 @@ func mcpDefBytes(req *llm.Request) (n, count int) {
 
 // submitAll runs one message and returns the run_start warnings and the
 // tool_end events by call id.
-func submitAll(t *testing.T, e *runner.Engine, msg string) (warnings []string, ends map[string]*agent.ToolEvent) {
+func submitAll(t *testing.T, e *runner.Conversation, msg string) (warnings []string, ends map[string]*agent.ToolEvent) {
 	t.Helper()
 	ends = map[string]*agent.ToolEvent{}
 	for ev, err := range e.Submit(ctx, "", msg, nil) {
@@ -307,7 +308,7 @@ func TestMCPAcceptedServer_MCP2(t *testing.T) {
 	if _, count := mcpDefBytes(p.Requests()[0]); count != 0 {
 		t.Fatalf("a withheld server's %d tools were sent", count)
 	}
-	st := e.MCPStatus()
+	st := e.Setup().MCPStatus()
 	if len(st) != 1 || !st[0].Withheld {
 		t.Fatalf("status = %+v", st)
 	}

@@ -92,7 +92,7 @@ func TestMemoryOff(t *testing.T) {
 
 // run submits prompt and returns run_start's warnings; an error fails the
 // test.
-func run(t *testing.T, e *runner.Engine, prompt string) []string {
+func run(t *testing.T, e *runner.Conversation, prompt string) []string {
 	t.Helper()
 	var warnings []string
 	for ev, err := range e.Submit(ctx, "", prompt, nil) {

@@ -86,16 +86,16 @@ func (t *Telemetry) Event(run *session.Run, ev agent.Event) {
 				start = ev.Time.Add(-time.Duration(tl.DurationMS) * time.Millisecond)
 			}
 			delete(r.tools, tl.ID)
-			r.tracer.ToolCall(tl.ID, tl.Name, start, ev.Time, tl.Outcome)
-			t.metrics.ToolExecuted(tl.Name, tl.Outcome, ev.Time.Sub(start))
+			r.tracer.ToolCall(tl.ID, tl.Name, start, ev.Time, string(tl.Outcome))
+			t.metrics.ToolExecuted(tl.Name, string(tl.Outcome), ev.Time.Sub(start))
 		}
 	case agent.EventPermissionDecision:
 		if p := ev.Permission; p != nil {
-			t.metrics.PermissionDecision(p.Decision, p.By)
+			t.metrics.PermissionDecision(string(p.Decision), string(p.By))
 		}
 	case agent.EventCompaction:
 		if c := ev.Compaction; c != nil {
-			t.metrics.Compaction(c.Trigger)
+			t.metrics.Compaction(string(c.Trigger))
 		}
 	case agent.EventDone:
 		if d := ev.Done; d != nil {
@@ -127,7 +127,7 @@ func (t *Telemetry) Hook(run *session.Run, rec hook.Record) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if r := t.runs[run.ID]; r != nil {
-		r.tracer.Hook(rec.Hook, string(rec.Event), rec.Time, rec.Duration, rec.Outcome)
+		r.tracer.Hook(rec.Hook, string(rec.Event), rec.Time, rec.Duration, string(rec.Outcome))
 	}
 }
 

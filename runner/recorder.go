@@ -102,11 +102,11 @@ func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 			return nil
 		}
 		return r.append(ctx, session.Entry{Kind: session.KindToolEnd, Time: e.Time, RunID: e.RunID, ToolEnd: &session.ToolEnd{
-			CallID: e.Tool.ID, Tool: e.Tool.Name, Output: e.Tool.Output, IsError: e.Tool.IsError, Outcome: e.Tool.Outcome}})
+			CallID: e.Tool.ID, Tool: e.Tool.Name, Output: e.Tool.Output, IsError: e.Tool.IsError, Outcome: string(e.Tool.Outcome)}})
 	case agent.EventCompaction:
 		if c := e.Compaction; c != nil && c.History != nil {
 			return r.append(ctx, session.Entry{Kind: session.KindCompaction, Time: e.Time, RunID: e.RunID, Compaction: &session.Compaction{
-				History: c.History, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, Layers: c.Layers, Trigger: c.Trigger}})
+				History: c.History, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, Layers: c.Layers, Trigger: string(c.Trigger)}})
 		}
 	case agent.EventDone:
 		if e.Done != nil {

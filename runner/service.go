@@ -20,8 +20,10 @@ import (
 	"github.com/reinhq/rein/workspace"
 )
 
-// ErrClosed is returned by [Service.Submit] once the service shuts down.
-var ErrClosed = errors.New("runner: shutting down; no new runs are accepted")
+// ErrClosed is returned by [Service.Submit] once the service shuts down;
+// it wraps [session.ErrShuttingDown], which the fronts answer with
+// "retry later".
+var ErrClosed = fmt.Errorf("runner: %w", session.ErrShuttingDown)
 
 // ServiceConfig configures a [Service]. Zero fields take the defaults.
 type ServiceConfig struct {
@@ -49,8 +51,9 @@ type ServiceConfig struct {
 	// UserAgent names rein to web servers (web_fetch).
 	UserAgent string
 	// Mirror, when set, copies the sessions of project workspaces into
-	// their history mirrors after each run (SPEC API-6); Shutdown closes it.
-	Mirror *Mirror
+	// their history mirrors after each run (SPEC API-6, package mirror);
+	// Shutdown closes it.
+	Mirror Mirror
 	// Queue, when set, splits the service across processes (SPEC API-5):
 	// Submit stores the run and enqueues its session there instead of
 	// running it here, and [Service.Work] runs the sessions it takes from
@@ -72,28 +75,20 @@ type ServiceConfig struct {
 	Tenancy *Tenancy
 }
 
-// Submission is a message a caller posts to a session: the run it sets
-// off, with per-run overrides.
-type Submission struct {
-	SessionID, Caller string
-	// Text is the user message; empty continues a pending conversation.
-	Text string
-	// Model, MaxTurns and PermissionMode override the configuration for
-	// this run when set.
-	Model          string `json:"model,omitempty"`
-	MaxTurns       int    `json:"max_turns,omitempty"`
-	PermissionMode string `json:"permission_mode,omitempty"`
-	// Agent names the agent definition the run uses (AGENT-1); an unknown
-	// one fails the run with a message listing the agents.
-	Agent string `json:"agent,omitempty"`
+// Mirror is what the service needs of the history mirror (package
+// mirror): to hear that a session changed, and to be closed once the runs
+// ended. Notify must not wait on a disk or a database.
+type Mirror interface {
+	Notify(sessionID string)
+	Close(ctx context.Context) error
 }
 
-// Service runs the messages posted to sessions (DESIGN "How a message
-// becomes a run"): Submit stores a queued run — durable before it returns,
+// Service runs the messages posted to sessions (docs/architecture.md, "How
+// a message becomes a run"): Submit stores a queued run — durable before it returns,
 // the server's 202 promise — and schedules it; runs of one session execute
 // one at a time in submission order, different sessions concurrently up to
 // MaxConcurrent (SPEC API-3). Each run loads and heals its session, drives
-// the agent through an [Engine], stores each durable event in the ledger
+// the agent through a [Conversation], stores each durable event in the ledger
 // and publishes every event (deltas too) on the bus with the session's
 // next event id, and ends with its state and audit records. Runs never
 // depend on the request that posted them: a dropped client cancels nothing.
@@ -167,7 +162,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 
 // Submit stores a queued run of the session and schedules it. The run is
 // durable when Submit returns.
-func (s *Service) Submit(ctx context.Context, sub Submission) (*session.Run, error) {
+func (s *Service) Submit(ctx context.Context, sub session.Submission) (*session.Run, error) {
 	sess, err := s.cfg.Sessions.Get(ctx, sub.SessionID)
 	if err != nil {
 		return nil, err
@@ -209,8 +204,8 @@ func (s *Service) Submit(ctx context.Context, sub Submission) (*session.Run, err
 
 // checkSubmission validates the overrides: a bad one is ErrInvalid with
 // what to send instead.
-func (s *Service) checkSubmission(sub Submission) error {
-	flags := sub.flags()
+func (s *Service) checkSubmission(sub session.Submission) error {
+	flags := flags(sub)
 	if _, err := workspace.FlagLayer(flags); err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
 	}
@@ -242,7 +237,7 @@ func (s *Service) checkPending(ctx context.Context, sessionID string) error {
 }
 
 // flags are the submission's overrides as configuration flags.
-func (sub Submission) flags() map[string]string {
+func flags(sub session.Submission) map[string]string {
 	m := map[string]string{}
 	if sub.Model != "" {
 		m[workspace.Model] = sub.Model
@@ -369,7 +364,7 @@ func (s *Service) interrupt(ctx context.Context, run *session.Run, why string) e
 		if err := session.SaveHeal(ctx, s.cfg.Sessions, run.SessionID, st); err != nil {
 			return fmt.Errorf("recover run %s: %w", run.ID, err)
 		}
-		s.cfg.Mirror.Notify(run.SessionID)
+		s.NotifyMirror(run.SessionID)
 	}
 	run.Status, run.EndedAt = session.RunInterrupted, s.cfg.Now()
 	run.Error = why
@@ -413,4 +408,24 @@ func (s *Service) Shutdown(ctx context.Context) error {
 	s.stop()
 	<-done
 	return ctx.Err()
+}
+
+// NotifyMirror tells the service's history mirror that a session changed
+// outside a run (created, renamed, forked, deleted through the API); a
+// service without a mirror ignores it.
+func (s *Service) NotifyMirror(sessionID string) {
+	if s.cfg.Mirror != nil {
+		s.cfg.Mirror.Notify(sessionID)
+	}
+}
+
+// closeMirror closes the service's history mirror once its runs ended,
+// copying what it can until ctx ends.
+func (s *Service) closeMirror(ctx context.Context) {
+	if s.cfg.Mirror == nil {
+		return
+	}
+	if err := s.cfg.Mirror.Close(ctx); err != nil {
+		s.cfg.Logger.Warn("history mirror", "err", err)
+	}
 }

@@ -101,22 +101,6 @@ func (h *harness) wait(t testing.TB, runID string) *session.Run {
 	}
 }
 
-// lastUserText is the first text of the newest user message of a request
-// (the loop appends its focus reminder after it).
-func lastUserText(req *llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role != llm.RoleUser {
-			continue
-		}
-		for _, b := range req.Messages[i].Content {
-			if t, ok := b.(*llm.Text); ok {
-				return t.Text
-			}
-		}
-	}
-	return ""
-}
-
 // API-3: 50 sessions × 20 runs each, submitted concurrently. Per session
 // the model sees the prompts in submission order and never two at once;
 // across sessions runs overlap; every run completes.
@@ -132,7 +116,7 @@ func TestSessionSerialSystemParallel_API3(t *testing.T) {
 		once    sync.Once
 	)
 	p := &llmtest.Scripted{NoRecord: true, Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		sid, text := req.CacheKey, lastUserText(req)
+		sid, text := req.CacheKey, llmtest.LastUserText(req)
 		mu.Lock()
 		seen[sid] = append(seen[sid], text)
 		active[sid]++
@@ -167,7 +151,7 @@ func TestSessionSerialSystemParallel_API3(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for j := range runs {
-				r, err := h.svc.Submit(context.Background(), runner.Submission{SessionID: sid, Caller: "alice", Text: fmt.Sprintf("s%d-r%d", i, j)})
+				r, err := h.svc.Submit(context.Background(), session.Submission{SessionID: sid, Caller: "alice", Text: fmt.Sprintf("s%d-r%d", i, j)})
 				if err != nil {
 					t.Error(err)
 					return
@@ -226,7 +210,7 @@ func TestEventsNumberedAndStored_API2(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	r, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "look"})
+	r, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "look"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -276,7 +260,7 @@ func TestEventsNumberedAndStored_API2(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := map[string]int{}
+	kinds := map[session.AuditKind]int{}
 	for _, a := range audit {
 		kinds[a.Kind]++
 	}
@@ -306,7 +290,7 @@ func TestPermissionAnswered_PERM3(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	r, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "write a"})
+	r, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "write a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -338,7 +322,7 @@ func TestPermissionAnswered_PERM3(t *testing.T) {
 	}
 	// Nobody answers the second run's question: the timeout denies it, and
 	// the decision says who decided.
-	r2, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "write b"})
+	r2, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "write b"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -366,7 +350,7 @@ func TestSubmissionChecked_API4(t *testing.T) {
 	h := newHarness(t, llmtest.NewScripted(), runner.ServiceConfig{})
 	s := h.newSession(t)
 	ctx := context.Background()
-	for _, sub := range []runner.Submission{
+	for _, sub := range []session.Submission{
 		{Text: "hi", Model: "replay:/etc/passwd"},
 		{Text: "hi", Model: " replay:x.cassette"},
 		{Text: "hi", PermissionMode: "bypass"},
@@ -379,7 +363,7 @@ func TestSubmissionChecked_API4(t *testing.T) {
 			t.Errorf("%+v: %v, want ErrInvalid", sub, err)
 		}
 	}
-	if _, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "mallory", Text: "hi"}); !errors.Is(err, session.ErrNotFound) {
+	if _, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "mallory", Text: "hi"}); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("another caller's session: %v, want ErrNotFound", err)
 	}
 	if runs, _ := h.ledger.ListRuns(ctx, session.RunFilter{SessionID: s.ID}); len(runs) != 0 {
@@ -392,17 +376,17 @@ func TestSubmissionChecked_API4(t *testing.T) {
 func TestCancel_API3(t *testing.T) {
 	started := make(chan string, 4)
 	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		started <- lastUserText(req)
+		started <- llmtest.LastUserText(req)
 		return llmtest.NewScripted(llmtest.Reply{Text: "…", Hang: true}).Stream(ctx, req)
 	}}}
 	h := newHarness(t, p, runner.ServiceConfig{})
 	s := h.newSession(t)
 	ctx := context.Background()
-	first, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "first"})
+	first, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "first"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "alice", Text: "second"})
+	second, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "second"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -458,7 +442,7 @@ func TestServerRunsHideUserMemory_MEM1(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := h.newSession(t)
-	r, err := h.svc.Submit(context.Background(), runner.Submission{SessionID: s.ID, Caller: "alice", Text: "hello"})
+	r, err := h.svc.Submit(context.Background(), session.Submission{SessionID: s.ID, Caller: "alice", Text: "hello"})
 	if err != nil {
 		t.Fatal(err)
 	}

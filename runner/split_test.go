@@ -126,7 +126,7 @@ func TestSplitRunsOnWorker_API5(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string][]string{} // by session: the prompts in the order the model got them
 	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		text := lastUserText(req)
+		text := llmtest.LastUserText(req)
 		mu.Lock()
 		seen[text[:1]] = append(seen[text[:1]], text)
 		mu.Unlock()
@@ -138,7 +138,7 @@ func TestSplitRunsOnWorker_API5(t *testing.T) {
 	var runs []string
 	for i := range 4 {
 		for sid, prefix := range map[string]string{a.ID: "a", b.ID: "b"} {
-			r, err := s.api.Submit(ctx, runner.Submission{SessionID: sid, Caller: "alice", Text: prefix + string(rune('0'+i))})
+			r, err := s.api.Submit(ctx, session.Submission{SessionID: sid, Caller: "alice", Text: prefix + string(rune('0'+i))})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,7 +168,7 @@ func TestSplitRunsOnWorker_API5(t *testing.T) {
 func TestSplitCancelAndAnswer_API5(t *testing.T) {
 	started := make(chan string, 4)
 	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		text := lastUserText(req)
+		text := llmtest.LastUserText(req)
 		switch text {
 		case "hang":
 			started <- text
@@ -182,7 +182,7 @@ func TestSplitCancelAndAnswer_API5(t *testing.T) {
 	s := newSplit(t, p, nil, nil)
 	ctx := context.Background()
 	sess := s.newSession(t)
-	hang, err := s.api.Submit(ctx, runner.Submission{SessionID: sess.ID, Caller: "alice", Text: "hang"})
+	hang, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "hang"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -199,7 +199,7 @@ func TestSplitCancelAndAnswer_API5(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	w, err := s.api.Submit(ctx, runner.Submission{SessionID: sess.ID, Caller: "alice", Text: "write"})
+	w, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "write"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestSplitTakesOverCutRun_API5(t *testing.T) {
 	if err := s.ledger.CreateRun(ctx, cut); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.api.Submit(ctx, runner.Submission{SessionID: sess.ID, Caller: "alice", Text: "second"})
+	r, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "second"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -281,7 +281,7 @@ func TestSplitQueueUnavailable_API5(t *testing.T) {
 	s := newSplit(t, llmtest.NewScripted(), unavailableQueue{mq}, nil)
 	ctx := context.Background()
 	sess := s.newSession(t)
-	if _, err := s.api.Submit(ctx, runner.Submission{SessionID: sess.ID, Caller: "alice", Text: "hi"}); !errors.Is(err, session.ErrUnavailable) {
+	if _, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "hi"}); !errors.Is(err, session.ErrUnavailable) {
 		t.Fatalf("Submit with the queue down: %v, want ErrUnavailable", err)
 	}
 	runs, err := s.ledger.ListRuns(ctx, session.RunFilter{SessionID: sess.ID})

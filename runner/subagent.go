@@ -18,6 +18,7 @@ import (
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/builtin"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -31,13 +32,13 @@ const DepthEnv = "REIN_AGENT_DEPTH"
 const DefaultMaxDepth = 3
 
 // subagentTools are left out of every sub-agent: it has no user to ask.
-var subagentTools = []string{"ask_user"}
+var subagentTools = []string{builtin.AskUserName}
 
 // tree is what the task tools of one run share: the definitions, the
 // approver every question of the tree goes to (one at a time), and the
 // models sub-agents resolved.
 type tree struct {
-	e        *Engine
+	c        *Conversation
 	agents   []workspace.Agent
 	maxDepth int
 	approver permission.Approver
@@ -196,12 +197,12 @@ func tighterMode(a, b string) string {
 
 // maxTurns is the model calls a run may make: the setting, or the main
 // agent's when no flag or variable sets it.
-func (e *Engine) maxTurns() int {
-	v := e.ev.Get(workspace.MaxTurns)
-	if e.main != nil && e.main.MaxTurns > 0 && v.Source != workspace.SourceFlag && v.Source != workspace.SourceEnv {
-		return e.main.MaxTurns
+func (s *Setup) maxTurns() int {
+	v := s.ev.Get(workspace.MaxTurns)
+	if s.main != nil && s.main.MaxTurns > 0 && v.Source != workspace.SourceFlag && v.Source != workspace.SourceEnv {
+		return s.main.MaxTurns
 	}
-	return e.ev.Int(workspace.MaxTurns)
+	return s.ev.Int(workspace.MaxTurns)
 }
 
 // allows reports whether agent definition def lets its agent use the tool
@@ -223,12 +224,12 @@ func allows(def *workspace.Agent, name string) bool {
 // the parent's hooks (session_start and stop fire as subagent_start and
 // subagent_stop), its own compactor and budget.
 func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agent, error) {
-	e := t.e
+	c, s := t.c, t.c.s
 	m, err := t.model(def.Model)
 	if err != nil {
 		return nil, err
 	}
-	policy, err := e.subPolicy(def.PermissionMode)
+	policy, err := s.subPolicy(def.PermissionMode)
 	if err != nil {
 		return nil, err
 	}
@@ -236,25 +237,25 @@ func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agen
 	if err != nil {
 		return nil, err
 	}
-	system := agent.BuildSystem(e.promptParts(def.Prompt))
-	maxTurns := e.ev.Int(workspace.MaxTurns)
+	system := agent.BuildSystem(s.promptParts(def.Prompt))
+	maxTurns := s.ev.Int(workspace.MaxTurns)
 	if def.MaxTurns > 0 {
 		maxTurns = def.MaxTurns
 	}
 	cfg := agent.Config{
 		Provider: m.Provider, ProviderName: m.ProviderName, Model: m.Name,
 		Caps:   agent.Caps{NoVision: !m.Caps.Vision, NoToolResultImages: !m.Caps.ToolResultImages},
-		System: system, Tools: tools, MaxTurns: maxTurns, MaxTokens: e.ev.Int(workspace.MaxTokens),
-		TokenBudget: int64(e.ev.Int(workspace.SubagentMaxTokens)), CostBudget: e.ev.Float(workspace.SubagentMaxCost),
-		ToolTimeout: e.toolTimeout,
+		System: system, Tools: tools, MaxTurns: maxTurns, MaxTokens: s.ev.Int(workspace.MaxTokens),
+		TokenBudget: int64(s.ev.Int(workspace.SubagentMaxTokens)), CostBudget: s.ev.Float(workspace.SubagentMaxCost),
+		ToolTimeout: s.toolTimeout,
 		Compactor: compact.New(compact.Config{ContextWindow: m.Caps.ContextWindow, MaxOutput: m.Caps.MaxOutput,
-			Provider: llm.Retrying(m.Provider, llm.RetryPolicy{}), Model: m.Name, Logger: e.logger}),
-		Price: m.Caps.Price.Cost, Logger: e.logger, Now: e.cfg.Now,
-		Permissions: &agent.Gate{Policy: policy, Approver: t.approver, Rules: e.policy, Auditor: e.audit,
-			Timeout: e.policy.AskTimeout(), Logger: e.logger, Now: e.cfg.Now, Agent: def.Name},
+			Provider: llm.Retrying(m.Provider, llm.RetryPolicy{}), Model: m.Name, Logger: s.logger}),
+		Price: m.Caps.Price.Cost, Logger: s.logger, Now: s.cfg.Now,
+		Permissions: &agent.Gate{Policy: policy, Approver: t.approver, Rules: s.policy, Auditor: c.audit,
+			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now, Agent: def.Name},
 	}
-	if e.hooks != nil {
-		cfg.Hooks = subagentHooks{h: e.hooks, agent: def.Name, id: callID}
+	if c.hooks != nil {
+		cfg.Hooks = subagentHooks{h: c.hooks, agent: def.Name, id: callID}
 	}
 	return agent.New(cfg), nil
 }
@@ -262,14 +263,14 @@ func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agen
 // model resolves the model a definition names; "" is the parent's.
 func (t *tree) model(spec string) (*Model, error) {
 	if spec == "" {
-		return t.e.model, nil
+		return t.c.s.model, nil
 	}
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if m, ok := t.models[spec]; ok {
 		return m, nil
 	}
-	m, err := t.e.cfg.Resolve(t.e.reg, spec)
+	m, err := t.c.s.cfg.Resolve(t.c.s.reg, spec)
 	if err != nil {
 		return nil, fmt.Errorf("model %q: %w", spec, err)
 	}
@@ -285,10 +286,10 @@ func (t *tree) model(spec string) (*Model, error) {
 // rein's, `*` wildcards match), without those it disallows and without
 // ask_user, and a task tool of its own while deeper agents may nest.
 func (t *tree) tools(def workspace.Agent, depth int) (*tool.Set, error) {
-	set := t.e.tools.Filter(func(name string, _ *tool.Entry) bool {
+	set := t.c.tools.Filter(func(name string, _ *tool.Entry) bool {
 		return !slices.Contains(subagentTools, name) && (allows(&def, name) || searchFor(&def, name))
 	})
-	if depth < t.maxDepth && allows(&def, "task") && allows(t.e.main, "task") {
+	if depth < t.maxDepth && allows(&def, "task") && allows(t.c.s.main, "task") {
 		if err := set.Add(tool.OriginAgent, newTaskTool(t, depth)); err != nil {
 			return nil, err
 		}
@@ -322,24 +323,24 @@ func matchAny(patterns []string, name string) bool {
 
 // subPolicy returns the permission policy of a sub-agent whose definition
 // asks for mode: the parent's, or one under the tighter of the two modes.
-func (e *Engine) subPolicy(mode string) (*permission.Engine, error) {
-	parent := string(e.policy.Mode())
+func (s *Setup) subPolicy(mode string) (*permission.Engine, error) {
+	parent := string(s.policy.Mode())
 	if mode = tighterMode(parent, mode); mode == parent {
-		return e.policy, nil
+		return s.policy, nil
 	}
-	e.subMu.Lock()
-	defer e.subMu.Unlock()
-	if p, ok := e.subPolicies[mode]; ok {
+	s.subs.mu.Lock()
+	defer s.subs.mu.Unlock()
+	if p, ok := s.subs.m[mode]; ok {
 		return p, nil
 	}
-	p, err := e.newPolicy(permission.Mode(mode))
+	p, err := s.newPolicy(permission.Mode(mode))
 	if err != nil {
 		return nil, err
 	}
-	if e.subPolicies == nil {
-		e.subPolicies = map[string]*permission.Engine{}
+	if s.subs.m == nil {
+		s.subs.m = map[string]*permission.Engine{}
 	}
-	e.subPolicies[mode] = p
+	s.subs.m[mode] = p
 	return p, nil
 }
 
@@ -413,24 +414,36 @@ func baseDepth(getenv func(string) string) (int, error) {
 }
 
 // maxDepth is how deep sub-agents may nest (subagents.max_depth).
-func (e *Engine) maxDepth() int { return e.ev.Int(workspace.SubagentMaxDepth) }
+func (s *Setup) maxDepth() int { return s.ev.Int(workspace.SubagentMaxDepth) }
 
-// runTools returns the tools of one run: the session's, and the task tool
-// while sub-agents may still nest and agents are defined. Its tree shares
-// approver among every agent the run starts.
-func (e *Engine) runTools(approver permission.Approver) *tool.Set {
-	agents := e.cfg.Loaded.Definitions().Agents
-	if e.tools == nil || len(agents) == 0 || e.depth >= e.maxDepth() || slices.Contains(e.cfg.Hidden, "task") || !allows(e.main, "task") {
-		return e.tools
+// runTools returns the tools of one run: the session's, with ask_user
+// asking the run's approver when it can ask (a builtin.Asker), and the
+// task tool while sub-agents may still nest and agents are defined. Its
+// tree shares approver among every agent the run starts.
+func (c *Conversation) runTools(approver permission.Approver) *tool.Set {
+	set := c.tools
+	if asker, ok := approver.(builtin.Asker); ok && set != nil {
+		if _, has := set.Get(builtin.AskUserName); has {
+			swapped, err := set.Swap(builtin.NewAskUser(asker))
+			if err != nil {
+				c.s.logger.Warn("ask_user cannot ask this run's user", "err", err)
+			} else {
+				set = swapped
+			}
+		}
 	}
-	t := &tree{e: e, agents: agents, maxDepth: e.maxDepth()} // agents sorted by name, as Definitions keeps them
+	agents := c.s.cfg.Loaded.Definitions().Agents
+	if set == nil || len(agents) == 0 || c.s.depth >= c.s.maxDepth() || slices.Contains(c.s.cfg.Hidden, "task") || !allows(c.s.main, "task") {
+		return set
+	}
+	t := &tree{c: c, agents: agents, maxDepth: c.s.maxDepth()} // agents sorted by name, as Definitions keeps them
 	if approver != nil {
 		t.approver = &serialApprover{a: approver}
 	}
-	set := e.tools.Filter(func(string, *tool.Entry) bool { return true })
-	if err := set.Add(tool.OriginAgent, newTaskTool(t, e.depth)); err != nil {
-		e.logger.Warn("the task tool is left out", "err", err)
-		return e.tools
+	withTask := set.Filter(func(string, *tool.Entry) bool { return true })
+	if err := withTask.Add(tool.OriginAgent, newTaskTool(t, c.s.depth)); err != nil {
+		c.s.logger.Warn("the task tool is left out", "err", err)
+		return set
 	}
-	return set
+	return withTask
 }

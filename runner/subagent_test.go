@@ -67,7 +67,7 @@ func (r *routed) tools(who string, i int) []string {
 
 // newEngine builds an engine over a fresh HOME whose user-level agents are
 // given (name → file content), with the provider for every model.
-func newEngine(t testing.TB, p llm.Provider, agents map[string]string, env map[string]string, homeFiles ...map[string]string) *runner.Engine {
+func newEngine(t testing.TB, p llm.Provider, agents map[string]string, env map[string]string, homeFiles ...map[string]string) *runner.Conversation {
 	t.Helper()
 	home := map[string]string{}
 	for _, files := range homeFiles {
@@ -88,9 +88,9 @@ type engineSetup struct {
 	trusted         bool
 }
 
-// testEngine builds an engine in a fresh HOME and workspace, with p as
+// testEngine builds a conversation in a fresh HOME and workspace, with p as
 // every model, and closes it when the test ends.
-func testEngine(t testing.TB, p llm.Provider, s engineSetup) *runner.Engine {
+func testEngine(t testing.TB, p llm.Provider, s engineSetup) *runner.Conversation {
 	t.Helper()
 	home, dir := t.TempDir(), t.TempDir()
 	writeFiles(t, home, s.home)
@@ -112,7 +112,7 @@ func testEngine(t testing.TB, p llm.Provider, s engineSetup) *runner.Engine {
 		}
 		l = load()
 	}
-	e, err := runner.New(runner.Config{Loaded: l, Store: session.NewMemStore(), SessionsDir: t.TempDir(), Getenv: getenv,
+	setup, err := runner.NewSetup(runner.Config{Loaded: l, Store: session.NewMemStore(), SessionsDir: t.TempDir(), Getenv: getenv,
 		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
 			return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: spec,
 				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
@@ -120,10 +120,11 @@ func testEngine(t testing.TB, p llm.Provider, s engineSetup) *runner.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := e.UseModel(e.ModelSpec()); err != nil {
+	if setup, err = setup.WithModel(setup.ModelSpec(nil)); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { e.Close() })
+	e := setup.NewConversation()
+	t.Cleanup(func() { e.Close(); setup.Close() })
 	return e
 }
 
@@ -241,7 +242,7 @@ func TestSubagentTree_AGENT4(t *testing.T) {
 		}
 	}
 
-	st, err := session.Load(ctx, e.Store(), e.SessionID())
+	st, err := session.Load(ctx, e.Setup().Store(), e.SessionID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,7 +335,7 @@ func TestSubagentDepth_AGENT4(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = runner.New(runner.Config{Loaded: l, Store: session.NewMemStore(), Getenv: getenv,
+	_, err = runner.NewSetup(runner.Config{Loaded: l, Store: session.NewMemStore(), Getenv: getenv,
 		Resolve: func(*registry.Registry, string) (*runner.Model, error) { return nil, nil }})
 	if err == nil || !strings.Contains(err.Error(), "4 deep") {
 		t.Errorf("a rein 4 deep started (err %v)", err)
@@ -366,7 +367,7 @@ func TestSubagentCancel_AGENT4(t *testing.T) {
 	if last.Type != agent.EventDone || last.Done.Reason != agent.ReasonCancelled {
 		t.Fatalf("last event %s %+v, want done cancelled", last.Type, last.Done)
 	}
-	st, err := session.Load(ctx, e.Store(), e.SessionID())
+	st, err := session.Load(ctx, e.Setup().Store(), e.SessionID())
 	if err != nil {
 		t.Fatal(err)
 	}

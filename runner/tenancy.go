@@ -73,17 +73,17 @@ func (t *Tenancy) fence(root string) builtin.Fence {
 // sandbox when bubblewrap runs here; else, for remote callers, a backend
 // refusing every command unless the operator allowed them unconfined;
 // else the host, said loudly.
-func (e *Engine) tenantBackend(local exec.Local) (exec.Backend, error) {
-	t := e.cfg.Tenancy
-	cache := filepath.Join(e.sessDir, "cache")
-	if e.sessDir == "" {
+func (s *Setup) tenantBackend(local exec.Local, sessDir string) (exec.Backend, error) {
+	t := s.cfg.Tenancy
+	cache := filepath.Join(sessDir, "cache")
+	if sessDir == "" {
 		cache = ""
 	} else if err := os.MkdirAll(cache, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: the run's cache directory: %w", err)
 	}
-	sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local, Landlock: exec.SelfHelper(), ConfineReads: true,
-		Cache: cache, GoModCache: goModCache(e.cfg.Getenv), Hide: e.sandboxHide(),
-		HidePaths: append(homeCredentials(e.cfg.Loaded.Paths.Home), t.Hidden...)}
+	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: exec.SelfHelper(), ConfineReads: true,
+		Cache: cache, GoModCache: goModCache(s.cfg.Getenv), Hide: s.sandboxHide(),
+		HidePaths: append(homeCredentials(s.cfg.Loaded.Paths.Home), t.Hidden...)}
 	err := sb.Available()
 	switch {
 	case err == nil:
@@ -91,14 +91,14 @@ func (e *Engine) tenantBackend(local exec.Local) (exec.Backend, error) {
 	case t.RemoteCallers && !t.AllowUnconfined:
 		return &refusing{Local: local, why: err}, nil
 	case t.RemoteCallers:
-		e.note("sandbox: bubblewrap cannot run here (%v); the operator allowed commands unconfined (--allow-unconfined-commands): "+
+		s.note("sandbox: bubblewrap cannot run here (%v); the operator allowed commands unconfined (--allow-unconfined-commands): "+
 			"they can read whatever the server's user can", err)
 	default:
-		e.note("sandbox: bubblewrap cannot run here (%v); commands run on the host, unconfined, as the operator's own. "+
+		s.note("sandbox: bubblewrap cannot run here (%v); commands run on the host, unconfined, as the operator's own. "+
 			"Install bubblewrap (apt-get install bubblewrap)", err)
 	}
 	if exec.LandlockABI() > 0 {
-		return &exec.Confined{Workspace: e.ws.Root, Local: local}, nil
+		return &exec.Confined{Workspace: s.ws.Root, Local: local}, nil
 	}
 	return &local, nil
 }

@@ -87,7 +87,7 @@ func (w tenantWorld) run(t *testing.T, s *session.Session, calls map[string][2]s
 		uses = append(uses, llmtest.Call(id, c[0], c[1]))
 	}
 	w.p.Push(llmtest.Reply{ToolCalls: uses}, llmtest.Reply{Text: "done"})
-	r, err := w.h.svc.Submit(context.Background(), runner.Submission{SessionID: s.ID, Caller: "bob", Text: "go", PermissionMode: "bypass"})
+	r, err := w.h.svc.Submit(context.Background(), session.Submission{SessionID: s.ID, Caller: "bob", Text: "go", PermissionMode: "bypass"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -62,7 +62,7 @@ func TestTenantWorkspaceSwapAttacks_API9(t *testing.T) {
 				}
 				return call.Stream(ctx, req)
 			}}, llmtest.Reply{Text: "done"})
-			r, err := w.h.svc.Submit(ctx, runner.Submission{SessionID: s.ID, Caller: "bob", Text: "go", PermissionMode: "bypass"})
+			r, err := w.h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "bob", Text: "go", PermissionMode: "bypass"})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,12 +1,9 @@
 package runner
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
-	"sync"
 
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/permission"
@@ -22,46 +19,46 @@ import (
 // environment configures, see builtin.SearchFromEnv; a "not configured"
 // result without one), todo_write and ask_user. Tools a bare --disallowed-tools names are left
 // out. The order is fixed: the tool list is part of the prompt-cache prefix.
-func (e *Engine) buildTools() error {
-	backend, err := e.backend()
+func (c *Conversation) buildTools() error {
+	backend, err := c.s.backend(c.sessDir)
 	if err != nil {
 		return err
 	}
-	if e.cfg.NoTools {
-		e.tools = nil
+	if c.s.cfg.NoTools {
+		c.tools = nil
 		return nil
 	}
-	rec := e.rec
-	fence := e.cfg.Tenancy.fence(e.ws.Root)
+	rec, logger := c.rec, c.s.logger
+	fence := c.s.cfg.Tenancy.fence(c.s.ws.Root)
 	// A command may ask to run outside the sandbox, each time approved
 	// (SPEC TOOL-7); never a server caller's.
 	var outside exec.Backend
-	if e.cfg.Tenancy == nil && backend.Name() != "local" {
-		outside = &exec.Local{SpillDir: e.sessDir}
+	if c.s.cfg.Tenancy == nil && backend.Name() != "local" {
+		outside = &exec.Local{SpillDir: c.sessDir}
 	}
-	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, Unsandboxed: outside, OnStart: func(c tool.Call, pgid int) {
-		if err := rec.RecordProcess(c.ID, pgid); err != nil {
-			e.logger.Warn("could not journal a command's process group", "tool", c.Name, "err", err)
+	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, Unsandboxed: outside, OnStart: func(call tool.Call, pgid int) {
+		if err := rec.RecordProcess(call.ID, pgid); err != nil {
+			logger.Warn("could not journal a command's process group", "tool", call.Name, "err", err)
 		}
 	}})
-	search, _, err := builtin.SearchFromEnv(e.cfg.Getenv, nil)
+	search, _, err := builtin.SearchFromEnv(c.s.cfg.Getenv, nil)
 	if err != nil {
-		e.note("web_search is off: %v", err)
+		c.s.note("web_search is off: %v", err)
 	}
-	all := append(builtin.FileTools(backend, e.tracker, fence),
+	all := append(builtin.FileTools(backend, c.tracker, fence),
 		builtin.NewListDir(builtin.ListDirOptions{Fence: fence}), builtin.NewGlob(builtin.GlobOptions{Fence: fence}),
 		builtin.NewGrep(builtin.GrepOptions{Fence: fence}), bash,
-		builtin.NewTodoWrite(e.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: e.cfg.UserAgent}),
-		builtin.NewWebSearch(search), builtin.NewAskUser(&e.asker))
-	if e.memory != nil {
-		all = append(all, memorytool.New(e.memory))
+		builtin.NewTodoWrite(c.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: c.s.cfg.UserAgent}),
+		builtin.NewWebSearch(search), builtin.NewAskUser(nil))
+	if c.s.memory != nil {
+		all = append(all, memorytool.New(c.s.memory))
 	}
-	if e.kb = e.kbTool(); e.kb != nil {
-		all = append(all, e.kb)
+	if c.kb = c.s.kbTool(); c.kb != nil {
+		all = append(all, c.kb)
 	}
 	kept := all[:0]
 	for _, t := range all {
-		if name := t.Spec().Name; !slices.Contains(e.cfg.Hidden, name) && allows(e.main, name) {
+		if name := t.Spec().Name; !slices.Contains(c.s.cfg.Hidden, name) && allows(c.s.main, name) {
 			kept = append(kept, t)
 		}
 	}
@@ -69,10 +66,10 @@ func (e *Engine) buildTools() error {
 	if err != nil {
 		return err
 	}
-	if err := e.addDeclaredTools(set, backend); err != nil {
+	if err := c.addDeclaredTools(set, backend); err != nil {
 		return err
 	}
-	e.tools = set
+	c.tools = set
 	return nil
 }
 
@@ -82,14 +79,16 @@ func (e *Engine) buildTools() error {
 // runs, else Landlock alone where the kernel has it (weaker: see
 // exec.Confined), else the host, each fallback said loudly. Under
 // bubblewrap, Landlock is a second layer when the kernel has it, and
-// sensitive files are hidden. A server's runs (Config.Tenancy) ignore the
-// setting: see [Engine.tenantBackend].
-func (e *Engine) backend() (exec.Backend, error) {
-	local := exec.Local{SpillDir: e.sessDir}
-	if e.cfg.Tenancy != nil {
-		return e.tenantBackend(local)
+// sensitive files are hidden; the session's temporary directory is
+// sessDir/tmp. A server's runs (Config.Tenancy) ignore the setting: see
+// [Setup.tenantBackend]. Long output spills into sessDir, the session's
+// directory.
+func (s *Setup) backend(sessDir string) (exec.Backend, error) {
+	local := exec.Local{SpillDir: sessDir}
+	if s.cfg.Tenancy != nil {
+		return s.tenantBackend(local, sessDir)
 	}
-	pol, err := e.sandboxPolicy()
+	pol, err := s.sandboxPolicy()
 	if err != nil {
 		return nil, err
 	}
@@ -97,12 +96,12 @@ func (e *Engine) backend() (exec.Backend, error) {
 		return &local, nil
 	}
 	helper := exec.SelfHelper()
-	sb := &exec.Sandbox{Workspace: e.ws.Root, Local: local, Landlock: helper,
-		Hide: e.sandboxHide(), HidePaths: append(homeCredentials(e.cfg.Loaded.Paths.Home), e.cfg.Loaded.Paths.ProfilesFile())}
-	if e.sessDir != "" {
-		sb.TempDir = filepath.Join(e.sessDir, "tmp")
+	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: helper,
+		Hide: s.sandboxHide(), HidePaths: append(homeCredentials(s.cfg.Loaded.Paths.Home), s.cfg.Loaded.Paths.ProfilesFile())}
+	if sessDir != "" {
+		sb.TempDir = filepath.Join(sessDir, "tmp")
 	}
-	if err := pol.Configure(sb, e.cfg.Loaded.Paths.Home, e.cfg.Getenv); err != nil {
+	if err := pol.Configure(sb, s.cfg.Loaded.Paths.Home, s.cfg.Getenv); err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	err = sb.Available()
@@ -112,20 +111,20 @@ func (e *Engine) backend() (exec.Backend, error) {
 	case pol.Required:
 		return nil, fmt.Errorf("sandbox: %w", err)
 	case exec.LandlockABI() > 0:
-		e.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace and the toolchain caches, "+
+		s.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace and the toolchain caches, "+
 			"but .git, .rein and .claude inside it are not read-only, sensitive files are not hidden, and the network allow-list cannot apply (network off unless sandbox.network: on)", err)
-		return &exec.Confined{Workspace: e.ws.Root, Writable: append(sb.Writable, sb.Caches.Dirs...), AllowNetwork: sb.AllowNetwork, Local: local}, nil
+		return &exec.Confined{Workspace: s.ws.Root, Writable: append(sb.Writable, sb.Caches.Dirs...), AllowNetwork: sb.AllowNetwork, Local: local}, nil
 	}
-	e.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
+	s.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
 		"Install bubblewrap (apt-get install bubblewrap), or set sandbox: off to silence this", err)
 	return &local, nil
 }
 
 // sandboxPolicy is the sandbox the settings ask for (SPEC TOOL-7).
-func (e *Engine) sandboxPolicy() (exec.Policy, error) {
-	pol, err := exec.PolicyOf(e.ev.String(workspace.Sandbox), e.ev.String(workspace.SandboxNetwork),
-		workspace.SplitList(e.ev.String(workspace.SandboxAllowHosts)), e.ev.String(workspace.SandboxCaches),
-		workspace.SplitList(e.ev.String(workspace.SandboxWritable)))
+func (s *Setup) sandboxPolicy() (exec.Policy, error) {
+	pol, err := exec.PolicyOf(s.ev.String(workspace.Sandbox), s.ev.String(workspace.SandboxNetwork),
+		workspace.SplitList(s.ev.String(workspace.SandboxAllowHosts)), s.ev.String(workspace.SandboxCaches),
+		workspace.SplitList(s.ev.String(workspace.SandboxWritable)))
 	if err != nil {
 		return exec.Policy{}, fmt.Errorf("sandbox: %w", err)
 	}
@@ -135,19 +134,19 @@ func (e *Engine) sandboxPolicy() (exec.Policy, error) {
 // sandboxed reports whether commands will run under bubblewrap, which
 // hides the workspace's sensitive files (see backend): the policy then
 // lets a recursive read of the workspace run (SPEC PERM-2).
-func (e *Engine) sandboxed() bool {
-	if e.cfg.Tenancy != nil {
+func (s *Setup) sandboxed() bool {
+	if s.cfg.Tenancy != nil {
 		return (&exec.Sandbox{}).Available() == nil
 	}
-	return e.ev.String(workspace.Sandbox) != string(exec.ProfileOff) && (&exec.Sandbox{}).Available() == nil
+	return s.ev.String(workspace.Sandbox) != string(exec.ProfileOff) && (&exec.Sandbox{}).Available() == nil
 }
 
 // sandboxHide reports the files the sandbox hides: the sensitive files of
 // the permission policy — the defaults, the user's sensitive_files and the
 // workspace's additions; a workspace's exceptions only once it is trusted
 // (SPEC PERM-5).
-func (e *Engine) sandboxHide() func(path string) bool {
-	patterns := append(slices.Clone(tool.DefaultSensitiveFiles), e.cfg.Loaded.Permissions(permission.Settings{}).SensitiveFiles...)
+func (s *Setup) sandboxHide() func(path string) bool {
+	patterns := append(slices.Clone(tool.DefaultSensitiveFiles), s.cfg.Loaded.Permissions(permission.Settings{}).SensitiveFiles...)
 	set := tool.NewSensitiveSet(patterns)
 	return func(path string) bool {
 		_, ok := set.Match(path)
@@ -171,27 +170,4 @@ func homeCredentials(home string) []string {
 		out = append(out, filepath.Join(home, filepath.FromSlash(rel)))
 	}
 	return out
-}
-
-// askerBox is the ask_user tool's asker: whoever drives the current run.
-type askerBox struct {
-	mu sync.Mutex
-	a  builtin.Asker
-}
-
-func (b *askerBox) set(a builtin.Asker) {
-	b.mu.Lock()
-	b.a = a
-	b.mu.Unlock()
-}
-
-// Ask implements builtin.Asker.
-func (b *askerBox) Ask(ctx context.Context, q string, options []string) (string, error) {
-	b.mu.Lock()
-	a := b.a
-	b.mu.Unlock()
-	if a == nil {
-		return "", errors.New("no user can be asked in this session")
-	}
-	return a.Ask(ctx, q, options)
 }

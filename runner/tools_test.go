@@ -11,7 +11,7 @@ import (
 // user's additions and exceptions, and a workspace's additions — but a
 // workspace cannot make an exception.
 func TestSandboxHide_TOOL5_PERM5(t *testing.T) {
-	e := &Engine{cfg: Config{Loaded: &workspace.Loaded{
+	e := &Setup{cfg: Config{Loaded: &workspace.Loaded{
 		User:    workspace.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env.example", "secrets.yaml"}}},
 		Project: workspace.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!.env", "deploy/*.json"}}},
 		Local:   workspace.Settings{Permissions: permission.Settings{SensitiveFiles: []string{"!id_rsa"}}},

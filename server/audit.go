@@ -49,7 +49,7 @@ func (s *Server) listAudit(ctx context.Context, in *auditInput) (*auditOutput, e
 		limit = defaultAuditLimit
 	}
 	recs, err := s.cfg.Ledger.Audit(ctx, session.AuditFilter{Caller: c, SessionID: in.SessionID, RunID: in.RunID,
-		Kind: in.Kind, Since: in.Since, Until: in.Until, AfterID: in.AfterID, Limit: min(limit, maxAuditLimit)})
+		Kind: session.AuditKind(in.Kind), Since: in.Since, Until: in.Until, AfterID: in.AfterID, Limit: min(limit, maxAuditLimit)})
 	if err != nil {
 		return nil, s.fail(ctx, "reading the audit trail", err)
 	}

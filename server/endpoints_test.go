@@ -214,7 +214,7 @@ func TestRuns(t *testing.T) {
 	if acc.SessionID != f.session || acc.Status != "queued" || acc.RunID == "" {
 		t.Errorf("accepted: %+v", acc)
 	}
-	want := []server.Submission{{SessionID: f.session, Caller: "ada", Text: "fix it", Model: "anthropic/claude-sonnet-4-5", MaxTurns: 7, PermissionMode: "accept-edits"}}
+	want := []session.Submission{{SessionID: f.session, Caller: "ada", Text: "fix it", Model: "anthropic/claude-sonnet-4-5", MaxTurns: 7, PermissionMode: "accept-edits"}}
 	if d := cmp.Diff(want, e.rt.subs()); d != "" {
 		t.Errorf("submissions (-want +got):\n%s", d)
 	}

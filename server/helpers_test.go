@@ -72,7 +72,7 @@ type fakeRuntime struct {
 	ledger *session.MemLedger
 
 	mu          sync.Mutex
-	submissions []server.Submission
+	submissions []session.Submission
 	pending     map[string]bool // runID/callID
 	answers     []permission.Verdict
 	cancels     []string
@@ -80,7 +80,7 @@ type fakeRuntime struct {
 	panicMsg    string
 }
 
-func (f *fakeRuntime) Submit(ctx context.Context, s server.Submission) (*session.Run, error) {
+func (f *fakeRuntime) Submit(ctx context.Context, s session.Submission) (*session.Run, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.panicMsg != "" {
@@ -143,10 +143,10 @@ func (f *fakeRuntime) ask(runID, callID string) {
 }
 
 // subs returns the submissions so far.
-func (f *fakeRuntime) subs() []server.Submission {
+func (f *fakeRuntime) subs() []session.Submission {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]server.Submission(nil), f.submissions...)
+	return append([]session.Submission(nil), f.submissions...)
 }
 
 // verdicts returns the answers so far.

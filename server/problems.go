@@ -28,7 +28,7 @@ func invalid(location string, value any, detail string) error {
 // fail maps an error of a store or the runtime to a problem: ErrNotFound →
 // 404, ErrInvalid → 422, ErrConflict, ErrExists and ErrLocked → 409, with
 // the error's text as the detail; an unreachable store or bus (their
-// ErrUnavailable) and a shutting-down server → 503 with Retry-After;
+// ErrUnavailable) and a shutting-down runtime (session.ErrShuttingDown) → 503 with Retry-After;
 // anything else → 500 with a generic detail
 // naming the request, the error itself going to the log.
 func (s *Server) fail(ctx context.Context, op string, err error) error {
@@ -39,7 +39,7 @@ func (s *Server) fail(ctx context.Context, op string, err error) error {
 		return huma.Error422UnprocessableEntity(err.Error())
 	case errors.Is(err, session.ErrConflict), errors.Is(err, session.ErrExists), errors.Is(err, session.ErrLocked):
 		return huma.Error409Conflict(err.Error())
-	case errors.Is(err, ErrUnavailable):
+	case errors.Is(err, session.ErrShuttingDown):
 		return huma.ErrorWithHeaders(huma.Error503ServiceUnavailable(err.Error()+"; retry in a moment"),
 			http.Header{"Retry-After": {"5"}})
 	case errors.Is(err, session.ErrUnavailable), errors.Is(err, eventbus.ErrUnavailable):
@@ -58,10 +58,6 @@ func (s *Server) fail(ctx context.Context, op string, err error) error {
 	}
 	return huma.Error500InternalServerError(fmt.Sprintf("%s failed on the server (request %s); the server log has the cause — retry later or report it", op, info.id))
 }
-
-// ErrUnavailable is what a Runtime returns while it takes no new runs (the
-// server is shutting down): answered 503 with Retry-After.
-var ErrUnavailable = errors.New("the server is shutting down and takes no new runs")
 
 // The details huma gives the problems it finds before a handler runs, and
 // what a client should do about them.

@@ -76,7 +76,7 @@ func TestRuntimeErrors(t *testing.T) {
 		{fmt.Errorf("queue full: %w", session.ErrConflict), 409, "queue full"},
 		{fmt.Errorf("run r: %w", session.ErrExists), 409, "already exists"},
 		{fmt.Errorf("gone: %w", session.ErrNotFound), 404, "gone"},
-		{fmt.Errorf("%w (closing)", server.ErrUnavailable), 503, "retry in a moment"},
+		{fmt.Errorf("%w (closing)", session.ErrShuttingDown), 503, "retry in a moment"},
 		{fmt.Errorf("%w: postgres at 10.0.0.7:5432: connection refused", session.ErrUnavailable), 503, "a service the server depends on does not answer"},
 		{fmt.Errorf("publish: %w: Redis at 10.0.0.8:6379: EOF", eventbus.ErrUnavailable), 503, "retry in a moment"},
 		{errors.New("disk on fire"), 500, "queueing the run failed on the server (request "},

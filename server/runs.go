@@ -77,7 +77,7 @@ func (s *Server) sendMessage(ctx context.Context, in *messageInput) (*acceptedOu
 	if _, err := s.ownSession(ctx, c, in.ID); err != nil {
 		return nil, err
 	}
-	r, err := s.cfg.Runtime.Submit(ctx, Submission{SessionID: in.ID, Caller: c, Text: in.Body.Text,
+	r, err := s.cfg.Runtime.Submit(ctx, session.Submission{SessionID: in.ID, Caller: c, Text: in.Body.Text,
 		Model: in.Body.Model, PermissionMode: in.Body.PermissionMode, MaxTurns: in.Body.MaxTurns, Agent: in.Body.Agent})
 	if err != nil {
 		return nil, s.fail(ctx, "queueing the run", err)

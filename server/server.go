@@ -24,7 +24,7 @@ type Runtime interface {
 	// Submit persists a queued run of the session — durable before it
 	// returns: that is the promise of the 202 — and schedules it. The
 	// run's Caller is s.Caller.
-	Submit(ctx context.Context, s Submission) (*session.Run, error)
+	Submit(ctx context.Context, s session.Submission) (*session.Run, error)
 	// Cancel cancels a queued or running run and returns it; a run that
 	// already ended is an error wrapping session.ErrConflict.
 	Cancel(ctx context.Context, runID string) (*session.Run, error)
@@ -32,21 +32,6 @@ type Runtime interface {
 	// runID (SPEC PERM-3); none pending is an error wrapping
 	// session.ErrNotFound.
 	Answer(ctx context.Context, runID, callID string, v permission.Verdict) error
-}
-
-// Submission is a user message to run in a session, as POSTed to its
-// messages. The server has checked that the session is the caller's.
-type Submission struct {
-	SessionID string
-	Caller    string
-	// Text is the message; empty continues a pending conversation.
-	Text string
-	// Model, PermissionMode and MaxTurns override the run's defaults when
-	// set.
-	Model, PermissionMode string
-	MaxTurns              int
-	// Agent names the agent definition the run uses.
-	Agent string
 }
 
 // Config configures a [Server]. Runtime, Sessions, Ledger and Bus are

@@ -13,8 +13,9 @@
 //
 // A [Store] persists sessions. [NewMemStore] keeps them in memory (tests);
 // session/jsonl keeps them in crash-safe files (the CLI default); every store
-// passes the conformance suite in session/sessiontest. A [Recorder] turns a
-// run's events (package agent) into durable entries as they happen.
+// passes the conformance suite in session/sessiontest. The Recorder of
+// package runner turns a run's events into durable entries as they happen;
+// this package knows entries, never the run loop's types.
 //
 // # Fencing
 //

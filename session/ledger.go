@@ -163,12 +163,15 @@ type Event struct {
 	Data      json.RawMessage `json:"data"`
 }
 
-// The kinds of audit record (SPEC API-7, PERM-4).
+// AuditKind says what an [AuditRecord] records (SPEC API-7, PERM-4).
+type AuditKind string
+
+// The kinds of audit record.
 const (
-	AuditRun        = "run"        // a run ended: its record
-	AuditToolCall   = "tool_call"  // a tool call ended
-	AuditPermission = "permission" // a permission decision (permission.AuditRecord)
-	AuditHook       = "hook"       // a hook ran (hook.Record)
+	AuditRun        AuditKind = "run"        // a run ended: its record
+	AuditToolCall   AuditKind = "tool_call"  // a tool call ended
+	AuditPermission AuditKind = "permission" // a permission decision (permission.AuditRecord)
+	AuditHook       AuditKind = "hook"       // a hook ran (hook.Record)
 )
 
 // AuditRecord is one record of the audit trail.
@@ -179,7 +182,7 @@ type AuditRecord struct {
 	Caller    string    `json:"caller,omitempty"`
 	SessionID string    `json:"session_id,omitempty"`
 	RunID     string    `json:"run_id,omitempty"`
-	Kind      string    `json:"kind"`
+	Kind      AuditKind `json:"kind"`
 	// Data is the record itself, as JSON (redacted before it is stored).
 	Data json.RawMessage `json:"data"`
 }
@@ -189,7 +192,7 @@ type AuditFilter struct {
 	Caller    string
 	SessionID string
 	RunID     string
-	Kind      string
+	Kind      AuditKind
 	// Since and Until bound Time (Since inclusive, Until exclusive).
 	Since, Until time.Time
 	// AfterID keeps records with ID > AfterID (paging).

@@ -24,8 +24,8 @@ type State struct {
 	// result: the calls a crash cut off, oldest first.
 	Pending []PendingCall
 	// Heal says what healing fixed, including damaged records the store
-	// skipped. When it is not empty, resume through [Recorder.RecordHeal]
-	// so the repairs are stored once.
+	// skipped. When it is not empty, resume through the runner's
+	// Recorder.RecordHeal so the repairs are stored once.
 	Heal Report
 	// LastSeq is the seq of the newest entry read.
 	LastSeq int64

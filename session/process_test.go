@@ -3,7 +3,9 @@
 package session
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -18,10 +20,29 @@ import (
 // group's id; the group is killed when the test ends.
 func startGroup(t *testing.T, script string) int {
 	t.Helper()
+	return startGroupReady(t, script, false)
+}
+
+// startGroupReady is startGroup; with ready, it returns once the script
+// printed its first line (after its traps are set, say), not before.
+func startGroupReady(t *testing.T, script string, ready bool) int {
+	t.Helper()
 	cmd := exec.Command("sh", "-c", script)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out io.ReadCloser
+	if ready {
+		var err error
+		if out, err = cmd.StdoutPipe(); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
+	}
+	if ready {
+		if _, err := bufio.NewReader(out).ReadString('\n'); err != nil {
+			t.Fatalf("%q printed no line: %v", script, err)
+		}
 	}
 	pgid := cmd.Process.Pid
 	start := processStart(pgid)
@@ -41,9 +62,8 @@ func startGroup(t *testing.T, script string) int {
 // is left alone.
 func TestStopPending(t *testing.T) {
 	polite := startGroup(t, "sleep 30")
-	stubborn := startGroup(t, `trap "" TERM; sleep 30 & wait`)
+	stubborn := startGroupReady(t, `trap "" TERM; echo trapped; sleep 30 & wait`, true)
 	reused := startGroup(t, "sleep 30")
-	time.Sleep(100 * time.Millisecond) // let the shells set their traps
 	start := processStart(polite)
 	if start == 0 && isLinux {
 		t.Fatal("no start time for a live process")

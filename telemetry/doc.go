@@ -1,7 +1,7 @@
 // Package telemetry holds rein's observability: structured logs, Prometheus
 // metrics and OpenTelemetry traces (SPEC OBS-1, OBS-2, OBS-3). It imports only
-// the standard library, the Prometheus client and OpenTelemetry, so any
-// package may use it.
+// the standard library, the Prometheus client, OpenTelemetry and rein's llm
+// (a leaf, for its drop counts), so any package may use it.
 //
 // Logs: [NewLogger] builds a log/slog logger — JSON in server mode, text
 // otherwise — whose handler is wrapped by [NewRedactingHandler]: attribute
@@ -14,7 +14,9 @@
 //
 // Metrics: [Metrics] owns a Prometheus registry (with the Go and process
 // collectors) and has one explicit method per thing counted; the runner and
-// the server call them, [Metrics.Handler] serves the exposition. A nil
+// the server call them, [Metrics.Handler] serves the exposition. The
+// adapters' drop counts (llm.RecordDrop) are read from the llm package at
+// scrape time as rein_llm_dropped_stream_items_total. A nil
 // *Metrics records nothing, so metrics are optional everywhere.
 //
 // Traces: [SetupTracing] returns an OTLP/HTTP-exporting tracer provider when

@@ -10,7 +10,8 @@ import (
 	"strings"
 )
 
-// Stable attribute keys of rein's log records (DESIGN.md, conventions).
+// Stable attribute keys of rein's log records (docs/architecture.md,
+// "Conventions").
 // Every record about a run carries the session and run ids; the others
 // appear where they apply.
 const (

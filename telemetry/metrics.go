@@ -48,6 +48,8 @@ const (
 //	rein_sse_clients                              open SSE streams (gauge)
 //	rein_http_requests_total{method,route,status} HTTP requests served
 //	rein_http_request_seconds{method,route}       HTTP request duration (histogram)
+//	rein_llm_dropped_stream_items_total{provider,kind,type}
+//	                                              stream items model adapters dropped (llm.RecordDrop), read at scrape time
 type Metrics struct {
 	reg *prometheus.Registry
 
@@ -102,7 +104,7 @@ func NewMetrics() *Metrics {
 		httpDurations: f.histogramVec("rein_http_request_seconds", "Duration of an HTTP request.",
 			prometheus.DefBuckets, "method", "route"),
 	}
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}), dropsCollector{})
 	return m
 }
 

@@ -15,7 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -226,7 +226,7 @@ func statusError(code int, body []byte) error {
 // retryAfter reads a Retry-After header, delay seconds or an HTTP date,
 // as a wait from now; -1 when absent or unreadable.
 func retryAfter(h string, now time.Time) time.Duration {
-	if d, ok := llm.ParseRetryAfter(h, now); ok {
+	if d, ok := vendorhttp.ParseRetryAfter(h, now); ok {
 		return d
 	}
 	return -1

@@ -185,6 +185,29 @@ func (s *Set) Filter(keep func(name string, e *Entry) bool) *Set {
 	return out
 }
 
+// Swap returns a set like s in which t stands in the place of the tool of
+// its name: how a run binds a tool to what only the run knows (the user
+// its ask_user asks). The model sees the same list: t's spec must be the
+// one it replaces. s is not changed.
+func (s *Set) Swap(t Tool) (*Set, error) {
+	spec := t.Spec()
+	var e *Entry
+	if s != nil {
+		e = s.entries[spec.Name]
+	}
+	if e == nil {
+		return nil, fmt.Errorf("tool: no %q to swap", spec.Name)
+	}
+	if old := e.Tool.Spec(); old.Description != spec.Description || string(old.InputSchema) != string(spec.InputSchema) {
+		return nil, fmt.Errorf("tool: %q swapped for a tool of another spec", spec.Name)
+	}
+	out := s.Filter(func(string, *Entry) bool { return true })
+	n := *e
+	n.Tool = t
+	out.entries[spec.Name] = &n
+	return out, nil
+}
+
 // Closest returns up to n registered names nearest to name, for the error an
 // unknown tool gets.
 func (s *Set) Closest(name string, n int) []string {

@@ -15,7 +15,9 @@ type Tool interface {
 	Spec() llm.ToolSpec
 	// Run executes one call whose input has already been validated against
 	// Spec().InputSchema. It returns err == nil whenever the model got a
-	// Result, failures included (Result.IsError); a non-nil err ends the run.
+	// Result, failures included (Result.IsError). A non-nil err is a failure
+	// of the tool itself: the run loop reports it to the model as an error
+	// result and the run goes on (SPEC LOOP-7).
 	// Run must return promptly once ctx is done.
 	Run(ctx context.Context, call Call) (Result, error)
 }

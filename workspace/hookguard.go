@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/hook/httphook"
 )
 
 // This file re-checks the trust before each run of a workspace's hook
@@ -25,7 +26,7 @@ func (l *Loaded) HookRegistrations(projectDir string, getenv func(string) string
 	if err != nil {
 		return nil, err
 	}
-	regs := hook.Registrations(specs, projectDir, getenv)
+	regs := hook.Registrations(specs, projectDir, getenv, httphook.Client{})
 	for i := range regs {
 		if fromWS[i] {
 			regs[i].Hook = trustedHook{h: regs[i].Hook, l: l, name: hookName(specs[i])}

@@ -355,7 +355,7 @@ func (m *model) onCompaction(c *agent.CompactionEvent) {
 		extra = append(extra, strings.Join(c.Layers, ", "))
 	}
 	if c.Trigger != "" {
-		extra = append(extra, c.Trigger)
+		extra = append(extra, string(c.Trigger))
 	}
 	if len(extra) > 0 {
 		line += " (" + strings.Join(extra, "; ") + ")"

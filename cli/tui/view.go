@@ -236,8 +236,8 @@ func (m *model) toolEndView(run *toolRun, t *agent.ToolEvent) string {
 	if run.answer != "" {
 		facts = append(facts, run.answer)
 	}
-	if t.Outcome != "" && t.Outcome != "ok" && t.Outcome != "error" && t.Outcome != run.answer {
-		facts = append(facts, t.Outcome)
+	if t.Outcome != "" && t.Outcome != "ok" && t.Outcome != "error" && string(t.Outcome) != run.answer {
+		facts = append(facts, string(t.Outcome))
 	}
 	if t.DurationMS > 0 {
 		facts = append(facts, fmtDuration(t.DurationMS))

@@ -82,7 +82,7 @@ func event(sid string, id int64) eventbus.Event {
 func publish(t *testing.T, b eventbus.Bus, sid string, ids ...int64) {
 	t.Helper()
 	for _, id := range ids {
-		if err := b.Publish(context.Background(), event(sid, id)); err != nil {
+		if err := b.Publish(t.Context(), event(sid, id)); err != nil {
 			t.Fatalf("Publish(%s, %d): %v", sid, id, err)
 		}
 	}
@@ -99,7 +99,7 @@ func span(from, to int64) []int64 {
 
 func subscribe(t *testing.T, b eventbus.Bus, sid string, after int64) eventbus.Subscription {
 	t.Helper()
-	sub, err := b.Subscribe(context.Background(), sid, after)
+	sub, err := b.Subscribe(t.Context(), sid, after)
 	if err != nil {
 		t.Fatalf("Subscribe(%s, %d): %v", sid, after, err)
 	}
@@ -399,7 +399,7 @@ func testReplayLargerThanBuffer(t *testing.T, newBus func(Config) eventbus.Bus) 
 
 func testContextCancel(t *testing.T, newBus func(Config) eventbus.Bus) {
 	b := newBus(Config{Window: 64, Buffer: 16})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	sub, err := b.Subscribe(ctx, "s1", 0)
 	if err != nil {
@@ -424,7 +424,7 @@ func testContextCancel(t *testing.T, newBus func(Config) eventbus.Bus) {
 	}
 
 	// A subscription closed before its context is done stays closed with nil.
-	ctx2, cancel2 := context.WithCancel(context.Background())
+	ctx2, cancel2 := context.WithCancel(t.Context())
 	sub, err = b.Subscribe(ctx2, "s1", 2)
 	if err != nil {
 		t.Fatal(err)
@@ -438,7 +438,7 @@ func testContextCancel(t *testing.T, newBus func(Config) eventbus.Bus) {
 
 func testDoneContext(t *testing.T, newBus func(Config) eventbus.Bus) {
 	b := newBus(Config{Window: 64, Buffer: 16})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	if _, err := b.Subscribe(ctx, "s1", 0); !errors.Is(err, context.Canceled) {
 		t.Errorf("Subscribe with a done context: %v, want context.Canceled", err)
@@ -487,10 +487,10 @@ func testBusClose(t *testing.T, newBus func(Config) eventbus.Bus) {
 		}
 		sub.Close()
 	}
-	if err := b.Publish(context.Background(), event("s1", 2)); !errors.Is(err, eventbus.ErrClosed) {
+	if err := b.Publish(t.Context(), event("s1", 2)); !errors.Is(err, eventbus.ErrClosed) {
 		t.Errorf("Publish after Close: %v, want ErrClosed", err)
 	}
-	if _, err := b.Subscribe(context.Background(), "s1", 0); !errors.Is(err, eventbus.ErrClosed) {
+	if _, err := b.Subscribe(t.Context(), "s1", 0); !errors.Is(err, eventbus.ErrClosed) {
 		t.Errorf("Subscribe after Close: %v, want ErrClosed", err)
 	}
 	if err := b.Close(); err != nil {
@@ -503,7 +503,7 @@ func testOutOfOrder(t *testing.T, newBus func(Config) eventbus.Bus) {
 	sub := subscribe(t, b, "s1", 0)
 	publish(t, b, "s1", 5)
 	for _, id := range []int64{5, 4, 0, -1} {
-		if err := b.Publish(context.Background(), event("s1", id)); !errors.Is(err, eventbus.ErrOutOfOrder) {
+		if err := b.Publish(t.Context(), event("s1", id)); !errors.Is(err, eventbus.ErrOutOfOrder) {
 			t.Errorf("Publish(%d) after 5: %v, want ErrOutOfOrder", id, err)
 		}
 	}
@@ -512,7 +512,7 @@ func testOutOfOrder(t *testing.T, newBus func(Config) eventbus.Bus) {
 	expect(t, sub, "s1", 5, 6)
 	late := subscribe(t, b, "s1", 0)
 	expect(t, late, "s1", 5, 6)
-	if err := b.Publish(context.Background(), event("s2", 0)); !errors.Is(err, eventbus.ErrOutOfOrder) {
+	if err := b.Publish(t.Context(), event("s2", 0)); !errors.Is(err, eventbus.ErrOutOfOrder) {
 		t.Errorf("Publish(0) to a new session: %v, want ErrOutOfOrder", err)
 	}
 }
@@ -535,7 +535,7 @@ func testSessionsIsolated(t *testing.T, newBus func(Config) eventbus.Bus) {
 
 func testInvalidInput(t *testing.T, newBus func(Config) eventbus.Bus) {
 	b := newBus(Config{Window: 64, Buffer: 16})
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := b.Publish(ctx, event("", 1)); !errors.Is(err, eventbus.ErrInvalid) {
 		t.Errorf("Publish with no session id: %v, want ErrInvalid", err)
 	}

@@ -1,7 +1,6 @@
 package bustest
 
 import (
-	"context"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -30,7 +29,7 @@ func testConcurrentBoundary(t *testing.T, newBus func(Config) eventbus.Bus) {
 		progress.Store(1)
 		wg.Go(func() {
 			for id := int64(2); id <= n; id++ {
-				if err := b.Publish(context.Background(), event(sid, id)); err != nil {
+				if err := b.Publish(t.Context(), event(sid, id)); err != nil {
 					t.Errorf("Publish(%s, %d): %v", sid, id, err)
 					return
 				}
@@ -54,7 +53,7 @@ func follow(t *testing.T, b eventbus.Bus, sid string, j int, progress *atomic.In
 		runtime.Gosched()
 	}
 	after := max(0, progress.Load()-int64(j*5))
-	sub, err := b.Subscribe(context.Background(), sid, after)
+	sub, err := b.Subscribe(t.Context(), sid, after)
 	if err != nil {
 		t.Errorf("Subscribe(%s, %d): %v", sid, after, err)
 		return

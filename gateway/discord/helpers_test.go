@@ -9,6 +9,7 @@ import (
 
 	"github.com/reinhq/rein/gateway"
 	"github.com/reinhq/rein/gateway/discord/discordfake"
+	"github.com/reinhq/rein/gateway/gatewaytest"
 )
 
 // newChannel returns a channel against the fake, with short backoffs.
@@ -99,11 +100,5 @@ func receive(t *testing.T, c *Channel, h gateway.Handler) (stop func() error) {
 // eventually waits up to 20 s for cond.
 func eventually(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(20 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	gatewaytest.Eventually(t, 20*time.Second, what, cond)
 }

@@ -111,11 +111,11 @@ func RunChannel(t *testing.T, setup Setup) {
 		// The progress message shows the reply while it streams: read the
 		// count only once the reply is whole.
 		m := e.WaitText(t, Chat, "echo: what was the word")
-		for deadline := time.Now().Add(30 * time.Second); !strings.HasSuffix(m.Text, "before)"); m = e.WaitText(t, Chat, "echo: what was the word") {
-			if time.Now().After(deadline) {
-				t.Fatalf("the reply never ended: %q", m.Text)
-			}
-			time.Sleep(20 * time.Millisecond)
+		if !Poll(t, 30*time.Second, func() bool {
+			m = e.WaitText(t, Chat, "echo: what was the word")
+			return strings.HasSuffix(m.Text, "before)")
+		}) {
+			t.Fatalf("the reply never ended: %q", m.Text)
 		}
 		if !strings.Contains(m.Text, "(2 messages before)") {
 			t.Errorf("after the restart the chat is not in its session: %q", m.Text)
@@ -220,7 +220,7 @@ func StartWith(t testing.TB, p Platform, newCh func() gateway.Channel, opts Opti
 // boot starts a gateway with a new channel and service.
 func (e *Env) boot(t testing.TB) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	bus := eventbus.NewMemory(eventbus.Options{})
 	svc, err := runner.NewService(runner.ServiceConfig{Sessions: e.Sessions, Ledger: e.Ledger, Bus: bus, DataDir: e.dataDir,
 		Getenv: e.getenv, Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
@@ -264,7 +264,7 @@ func (e *Env) boot(t testing.TB) {
 		if srv != nil {
 			srv.Close()
 		}
-		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second)
+		sctx, scancel := context.WithTimeout(context.Background(), 30*time.Second) // a cleanup: the test context is done
 		defer scancel()
 		svc.Shutdown(sctx)
 		bus.Close()
@@ -342,21 +342,22 @@ func userText(m llm.Message) string {
 	return ""
 }
 
-// waitText waits for a bot message in chat containing s.
+// WaitText waits for a bot message in chat containing s.
 func (e *Env) WaitText(t testing.TB, chat, s string) Message {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for {
+	var found Message
+	if !Poll(t, 30*time.Second, func() bool {
 		for _, m := range e.P.Messages(chat) {
 			if strings.Contains(m.Text, s) {
-				return m
+				found = m
+				return true
 			}
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no message in chat %s contains %q after 30 s; the chat: %+v", chat, s, e.P.Messages(chat))
-		}
-		time.Sleep(20 * time.Millisecond)
+		return false
+	}) {
+		t.Fatalf("no message in chat %s contains %q after 30 s; the chat: %+v", chat, s, e.P.Messages(chat))
 	}
+	return found
 }
 
 // count counts the bot messages in chat containing s.

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/gateway/gatewaytest"
 	"github.com/reinhq/rein/gateway/telegram/telegramfake"
 )
 
@@ -94,11 +95,5 @@ func receive(t *testing.T, c *Channel, h gateway.Handler) func() error {
 // waitFor waits until cond holds, failing the test after 10s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	gatewaytest.Eventually(t, 10*time.Second, what, cond)
 }

@@ -1,5 +1,7 @@
-// Package arch holds the test that keeps the package layout of DESIGN.md
-// true: which packages may reach which, directly or through others.
+// Package arch holds the tests that keep the package layout of
+// docs/architecture.md ("Layers and arrows") true — which packages may
+// reach which, directly or through others — and the documents themselves
+// in step with the code (docs_test.go).
 package arch
 
 import (
@@ -70,10 +72,13 @@ var sdks = map[string]string{
 var adapters = []string{"llm/anthropic", "llm/openai", "llm/gemini", "llm/ollama"}
 
 // leaves are packages anything may reach: stdlib-only (or nearly) helpers
-// at the bottom of the layout.
-var leaves = []string{"llm", "tokens", "tokens/llmtokens", "internal/suggest", "internal/shellparse", "internal/jsonevents"}
+// at the bottom of the layout. llm/vendorhttp (the standard library and
+// llm) is one for the packages at the edge that speak HTTP; the core
+// packages cannot reach it, as it links net/http (TestCoreHasNoHTTP).
+var leaves = []string{"llm", "tokens", "tokens/llmtokens", "internal/suggest", "internal/shellparse", "internal/jsonevents",
+	"llm/vendorhttp"}
 
-// arrows lists, for the core packages of DESIGN.md's layout, the module
+// arrows lists, for the core packages of docs/architecture.md's layout, the module
 // packages each may reach (transitively) besides the leaves. A package
 // under a listed one (llm/anthropic under llm) is not covered by the
 // parent's entry; each is checked under its own.
@@ -86,6 +91,7 @@ var arrows = map[string][]string{
 	"tool/builtin":                 {"tool", "exec"},
 	"permission":                   {"tool"},
 	"hook":                         {"tool"},
+	"hook/httphook":                {"hook", "tool"},
 	"agent":                        {"tool", "permission", "hook"},
 	"compact":                      {"agent", "tool", "permission", "hook"},
 	"session":                      {},
@@ -95,6 +101,7 @@ var arrows = map[string][]string{
 	"llm/openai":                   {},
 	"llm/gemini":                   {},
 	"llm/ollama":                   {},
+	"llm/vendorhttp":               {},
 	"llm/registry":                 adapters,
 	"llm/replay":                   {},
 	"llm/llmtest":                  {"llm/llmtest/mockserver"},
@@ -118,7 +125,7 @@ var arrows = map[string][]string{
 	"api":                          {"session"},
 	"client":                       {"api", "session"},
 	"server":                       {"api", "session", "eventbus", "permission", "tool", "runner"},
-	"workspace":                    {"permission", "hook", "tool", "llm/registry", "internal/atomicfile", "internal/secretenv", "memory"},
+	"workspace":                    {"permission", "hook", "hook/httphook", "tool", "llm/registry", "internal/atomicfile", "internal/secretenv", "memory"},
 	"tool/mcptool":                 {"tool"},
 	"tool/skill":                   {"tool"},
 	"tool/action":                  {"tool", "exec", "tool/builtin"},
@@ -132,13 +139,12 @@ var arrows = map[string][]string{
 	"kb/postgres":                  {"kb", "internal/migration", "internal/migration/pgmigrate", "internal/pgdb"},
 	"tool/kbtool":                  {"tool", "kb"},
 	"runner": {"agent", "compact", "tool", "tool/builtin", "tool/mcptool", "tool/skill", "tool/action", "exec",
-		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
+		"permission", "hook", "hook/httphook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
 		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile", "session/sqlite",
 		"runner/queue", "internal/secretenv"},
-	"gateway": {"runner", "agent", "compact", "tool", "tool/builtin", "tool/mcptool", "tool/skill", "tool/action", "exec",
-		"permission", "hook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
-		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile",
-		"runner/queue", "persona", "internal/secretenv"},
+	"gateway": {"agent", "tool", "permission", "hook", "session", "eventbus", "memory", "persona",
+		"internal/migration", "internal/sqlitedb", "internal/atomicfile"},
+	"mirror":                  {"session", "internal/sqlitedb", "internal/migration"},
 	"runner/queue":            {},
 	"runner/queue/queuetest":  {"runner/queue"},
 	"runner/queue/redisqueue": {"runner/queue", "internal/redisconn"},
@@ -156,7 +162,7 @@ func frontEnd(p string) bool {
 	return p == "cli" || hasPrefix(p, []string{"cli/", "cmd/", "examples/"})
 }
 
-// TestLayout checks the arrows of DESIGN.md over transitive dependencies:
+// TestLayout checks the arrows of docs/architecture.md over transitive dependencies:
 // llm and tokens use only the standard library, exec the standard library
 // and golang.org/x/sys; a vendor SDK is imported only by its adapter and
 // reached only through it (by the registry and the front ends); only the
@@ -189,6 +195,8 @@ func TestLayout(t *testing.T) {
 			switch {
 			case (p == "llm" || p == "tokens") && !std:
 				report(p, d, "reaches %s: it may use only the standard library", d)
+			case p == "llm/vendorhttp" && !std && d != "llm":
+				report(p, d, "reaches %s: it may use only the standard library and llm", d)
 			case p == "exec" && !std && !strings.HasPrefix(d, "golang.org/x/sys/"):
 				report(p, d, "reaches %s: it may use only the standard library and golang.org/x/sys", d)
 			case !own(m, d) && sdkOf(d) != "" && !frontEnd(p) && p != "llm/registry" && !strings.HasPrefix(p, sdkOf(d)):
@@ -198,7 +206,7 @@ func TestLayout(t *testing.T) {
 			case own(m, d) && slices.Contains(adapters, d) && !frontEnd(p) && p != "llm/registry":
 				report(p, d, "reaches the adapter %s: only cli, cmd and the registry pick adapters", d)
 			case own(m, d) && arrows[p] != nil && !allowed(p, d):
-				report(p, d, "reaches %s, outside its arrows in DESIGN.md (%s → %s)", d, p, strings.Join(append(slices.Clone(arrows[p]), leaves...), ", "))
+				report(p, d, "reaches %s, outside its arrows in docs/architecture.md (%s → %s)", d, p, strings.Join(append(slices.Clone(arrows[p]), leaves...), ", "))
 			}
 		}
 	}

@@ -5,7 +5,6 @@
 package kbtest
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"math"
@@ -52,8 +51,6 @@ func Run(t *testing.T, open func(t *testing.T) kb.Backend) {
 	}
 }
 
-var ctx = context.Background()
-
 // indexed is a fixed time (whole seconds, UTC) that every backend stores
 // exactly.
 var indexed = time.Date(2026, 3, 14, 15, 9, 26, 0, time.UTC)
@@ -72,6 +69,7 @@ func doc(path string, texts ...string) (kb.Document, []kb.Chunk) {
 
 func put(t *testing.T, b kb.Backend, path string, texts ...string) {
 	t.Helper()
+	ctx := t.Context()
 	d, cs := doc(path, texts...)
 	if err := b.Put(ctx, d, cs, nil); err != nil {
 		t.Fatalf("Put(%s): %v", path, err)
@@ -80,6 +78,7 @@ func put(t *testing.T, b kb.Backend, path string, texts ...string) {
 
 func putVec(t *testing.T, b kb.Backend, path string, vecs [][]float32, texts ...string) {
 	t.Helper()
+	ctx := t.Context()
 	d, cs := doc(path, texts...)
 	d.Embedding = "test-model"
 	if err := b.Put(ctx, d, cs, vecs); err != nil {
@@ -89,6 +88,7 @@ func putVec(t *testing.T, b kb.Backend, path string, vecs [][]float32, texts ...
 
 func documents(t *testing.T, b kb.Backend) []kb.Document {
 	t.Helper()
+	ctx := t.Context()
 	docs, err := b.Documents(ctx)
 	if err != nil {
 		t.Fatalf("Documents: %v", err)
@@ -101,6 +101,7 @@ func documents(t *testing.T, b kb.Backend) []kb.Document {
 
 func keyword(t *testing.T, b kb.Backend, query string, k int) []kb.Hit {
 	t.Helper()
+	ctx := t.Context()
 	hits, err := b.Keyword(ctx, kb.Terms(query), k)
 	if err != nil {
 		t.Fatalf("Keyword(%q): %v", query, err)
@@ -118,6 +119,7 @@ func where(hits []kb.Hit) []string {
 }
 
 func testPutReplaceDelete(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	put(t, b, "a.md", "alpha apple one", "alpha banana two", "alpha cherry three")
 	put(t, b, "b.md", "alpha date")
 	want := []kb.Document{
@@ -163,6 +165,7 @@ func testPutReplaceDelete(t *testing.T, b kb.Backend) {
 
 // A refused Put leaves the document as it was.
 func testPutRefused(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	putVec(t, b, "a.md", [][]float32{{1, 0}}, "kept words")
 	for name, vecs := range map[string][][]float32{
 		"too few vectors":  {{1, 0}},
@@ -187,6 +190,7 @@ func testPutRefused(t *testing.T, b kb.Backend) {
 }
 
 func testEmptyDocument(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	put(t, b, "empty.txt")
 	want := []kb.Document{{Path: "empty.txt", Hash: "hash-empty.txt", Indexed: indexed}}
 	if diff := cmp.Diff(want, documents(t, b)); diff != "" {
@@ -213,6 +217,7 @@ func testDocumentsOrder(t *testing.T, b kb.Backend) {
 }
 
 func testNotFound(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	if err := b.Delete(ctx, "missing.md"); !errors.Is(err, kb.ErrNotFound) {
 		t.Errorf("Delete(missing) = %v, want kb.ErrNotFound", err)
 	}
@@ -286,6 +291,7 @@ func testKeywordRanking(t *testing.T, b kb.Backend) {
 
 // A chunk matches on its heading too (kb.ChunkTerms).
 func testKeywordHeading(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	d, cs := doc("guide.md", "run the installer and follow the prompts")
 	cs[0].Heading = "Installation on Debian"
 	if err := b.Put(ctx, d, cs, nil); err != nil {
@@ -298,6 +304,7 @@ func testKeywordHeading(t *testing.T, b kb.Backend) {
 }
 
 func testKeywordLimits(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	for i := range 6 {
 		put(t, b, fmt.Sprintf("d%d.md", i), strings.Repeat("common ", i+1)+"filler words here")
 	}
@@ -345,6 +352,7 @@ func testKeywordUnicode(t *testing.T, b kb.Backend) {
 // Terms the backend must treat as data, never as syntax of its query
 // language.
 func testKeywordHostileTerms(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	put(t, b, "a.md", "quote \" and apostrophe ' and OR AND NOT NEAR and star * and colon: column:value")
 	for _, terms := range [][]string{
 		{`"`}, {`'`}, {`a"b`}, {"or"}, {"and"}, {"not"}, {"near"}, {"*"}, {"col:"}, {"^x"}, {"(x"}, {`\`},
@@ -360,6 +368,7 @@ func testKeywordHostileTerms(t *testing.T, b kb.Backend) {
 }
 
 func testVectorOrder(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	putVec(t, b, "v.md", [][]float32{{1, 0, 0}, {0.9, 0.1, 0}, {0, 1, 0}, {-1, 0, 0}, {2, 2, 0}},
 		"east", "east by north", "north", "west", "north east")
 	put(t, b, "novec.md", "east without a vector")
@@ -389,6 +398,7 @@ func testVectorOrder(t *testing.T, b kb.Backend) {
 }
 
 func testVectorDimensions(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	putVec(t, b, "three.md", [][]float32{{1, 0, 0}}, "three dimensions")
 	putVec(t, b, "two.md", [][]float32{{1, 0}}, "two dimensions")
 	for _, tc := range []struct {
@@ -411,6 +421,7 @@ func testVectorDimensions(t *testing.T, b kb.Backend) {
 }
 
 func testVectorReplace(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	putVec(t, b, "a.md", [][]float32{{1, 0}, {0, 1}}, "first", "second")
 	if got, _ := b.Vector(ctx, []float32{1, 0}, 1); !cmp.Equal(where(got), []string{"a.md:1"}) {
 		t.Fatalf("Vector before the replace: %v", where(got))
@@ -434,6 +445,7 @@ func testVectorReplace(t *testing.T, b kb.Backend) {
 }
 
 func testBatch(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	batcher, ok := b.(kb.Batcher)
 	if !ok {
 		t.Skip("the backend is not a kb.Batcher")
@@ -472,6 +484,7 @@ func testBatch(t *testing.T, b kb.Backend) {
 // Readers running during Puts see a document's old chunks or its new
 // ones, never a mix.
 func testConcurrentReaders(t *testing.T, b kb.Backend) {
+	ctx := t.Context()
 	const chunks = 8
 	version := func(v int) (kb.Document, []kb.Chunk, [][]float32) {
 		texts := make([]string, chunks)

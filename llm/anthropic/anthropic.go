@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // DefaultName is the provider name stamped on replies when Config.Name is empty.
@@ -48,7 +49,7 @@ type Config struct {
 	BaseURL string
 	// HTTPClient sends the requests; nil means http.DefaultClient. It is
 	// copied, never modified: the copy refuses redirects to another host
-	// ([llm.GuardRedirects]).
+	// ([vendorhttp.GuardRedirects]).
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies; default "anthropic".
 	Name string
@@ -89,7 +90,7 @@ func New(cfg Config) *Provider {
 		cfg:        cfg,
 		name:       cmp.Or(cfg.Name, DefaultName),
 		base:       strings.TrimSuffix(cmp.Or(cfg.BaseURL, DefaultBaseURL), "/"),
-		client:     llm.GuardRedirects(cfg.HTTPClient),
+		client:     vendorhttp.GuardRedirects(cfg.HTTPClient),
 		headerKeys: keys,
 	}
 }
@@ -179,7 +180,7 @@ func (p *Provider) ValidateAuth(ctx context.Context) error {
 // do sends one request to path under the base URL, with body as JSON when
 // it is not nil, and returns the reply when its status is 2xx. Every call is
 // one round trip: llm.Retrying decides what to repeat (SPEC PROV-7). An error
-// reply keeps its status, headers and body, for llm.FromHTTP.
+// reply keeps its status, headers and body, for vendorhttp.FromHTTP.
 func (p *Provider) do(ctx context.Context, method, path string, body []byte, cred credential) (*http.Response, *llm.Error) {
 	var rd io.Reader
 	if body != nil {
@@ -218,13 +219,13 @@ func (p *Provider) do(ctx context.Context, method, path string, body []byte, cre
 		resp.Body.Close()
 		return nil, p.requestError(ctx, ctx.Err())
 	}
-	return nil, llm.FromResponse(p.name, resp).WithAuthHint(envVar)
+	return nil, vendorhttp.FromResponse(p.name, resp).WithAuthHint(envVar)
 }
 
 // requestError classifies a failure of the request itself, before any
-// response ([llm.FromRoundTrip]).
+// response ([vendorhttp.FromRoundTrip]).
 func (p *Provider) requestError(ctx context.Context, err error) *llm.Error {
-	e := llm.FromRoundTrip(ctx, p.name, err)
+	e := vendorhttp.FromRoundTrip(ctx, p.name, err)
 	if e.Kind == llm.KindStreamCut {
 		// The connection closed before any response: nothing was streamed.
 		e.Kind = llm.KindNetwork

@@ -294,7 +294,11 @@ func streamCases() []streamCase {
 			wantText: "Hi there",
 			want: &llm.Response{ID: "msg_1", StopReason: llm.StopEndTurn, Usage: usage, Message: llm.Message{
 				Role: llm.RoleAssistant, Provider: "anthropic", Model: model,
-				Content: []llm.Block{&llm.Thinking{Redacted: true, Signature: "OPAQUE"}, &llm.Text{Text: "Hi there"}}}},
+				Content: []llm.Block{&llm.Thinking{Redacted: true, Signature: "OPAQUE"},
+					// The server tool's call is kept, its streamed input in place.
+					&llm.Opaque{Provider: "anthropic", Type: "server_tool_use",
+						Raw: json.RawMessage(`{"id":"srvtoolu_1","input":{"query":"x"},"name":"web_search","type":"server_tool_use"}`)},
+					&llm.Text{Text: "Hi there"}}}},
 		},
 		{
 			name: "context window stop, usage from message_delta",

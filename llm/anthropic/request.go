@@ -52,7 +52,7 @@ type messageParam struct {
 
 // contentBlock is one block of a message's content or of a tool result's:
 // a *textBlock, *imageBlock, *thinkingBlock, *redactedThinkingBlock,
-// *toolUseBlock or *toolResultBlock.
+// *toolUseBlock, *toolResultBlock or opaqueBlock.
 type contentBlock interface {
 	// markCache puts a cache breakpoint on the block and reports whether
 	// the block can carry one.
@@ -136,6 +136,19 @@ type thinkingConfig struct {
 	BudgetTokens int64  `json:"budget_tokens"`
 	Type         string `json:"type"` // "enabled"
 }
+
+// opaqueBlock is a block the API sent that rein does not model (a server
+// tool's call or result), replayed as the bytes it was stored as: they are
+// in normal form (llm.NormalizeOpaque), which encoding/json leaves as it is.
+type opaqueBlock struct {
+	raw json.RawMessage
+}
+
+// MarshalJSON returns the stored bytes.
+func (b opaqueBlock) MarshalJSON() ([]byte, error) { return b.raw, nil }
+
+// markCache reports false: a breakpoint would change the stored bytes.
+func (opaqueBlock) markCache() bool { return false }
 
 // markCache puts a breakpoint on the text.
 func (b *textBlock) markCache() bool { b.CacheControl = ephemeral(); return true }
@@ -284,6 +297,18 @@ func toContent(m llm.Message) ([]contentBlock, error) {
 				return nil, err
 			}
 			out = append(out, r)
+		case *llm.Opaque:
+			// Only assistant content is the model's to get back; history
+			// was prepared, so the block is this provider's (PROV-5).
+			// One that fails its check (made in memory: a stored one was
+			// checked when read) is left out and counted, like the
+			// Responses adapter does, rather than failing every request of
+			// the session.
+			if m.Role != llm.RoleAssistant || b.Check() != nil {
+				llm.RecordDrop(m.Provider, llm.DropReplay, b.Type)
+				continue
+			}
+			out = append(out, opaqueBlock{raw: b.Raw})
 		default:
 			return nil, fmt.Errorf("unsupported block %T", b)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // maxBlocks bounds a content block index: a larger one is malformed data,
@@ -29,6 +30,10 @@ type stream struct {
 	usage  llm.Usage
 	ev     wireEvent // reused: decoded in place
 	events jsonevents.Decoder
+	// started is set by the first message_start; yielded once a delta went
+	// to the consumer. A second message_start after that is a spliced
+	// stream (see handle).
+	started, yielded bool
 }
 
 // wireEvent is one stream event. Events are decoded into these small structs,
@@ -61,6 +66,7 @@ type wireBlock struct {
 	ID        string          `json:"id"`
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
+	raw       json.RawMessage // the whole block, for a type rein does not model
 }
 
 type wireDelta struct {
@@ -102,7 +108,12 @@ func (u *wireUsage) apply(to *llm.Usage) {
 
 // block accumulates one content block.
 type block struct {
-	kind      string // text, thinking, redacted_thinking, tool_use, or another the API added
+	kind string // text, thinking, redacted_thinking, tool_use, or another: opaque
+	// raw is an opaque block's JSON as its start gave it, input its
+	// streamed input; oversize marks one past llm.MaxOpaqueBytes, or one
+	// that is not an object with a type.
+	raw       []byte
+	oversize  bool
 	text      strings.Builder
 	signature string
 	id, name  string
@@ -119,7 +130,11 @@ func newStream(name string, req *llm.Request, resp *http.Response) *stream {
 
 // run reads the reply to its end and yields its deltas; the last value
 // yielded is a DeltaDone or an error.
-func (s *stream) run(ctx context.Context, yield func(llm.Delta, error) bool) {
+func (s *stream) run(ctx context.Context, yield0 func(llm.Delta, error) bool) {
+	yield := func(d llm.Delta, err error) bool {
+		s.yielded = true
+		return yield0(d, err)
+	}
 	if mt, _, _ := mime.ParseMediaType(s.resp.Header.Get("Content-Type")); mt == "application/json" {
 		s.runJSON(ctx, yield)
 		return
@@ -166,6 +181,18 @@ func (s *stream) handle(data []byte, yield func(llm.Delta, error) bool) (done bo
 	ok := true
 	switch ev.Type {
 	case "message_start":
+		if s.started {
+			if s.yielded {
+				// A proxy that retried upstream and spliced the new stream
+				// onto the old: what was streamed is not the message that
+				// follows. Malformed data is retried (PROV-7), and the retry
+				// layer passes on only what goes beyond the text shown.
+				return true, llm.Malformed(s.name, fmt.Errorf("a second message_start after content was streamed: the stream was spliced (a proxy retrying mid-stream)"))
+			}
+			// Nothing streamed yet: the second start replaces the first.
+			s.blocks, s.stop, s.usage = s.blocks[:0], "", llm.Usage{}
+		}
+		s.started = true
 		s.id = ev.Message.ID
 		ev.Message.Usage.apply(&s.usage)
 		if r := stopReason(ev.Message.StopReason); r != "" {
@@ -175,14 +202,27 @@ func (s *stream) handle(data []byte, yield func(llm.Delta, error) bool) (done bo
 		// events after it: programmatic tool calling starts the reply to a
 		// tool result with the code execution's next tool call already
 		// made (and stop_reason tool_use).
+		var raws []json.RawMessage
 		for i := range ev.Message.Content {
-			if ok = s.start(int64(i), &ev.Message.Content[i], yield) && s.stopBlock(int64(i), yield); !ok {
+			cb := &ev.Message.Content[i]
+			if !known(cb.Type) && raws == nil {
+				raws = s.rawBlocks(data, true)
+			}
+			if !known(cb.Type) && i < len(raws) {
+				cb.raw = raws[i]
+			}
+			if ok = s.start(int64(i), cb, yield) && s.stopBlock(int64(i), yield); !ok {
 				break
 			}
 		}
 	case "content_block_start":
 		if ev.Index < 0 || ev.Index >= maxBlocks {
 			return true, llm.Malformed(s.name, fmt.Errorf("content block index %d", ev.Index))
+		}
+		if !known(ev.ContentBlock.Type) {
+			if raws := s.rawBlocks(data, false); len(raws) == 1 {
+				ev.ContentBlock.raw = raws[0]
+			}
 		}
 		ok = s.start(ev.Index, &ev.ContentBlock, yield)
 	case "content_block_delta":
@@ -212,8 +252,12 @@ func (s *stream) handle(data []byte, yield func(llm.Delta, error) bool) (done bo
 		}
 		yield(llm.Delta{Kind: llm.DeltaDone, Response: resp}, nil)
 		return true, nil
+	case "ping":
+	default:
+		// An event type added after this adapter: counted, so a vendor
+		// change shows (rein_llm_dropped_stream_items_total).
+		llm.RecordDrop(s.name, llm.DropEvent, ev.Type)
 	}
-	// Event types added after this adapter carry nothing to act on.
 	return !ok, nil
 }
 
@@ -245,6 +289,14 @@ func (s *stream) start(index int64, cb *wireBlock, yield func(llm.Delta, error) 
 			b.input, b.whole = append(b.input, in...), true
 		}
 		return yield(llm.Delta{Kind: llm.DeltaToolStart, ToolUseID: cb.ID, ToolName: cb.Name}, nil)
+	default:
+		// A server tool's call or result, or a block added after this
+		// adapter: kept whole as an opaque block, never streamed.
+		if len(cb.raw) > llm.MaxOpaqueBytes || len(cb.raw) == 0 {
+			b.oversize = true
+		} else {
+			b.raw = append([]byte(nil), cb.raw...)
+		}
 	}
 	return true
 }
@@ -269,24 +321,52 @@ func (s *stream) delta(index int64, d *wireDelta) (llm.Delta, error) {
 	}
 	b := s.blocks[index]
 	switch d.Type {
-	case "text_delta":
+	case "text_delta", "thinking_delta":
+		// Text goes only to a text block and thinking to a thinking block:
+		// anything else would stream as one kind and end up as another, or
+		// nowhere, in the final message.
+		want := "thinking"
+		if d.Type == "text_delta" {
+			want = "text"
+		}
+		switch {
+		case b.kind == want:
+		case !known(b.kind):
+			llm.RecordDrop(s.name, llm.DropDelta, d.Type)
+			return llm.Delta{}, nil
+		default:
+			return llm.Delta{}, llm.Malformed(s.name, fmt.Errorf("%s for block %d, a %s block", d.Type, index, b.kind))
+		}
+		if d.Type == "thinking_delta" {
+			b.text.WriteString(d.Thinking)
+			return llm.Delta{Kind: llm.DeltaThinking, Text: d.Thinking}, nil
+		}
 		b.text.WriteString(d.Text)
 		return llm.Delta{Kind: llm.DeltaText, Text: d.Text}, nil
-	case "thinking_delta":
-		b.text.WriteString(d.Thinking)
-		return llm.Delta{Kind: llm.DeltaThinking, Text: d.Thinking}, nil
 	case "signature_delta":
 		b.signature += d.Signature
 	case "input_json_delta":
-		// Server tools (web search, …) stream their input too; only client
-		// tool calls are rein's to run.
-		if d.PartialJSON != "" && b.kind == "tool_use" {
+		switch {
+		case d.PartialJSON == "":
+		case b.kind == "tool_use":
 			if b.whole { // the deltas carry the input: the start's is replaced
 				b.input, b.whole = b.input[:0], false
 			}
 			b.input = append(b.input, d.PartialJSON...)
 			return llm.Delta{Kind: llm.DeltaToolInput, ToolUseID: b.id, Text: d.PartialJSON}, nil
+		case !known(b.kind):
+			// A server tool (web search, code execution …) streams its
+			// input too: it goes into the opaque block, not to the loop,
+			// which runs client tools only.
+			if len(b.input)+len(d.PartialJSON) > llm.MaxOpaqueBytes {
+				b.oversize, b.input = true, nil
+			} else if !b.oversize {
+				b.input = append(b.input, d.PartialJSON...)
+			}
 		}
+	default:
+		// citations_delta and any delta type added after this adapter.
+		llm.RecordDrop(s.name, llm.DropDelta, d.Type)
 	}
 	return llm.Delta{}, nil
 }
@@ -316,8 +396,11 @@ func (s *stream) response() (*llm.Response, error) {
 			// "not run" (LOOP-5) instead of the call being retried.
 			input := llm.ToolInput(string(b.input))
 			msg.Content = append(msg.Content, &llm.ToolUse{ID: b.id, Name: b.name, Input: input})
+		default:
+			msg.Content = append(msg.Content, s.opaque(b))
 		}
 	}
+	msg.Content = jsonevents.KeepOpaque(s.name, msg.Content)
 	stop := s.stop
 	if stop == "" {
 		stop = llm.StopEndTurn
@@ -378,7 +461,7 @@ func (s *stream) eventError(data []byte) *llm.Error {
 			status = st
 		}
 	}
-	return llm.FromHTTP(s.name, status, s.resp.Header, data).WithAuthHint(envVar)
+	return vendorhttp.FromHTTP(s.name, status, s.resp.Header, data).WithAuthHint(envVar)
 }
 
 // runJSON handles a plain JSON reply, which a proxy may send even though a
@@ -397,10 +480,22 @@ func (s *stream) runJSON(ctx context.Context, yield func(llm.Delta, error) bool)
 	}
 	s.id, s.stop = m.ID, stopReason(m.StopReason)
 	m.Usage.apply(&s.usage)
+	var raws []json.RawMessage
 	for i := range m.Content {
+		cb := &m.Content[i]
+		if !known(cb.Type) && raws == nil {
+			var whole struct {
+				Content []json.RawMessage `json:"content"`
+			}
+			_ = json.Unmarshal(jsonevents.TrimBOM(body), &whole)
+			raws = whole.Content
+		}
+		if !known(cb.Type) && i < len(raws) {
+			cb.raw = raws[i]
+		}
 		// A tool call's whole input is yielded as one delta when its block
 		// stops.
-		if !s.start(int64(i), &m.Content[i], yield) || !s.stopBlock(int64(i), yield) {
+		if !s.start(int64(i), cb, yield) || !s.stopBlock(int64(i), yield) {
 			return
 		}
 	}

@@ -10,9 +10,9 @@
 // The adapter speaks the REST API over net/http itself, with small private
 // structs for the request body (request.go) and a reader of the event stream
 // that decodes each chunk through one reused json.Decoder (stream.go). It
-// does not use Google's SDK, google.golang.org/genai, which DESIGN.md names:
-// that package initialises go-cmp at package init (its replay client lives
-// in the non-test package) and links Google's credentials stack (grpc,
+// does not use Google's SDK, google.golang.org/genai, which the first design
+// named: that package initialises go-cmp at package init (its replay client
+// lives in the non-test package) and links Google's credentials stack (grpc,
 // whose x/net/trace reaches text/template at init). Either makes the Go
 // linker keep every exported method of every type in the binary, since
 // reflect's Method and MethodByName become reachable: rein was 141 MB and
@@ -48,9 +48,14 @@
 //     llm.Usage.Estimated;
 //   - finish reasons: STOP is end_turn (tool_use when the reply calls tools),
 //     MAX_TOKENS is max_tokens, and SAFETY, RECITATION, PROHIBITED_CONTENT,
-//     BLOCKLIST, SPII and a blocked prompt are refusal.
+//     BLOCKLIST, SPII and a blocked prompt are refusal;
+//   - parts rein has no block for (inlineData, fileData, executableCode,
+//     codeExecutionResult, functionResponse) are not kept, but counted by
+//     type with llm.RecordDrop (issue 23); the history never holds an
+//     llm.Opaque block of this provider, and another's is left out by
+//     llm.PrepareHistory.
 //
-// Errors keep the vendor's status, headers and body, so [llm.FromHTTP] sees
+// Errors keep the vendor's status, headers and body, so [vendorhttp.FromHTTP] sees
 // the Retry-After header and the RetryInfo detail alike. An error object
 // sent inside a 200 stream is classified as if its code were the status.
 package gemini

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // DefaultBaseURL is the Gemini Developer API's root.
@@ -31,7 +32,7 @@ type Config struct {
 	BaseURL string
 	// HTTPClient sends the requests; http.DefaultClient when nil. It is
 	// copied, never modified: the copy refuses redirects to another host
-	// ([llm.GuardRedirects]).
+	// ([vendorhttp.GuardRedirects]).
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies and errors; "google" when
 	// empty.
@@ -63,7 +64,7 @@ func New(cfg Config) *Provider {
 	base := cmp.Or(cfg.BaseURL, DefaultBaseURL)
 	base = strings.TrimSuffix(strings.TrimSuffix(base, "/"), "/v1beta") + "/v1beta/"
 	return &Provider{cfg: cfg, name: cmp.Or(cfg.Name, "google"), base: base,
-		client: llm.GuardRedirects(cfg.HTTPClient)}
+		client: vendorhttp.GuardRedirects(cfg.HTTPClient)}
 }
 
 // Stream sends req and yields the reply (SPEC PROV-1). The history is first
@@ -100,7 +101,7 @@ func (p *Provider) ValidateAuth(ctx context.Context) error {
 		return err
 	}
 	defer resp.Body.Close()
-	if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, llm.MaxErrorBody)); err != nil {
+	if _, err := io.Copy(io.Discard, io.LimitReader(resp.Body, vendorhttp.MaxErrorBody)); err != nil {
 		return llm.FromTransport(ctx, p.name, err)
 	}
 	return nil
@@ -124,7 +125,7 @@ func modelPath(model string) (string, error) {
 // JSON when it is not nil, and returns the reply when its status is 2xx.
 // Every call is one round trip: [llm.Retrying] decides what to repeat
 // (SPEC PROV-7). An error reply keeps its status, headers and body, so
-// [llm.FromHTTP] sees the Retry-After header and the RetryInfo detail alike.
+// [vendorhttp.FromHTTP] sees the Retry-After header and the RetryInfo detail alike.
 func (p *Provider) do(ctx context.Context, method, path string, body any) (*http.Response, *llm.Error) {
 	if p.cfg.APIKey == "" && p.cfg.Token == nil {
 		return nil, llm.AuthMissing(p.name, envVar)
@@ -164,10 +165,10 @@ func (p *Provider) do(ctx context.Context, method, path string, body any) (*http
 	}
 	resp, err := p.client.Do(hreq)
 	if err != nil {
-		return nil, llm.FromRoundTrip(ctx, p.name, err)
+		return nil, vendorhttp.FromRoundTrip(ctx, p.name, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, llm.FromResponse(p.name, resp).WithAuthHint(envVar)
+		return nil, vendorhttp.FromResponse(p.name, resp).WithAuthHint(envVar)
 	}
 	return resp, nil
 }

@@ -69,7 +69,12 @@ func (a *accumulator) part(p *wirePart, yield func(llm.Delta, error) bool) bool 
 		}
 		return p.Text == "" || yield(llm.Delta{Kind: llm.DeltaText, Text: p.Text}, nil)
 	}
-	return true // inline data, code execution …: not part of rein's model
+	// Inline data, code execution …: not part of rein's model. An empty
+	// part, or one of fields no flag names, is not counted.
+	if typ := p.dropped(); typ != "" {
+		llm.RecordDrop(a.name, llm.DropBlock, typ)
+	}
+	return true
 }
 
 func (a *accumulator) call(p *wirePart, yield func(llm.Delta, error) bool) bool {

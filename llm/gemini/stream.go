@@ -10,6 +10,7 @@ import (
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // The reply of streamGenerateContent?alt=sse is read here rather than by the
@@ -40,8 +41,10 @@ type wireCandidate struct {
 }
 
 // wirePart is one part of a candidate's content. Parts rein has no block for
-// (inlineData, executableCode, …) decode to a part with none of these set;
-// their fields are skipped, never copied.
+// (inlineData, executableCode, …) decode to a part with none of the first
+// four fields set; the documented ones are named by a flag, so the drop is
+// counted by type (llm.RecordDrop), and their content is skipped, never
+// copied.
 type wirePart struct {
 	Text             string `json:"text"`
 	Thought          bool   `json:"thought"`
@@ -51,6 +54,37 @@ type wirePart struct {
 		Name string          `json:"name"`
 		Args json.RawMessage `json:"args"`
 	} `json:"functionCall"`
+	InlineData          sent `json:"inlineData"`
+	FileData            sent `json:"fileData"`
+	ExecutableCode      sent `json:"executableCode"`
+	CodeExecutionResult sent `json:"codeExecutionResult"`
+	FunctionResponse    sent `json:"functionResponse"`
+}
+
+// sent records that a field was sent, its value skipped unread.
+type sent bool
+
+// UnmarshalJSON notes the field; null is no field.
+func (p *sent) UnmarshalJSON(b []byte) error {
+	*p = string(b) != "null"
+	return nil
+}
+
+// dropped names a part rein keeps nothing of, for the drop count.
+func (p *wirePart) dropped() string {
+	switch {
+	case bool(p.InlineData):
+		return "inlineData"
+	case bool(p.FileData):
+		return "fileData"
+	case bool(p.ExecutableCode):
+		return "executableCode"
+	case bool(p.CodeExecutionResult):
+		return "codeExecutionResult"
+	case bool(p.FunctionResponse):
+		return "functionResponse"
+	}
+	return ""
 }
 
 // wireUsage is usageMetadata, with the SDK's integer types.
@@ -180,5 +214,5 @@ func (s *stream) chunkError() *llm.Error {
 	}
 	body := make([]byte, 0, len(s.chunk.Error)+10)
 	body = append(append(append(body, `{"error":`...), s.chunk.Error...), '}')
-	return llm.FromHTTP(s.name, cmp.Or(e.Code, http.StatusInternalServerError), nil, body).WithAuthHint(envVar)
+	return vendorhttp.FromHTTP(s.name, cmp.Or(e.Code, http.StatusInternalServerError), nil, body).WithAuthHint(envVar)
 }

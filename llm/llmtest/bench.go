@@ -1,7 +1,6 @@
 package llmtest
 
 import (
-	"context"
 	"runtime"
 	"testing"
 
@@ -13,7 +12,7 @@ import (
 // off the clock (enqueue the mock's reply there). Besides ns/op and allocs/op
 // it reports allocs/delta: the process's allocations per delta yielded.
 func BenchStream(b *testing.B, p llm.Provider, req *llm.Request, wantText int, prepare func()) {
-	ctx := context.Background()
+	ctx := b.Context()
 	b.ReportAllocs()
 	var deltas int
 	var before, after runtime.MemStats

@@ -73,7 +73,7 @@ func (h Harness) request(msgs ...llm.Message) *llm.Request {
 // collect drains a stream into its deltas, response and error.
 func collect(t *testing.T, p llm.Provider, req *llm.Request) ([]llm.Delta, *llm.Response, error) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
 	var ds []llm.Delta
 	for d, err := range p.Stream(ctx, req) {
@@ -405,7 +405,7 @@ func testStopReasons(t *testing.T, h Harness) {
 func testCancel(t *testing.T, h Harness) {
 	s := start(t, 1)
 	s.Enqueue(mockserver.Turn{Text: strings.Repeat("slow ", 200), Fault: &mockserver.Fault{EventDelay: 20 * time.Millisecond}})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	defer cancel()
 	var cancelledAt time.Time
 	var final error
@@ -615,7 +615,7 @@ func testValidateAuth(t *testing.T, h Harness) {
 	if !ok {
 		t.Fatal("adapter does not implement llm.AuthValidator")
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := good.ValidateAuth(ctx); err != nil {
 		t.Errorf("valid key rejected: %v", err)
 	}

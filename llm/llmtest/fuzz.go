@@ -2,9 +2,9 @@ package llmtest
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/llm"
@@ -36,13 +36,16 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // contract of [llm.Provider], whatever the vendor sent: it ends with exactly
 // one DeltaDone holding a response, or with one error that is an
 // [*llm.Error] and is the last value; a tool's input deltas follow its start;
-// every tool call of the response was announced.
+// every tool call of the response was announced; the text and thinking
+// streamed are the final message's, no more and no less (what the user saw
+// is what is stored: issue 23).
 func CheckStream(t testing.TB, p llm.Provider, req *llm.Request) {
 	t.Helper()
 	started := map[string]bool{}
+	var text, thinking strings.Builder
 	var done *llm.Response
 	ended := false
-	for d, err := range p.Stream(context.Background(), req) {
+	for d, err := range p.Stream(t.Context(), req) {
 		if ended {
 			t.Fatalf("a value after the stream's end: %+v, %v", d, err)
 		}
@@ -65,7 +68,10 @@ func CheckStream(t testing.TB, p llm.Provider, req *llm.Request) {
 				t.Fatal("DeltaDone without a response")
 			}
 			done, ended = d.Response, true
-		case llm.DeltaText, llm.DeltaThinking:
+		case llm.DeltaText:
+			text.WriteString(d.Text)
+		case llm.DeltaThinking:
+			thinking.WriteString(d.Text)
 		default:
 			t.Fatalf("delta of kind %v", d.Kind)
 		}
@@ -74,10 +80,27 @@ func CheckStream(t testing.TB, p llm.Provider, req *llm.Request) {
 		t.Fatal("the stream ended without DeltaDone or an error")
 	}
 	if done != nil {
+		if got, want := text.String(), done.Message.TextOf(); got != want {
+			t.Fatalf("streamed text %q, final message's %q", got, want)
+		}
+		if got, want := thinking.String(), ThinkingOf(done.Message); got != want {
+			t.Fatalf("streamed thinking %q, final message's %q", got, want)
+		}
 		for _, u := range done.Message.ToolUses() {
 			if !started[u.ID] {
 				t.Fatalf("tool call %q (%s) in the response was never announced", u.ID, u.Name)
 			}
 		}
 	}
+}
+
+// ThinkingOf returns the concatenated text of a message's thinking blocks.
+func ThinkingOf(m llm.Message) string {
+	var b strings.Builder
+	for _, bl := range m.Content {
+		if th, ok := bl.(*llm.Thinking); ok {
+			b.WriteString(th.Text)
+		}
+	}
+	return b.String()
 }

@@ -10,7 +10,7 @@
 // http://127.0.0.1:11434. The adapter reads no environment: the caller
 // passes OLLAMA_HOST in (the registry does).
 //
-// Failures are *llm.Error values classified by llm.FromHTTP and
+// Failures are *llm.Error values classified by vendorhttp.FromHTTP and
 // llm.FromTransport, with hints for Ollama's usual ones: a refused
 // connection asks whether `ollama serve` is running, an unknown model says
 // to `ollama pull` it. Every call is one HTTP request per batch; rein's

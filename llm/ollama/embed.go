@@ -19,6 +19,7 @@ import (
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // DefaultBaseURL is where Ollama listens unless told otherwise.
@@ -179,7 +180,7 @@ func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, erro
 	}
 	defer res.Body.Close()
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		le := llm.FromResponse(e.name, res)
+		le := vendorhttp.FromResponse(e.name, res)
 		if le.Kind == llm.KindNotFound {
 			le.Hint = fmt.Sprintf("pull the model first: ollama pull %s", e.model)
 		}
@@ -224,7 +225,7 @@ func decodeResponse(body []byte) ([][]float32, error) {
 // transportError classifies a failed round trip, with a hint when nothing
 // listens at the address.
 func (e *Embedder) transportError(ctx context.Context, err error) *llm.Error {
-	le := llm.FromRoundTrip(ctx, e.name, err)
+	le := vendorhttp.FromRoundTrip(ctx, e.name, err)
 	if errors.Is(err, syscall.ECONNREFUSED) {
 		le.Hint = fmt.Sprintf("is Ollama running at %s? start it with `ollama serve` (or set OLLAMA_HOST)", e.base)
 	}

@@ -65,6 +65,32 @@ func cannedBody(api string) string {
 	return sse(lines...)
 }
 
+// BenchmarkResponsesServerTools streams a Responses reply that searched the
+// web and ran code before 200 text deltas, with the server tools' progress
+// events and 20 events of an unknown type: the opaque items and drop counts
+// of issue 23 on the decode path.
+func BenchmarkResponsesServerTools(b *testing.B) {
+	lines := []string{ev("response.created", `{"type":"response.created","response":{"id":"resp_1","status":"in_progress","output":[]}}`),
+		ev("response.output_item.added", wsAdded),
+		ev("response.web_search_call.searching", `{"type":"response.web_search_call.searching","output_index":0,"item_id":"ws_67c9fa05"}`),
+		ev("response.output_item.done", wsDone), ev("response.output_item.added", ciAdded), ev("response.output_item.done", ciDone),
+		ev("response.output_item.added", `{"type":"response.output_item.added","output_index":2,"item":{"id":"msg_1","type":"message","content":[],"role":"assistant"}}`)}
+	for i := range benchChunks {
+		lines = append(lines, ev("response.output_text.delta",
+			`{"type":"response.output_text.delta","sequence_number":2,"item_id":"msg_1","output_index":2,"content_index":0,"delta":"abcd","logprobs":[]}`))
+		if i%10 == 0 {
+			lines = append(lines, ev("response.brand_new", `{"type":"response.brand_new"}`))
+		}
+	}
+	body := sse(append(lines, ev("response.completed", completed))...)
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		_, _ = w.Write([]byte(body))
+	}))
+	b.Cleanup(ts.Close)
+	llmtest.BenchStream(b, openai.NewResponses(openai.Config{APIKey: key, BaseURL: ts.URL}), hi("gpt-5"), benchChunks, func() {})
+}
+
 func runStreamBench(b *testing.B, a api, p llm.Provider, prepare func()) {
 	llmtest.BenchStream(b, p, hi(a.model), benchChunks, prepare)
 }

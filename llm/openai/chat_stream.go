@@ -89,7 +89,8 @@ type chatContent struct {
 }
 
 // contentPart is one part of an array content. Parts of other types
-// (reference, image_url, …) carry nothing rein reads.
+// (reference, image_url, …) carry nothing rein reads; they are counted as
+// dropped (llm.RecordDrop).
 type contentPart struct {
 	Type string `json:"type"`
 	Text string `json:"text"`
@@ -294,6 +295,9 @@ func (s *chatState) delta(d *chatDelta) bool {
 			if !s.addThinking(p.thinkingText()) {
 				return false
 			}
+		default:
+			// reference, image_url, audio … parts: nothing rein keeps.
+			llm.RecordDrop(s.c.name, llm.DropBlock, p.Type)
 		}
 	}
 	if !s.addText(d.Refusal) {

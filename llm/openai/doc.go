@@ -21,9 +21,25 @@
 // reasoning item travels back to the same model as an [llm.Thinking] block
 // {ID: "rs_…", Text: summary, Signature: encrypted_content} (SPEC PROV-5).
 // Tool calls are function_call items keyed by call_id; tool results are
-// function_call_output items. Output items of other kinds are skipped
-// whatever their fields hold, and an error event is read with its details at
-// the top level (as documented) or nested in "error" (as sent).
+// function_call_output items. Output items of other kinds — server-side
+// tools' web_search_call, code_interpreter_call, file_search_call, or a kind
+// added after this adapter — are never decoded, so their fields cannot fail
+// the stream: each is kept whole, in its final form, as an [llm.Opaque]
+// block and replayed byte for byte in the next request's input (issue 23;
+// one over llm.MaxOpaqueBytes drops the reply's opaque blocks, counted).
+// Event types the adapter does not know are counted with llm.RecordDrop
+// (the server tools' progress events and the .done/.added of parts, whose
+// content comes again in the items, are known and skipped). A second
+// response.created after content was streamed is a spliced stream:
+// malformed, so retried. An incomplete reply stopped at max_output_tokens
+// is llm.StopMaxTokens, by the content filter llm.StopRefusal; stopped for
+// another reason it is llm.StopToolUse when its calls are all whole (each
+// had its output_item.done) and llm.StopMaxTokens when one may be cut, so
+// the loop answers every call either way (LOOP-5). An error event is read
+// with its details at the top level (as documented) or nested in "error"
+// (as sent). Chat Completions keeps nothing opaque: content parts of other
+// types are counted as dropped, and an opaque block in the history (a
+// Responses item under the same provider name) is left out and counted.
 //
 // Both serialise a request deterministically and send the request's CacheKey
 // as prompt_cache_key, hashed when it is longer than OpenAI allows (SPEC

@@ -23,6 +23,15 @@ func fuzzSeeds() []string {
 		"\xEF\xBB\xBF" + sse(ev("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"f","type":"function_call","call_id":"c","name":"ls","arguments":"{}"}}`),
 			ev("response.completed", completed)),
 	}
+	// Issue 23: server tools' items kept opaque, unknown items and events,
+	// a spliced stream, an incomplete reply with a cut call.
+	seeds = append(seeds, webSearchStream(completed),
+		sse(ev("response.created", `{"type":"response.created","response":{"id":"a"}}`), ev("response.output_text.delta", msgText),
+			ev("response.created", `{"type":"response.created","response":{"id":"b"}}`), ev("response.completed", completed)),
+		sse(ev("response.output_item.done", `{"type":"response.output_item.done","output_index":0,"item":{"type":"x_call","a":"<&>"}}`),
+			ev("response.future.delta", `{"type":"response.future.delta"}`), ev("response.output_text.delta", msgText), ev("response.completed", completed)),
+		sse(ev("response.output_item.added", `{"type":"response.output_item.added","output_index":0,"item":{"id":"f","type":"function_call","call_id":"c","name":"ls","arguments":"{\"a"}}`),
+			ev("response.incomplete", `{"type":"response.incomplete","response":{"id":"r","status":"incomplete","incomplete_details":{"reason":"max_tool_calls"}}}`)))
 	for _, c := range append(chatStreamCases(), responsesStreamCases()...) {
 		seeds = append(seeds, c.body)
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/reinhq/rein/internal/jsonevents"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // DefaultBaseURL is OpenAI's API root; [Config.BaseURL] replaces it.
@@ -46,7 +47,7 @@ type Config struct {
 	// HTTPClient sends the requests; nil uses http.DefaultClient, which has
 	// no timeouts (the caller's context bounds a call). It is copied, never
 	// modified: the copy refuses redirects to another host
-	// ([llm.GuardRedirects]).
+	// ([vendorhttp.GuardRedirects]).
 	HTTPClient *http.Client
 	// Name is the provider name stamped on replies and errors, "openai" by
 	// default; an OpenAI-compatible endpoint sets its own ("ollama"). OpenAI-only
@@ -98,7 +99,7 @@ func (c *client) keyEnv() string {
 // newClient returns the client for cfg. Nothing of the environment is read:
 // no OPENAI_* variable leaks into a configured provider.
 func newClient(cfg Config) *client {
-	c := &client{cfg: cfg, name: cmp.Or(cfg.Name, "openai"), hc: llm.GuardRedirects(cfg.HTTPClient)}
+	c := &client{cfg: cfg, name: cmp.Or(cfg.Name, "openai"), hc: vendorhttp.GuardRedirects(cfg.HTTPClient)}
 	c.openAI = c.name == "openai"
 	base := cmp.Or(strings.TrimRight(cfg.BaseURL, "/"), DefaultBaseURL)
 	if c.base, c.baseErr = url.Parse(base + "/"); c.baseErr != nil {
@@ -148,7 +149,7 @@ func (c *client) bearer(ctx context.Context) (string, error) {
 // encoded as JSON — and returns the reply, its body unread, when its status
 // is below 400. Every call is one round trip: [llm.Retrying] decides what to
 // repeat (SPEC PROV-7). An error reply becomes an *llm.Error with the
-// vendor's status, headers and body (up to llm.MaxErrorBody), so llm.FromHTTP
+// vendor's status, headers and body (up to vendorhttp.MaxErrorBody), so vendorhttp.FromHTTP
 // sees Retry-After and non-JSON bodies alike.
 func (c *client) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
 	tok, err := c.bearer(ctx)
@@ -187,14 +188,14 @@ func (c *client) do(ctx context.Context, method, path string, body any) (*http.R
 	}
 	res, err := c.hc.Do(req)
 	if err != nil {
-		return nil, llm.FromRoundTrip(ctx, c.name, err)
+		return nil, vendorhttp.FromRoundTrip(ctx, c.name, err)
 	}
 	if ctx.Err() != nil {
 		_ = res.Body.Close()
 		return nil, llm.FromTransport(ctx, c.name, ctx.Err())
 	}
 	if res.StatusCode >= 400 {
-		return nil, llm.FromResponse(c.name, res).WithAuthHint(c.keyEnv())
+		return nil, vendorhttp.FromResponse(c.name, res).WithAuthHint(c.keyEnv())
 	}
 	return res, nil
 }
@@ -298,7 +299,7 @@ func (c *client) malformed(err error) *llm.Error { return llm.Malformed(c.name, 
 // typ are the vendor's code and error type when it gives them; the code
 // decides, the type where the code says nothing (OpenAI's "type" is
 // sometimes only a sub-kind, "tokens" for a rate limit). The status they
-// stand for is what llm.FromHTTP classifies, with the vendor's message kept:
+// stand for is what vendorhttp.FromHTTP classifies, with the vendor's message kept:
 // insufficient_quota is a used-up quota (not retried), rate_limit_exceeded a
 // rate limit, server_error a retryable server error, context_length_exceeded
 // a context overflow, invalid_request / invalid_prompt a bad request.
@@ -310,7 +311,7 @@ func (c *client) streamError(code, typ, message string, raw []byte) *llm.Error {
 		}
 	}
 	body, _ := json.Marshal(map[string]map[string]string{"error": {"message": message, "code": code, "type": typ}})
-	e := llm.FromHTTP(c.name, status, nil, body).WithAuthHint(c.keyEnv())
+	e := vendorhttp.FromHTTP(c.name, status, nil, body).WithAuthHint(c.keyEnv())
 	e.Status = 0 // no HTTP status was received: the stream itself failed
 	if message == "" {
 		e.Message = strings.TrimSpace(string(raw))

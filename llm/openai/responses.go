@@ -2,6 +2,7 @@ package openai
 
 import (
 	"context"
+	"encoding/json"
 	"iter"
 
 	"github.com/reinhq/rein/llm"
@@ -110,7 +111,7 @@ func appendRespUser(items []any, m llm.Message) []any {
 // appendRespAssistant appends an assistant message's items in order: a
 // reasoning item per thinking block that can be replayed (it needs its id and
 // encrypted content, as nothing is stored), an output message per text, a
-// function_call per tool use.
+// function_call per tool use, an opaque block's item byte for byte.
 func appendRespAssistant(items []any, m llm.Message) []any {
 	for _, b := range m.Content {
 		switch b := b.(type) {
@@ -132,7 +133,24 @@ func appendRespAssistant(items []any, m llm.Message) []any {
 				args = "{}"
 			}
 			items = append(items, respFunctionCall{Arguments: args, CallID: b.ID, Name: b.Name, Type: "function_call"})
+		case *llm.Opaque:
+			// A server-side tool's item (web_search_call …) or one rein does
+			// not model, as the API sent it; history was prepared, so it is
+			// this provider's (PROV-5). One that fails its check is left out.
+			if b.Check() != nil {
+				llm.RecordDrop(m.Provider, llm.DropReplay, b.Type)
+				continue
+			}
+			items = append(items, rawItem(b.Raw))
 		}
 	}
 	return items
 }
+
+// rawItem is an opaque output item replayed as the bytes it was stored as:
+// they are in normal form (llm.NormalizeOpaque), which encoding/json leaves
+// as it is.
+type rawItem json.RawMessage
+
+// MarshalJSON returns the stored bytes.
+func (r rawItem) MarshalJSON() ([]byte, error) { return r, nil }

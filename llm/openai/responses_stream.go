@@ -11,10 +11,13 @@ import (
 
 // The Responses stream: named events about output items, each at an
 // output_index, ending with response.completed or response.incomplete. Only
-// the events rein uses are decoded; the others are skipped unread. Output
-// items are kept raw until their type is known: only the kinds rein reads
-// are decoded, so an item of another kind never fails the stream, whatever
-// its fields hold.
+// the events rein uses are decoded; the others are skipped unread, those
+// rein does not know counted (llm.RecordDrop). Output items are kept raw
+// until their type is known: only the kinds rein reads are decoded, so an
+// item of another kind never fails the stream, whatever its fields hold; it
+// is kept whole as an llm.Opaque block (web_search_call,
+// code_interpreter_call, an item added after this adapter) and replayed to
+// the Responses API as it came.
 
 // respEvent is the union of the events read; their type comes from the SSE
 // event name.
@@ -96,6 +99,10 @@ type respState struct {
 	refusal bool
 	usage   llm.Usage
 	counted bool // the response reported its usage
+	// created is set by the first response.created; yielded once a delta
+	// went to the consumer. A second response.created after that is a
+	// spliced stream.
+	created, yielded bool
 }
 
 // respOut is one output item being assembled.
@@ -108,10 +115,18 @@ type respOut struct {
 	callID, name string
 	args         strings.Builder
 	started      bool
+	done         bool   // its output_item.done came (a call's arguments are whole)
+	raw          []byte // an item of a kind rein does not model: its JSON, the latest sent
+	oversize     bool   // raw was over llm.MaxOpaqueBytes
 }
 
 func newRespState(c *client, req *llm.Request, yield func(llm.Delta, error) bool) *respState {
-	return &respState{c: c, req: req, yield: yield, dec: &jsonevents.Decoder{}}
+	s := &respState{c: c, req: req, dec: &jsonevents.Decoder{}}
+	s.yield = func(d llm.Delta, err error) bool {
+		s.yielded = true
+		return yield(d, err)
+	}
+	return s
 }
 
 // respEvents are the event types read; every other one is skipped.
@@ -139,6 +154,9 @@ func (s *respState) event(typ string, data []byte) (bool, error) {
 		if !json.Valid(data) {
 			return false, s.c.malformed(errInvalidJSON)
 		}
+		if !redundant(typ) {
+			llm.RecordDrop(s.c.name, llm.DropEvent, typ)
+		}
 		return false, nil
 	}
 	s.ev = respEvent{}
@@ -161,20 +179,36 @@ func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error)
 	ok := true
 	switch typ {
 	case "response.created", "response.in_progress":
+		if typ == "response.created" && s.created {
+			if s.yielded {
+				// A proxy that retried upstream and spliced the new stream
+				// onto the old: what was streamed is not the response that
+				// follows. Malformed data is retried (PROV-7).
+				return false, s.c.malformed(jsonError("a second response.created after content was streamed: the stream was spliced (a proxy retrying mid-stream)"))
+			}
+			s.items, s.id, s.refusal = s.items[:0], "", false // nothing streamed: the new one replaces it
+		}
+		s.created = s.created || typ == "response.created"
 		if ev.Response != nil && s.id == "" {
 			s.id = ev.Response.ID
 		}
 	case "response.output_item.added":
 		item, kind, err := s.decodeItem(ev.Item)
+		if err == nil {
+			err = s.claim(ev.OutputIndex, kind)
+		}
 		switch {
 		case err != nil:
 			return false, err
 		case item != nil:
 			ok = s.added(ev.OutputIndex, item)
-		case kind != "":
-			s.at(ev.OutputIndex, kind).kind = kind // another kind: skipped
+		default:
+			s.other(ev.OutputIndex, kind, ev.Item) // another kind: kept opaque
 		}
 	case "response.reasoning_summary_text.delta", "response.reasoning_text.delta":
+		if err := s.claim(ev.OutputIndex, "reasoning"); err != nil {
+			return false, err
+		}
 		it := s.at(ev.OutputIndex, "reasoning")
 		d := ev.Delta
 		if typ == "response.reasoning_summary_text.delta" && ev.SummaryIndex != it.summaryIndex && it.text.Len() > 0 {
@@ -183,9 +217,15 @@ func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error)
 		it.summaryIndex = ev.SummaryIndex
 		ok = s.thinking(it, d)
 	case "response.output_text.delta", "response.refusal.delta":
+		if err := s.claim(ev.OutputIndex, "message"); err != nil {
+			return false, err
+		}
 		s.refusal = s.refusal || typ == "response.refusal.delta"
 		ok = s.text(s.at(ev.OutputIndex, "message"), ev.Delta)
 	case "response.function_call_arguments.delta":
+		if err := s.claim(ev.OutputIndex, "function_call"); err != nil {
+			return false, err
+		}
 		it := s.at(ev.OutputIndex, "function_call")
 		it.args.WriteString(ev.Delta)
 		if it.started && ev.Delta != "" {
@@ -193,13 +233,16 @@ func (s *respState) handle(typ string, ev *respEvent, data []byte) (bool, error)
 		}
 	case "response.output_item.done":
 		item, kind, err := s.decodeItem(ev.Item)
+		if err == nil {
+			err = s.claim(ev.OutputIndex, kind)
+		}
 		switch {
 		case err != nil:
 			return false, err
 		case item != nil:
 			ok = s.done(ev.OutputIndex, item)
-		case kind != "":
-			s.at(ev.OutputIndex, kind).kind = kind
+		default:
+			s.other(ev.OutputIndex, kind, ev.Item)
 		}
 	case "response.completed", "response.incomplete":
 		if ev.Response == nil {
@@ -366,7 +409,7 @@ func (s *respState) text(it *respOut, d string) bool {
 // encrypted content, and whatever the deltas did not carry.
 func (s *respState) done(i int, item *respItem) bool {
 	it := s.at(i, item.Type)
-	it.kind = item.Type
+	it.kind, it.done = item.Type, true
 	if item.ID != "" {
 		it.id = item.ID
 	}
@@ -418,6 +461,9 @@ func (s *respState) finish(r *respResponse) error {
 	if r.IncompleteDetails != nil {
 		s.reason = r.IncompleteDetails.Reason
 	}
+	if s.status == "" && s.reason != "" {
+		s.status = "incomplete" // a server that sent the reason without the status
+	}
 	if u := r.Usage; u != nil {
 		var cached, reasoning int64
 		if u.InputTokensDetails != nil {
@@ -439,8 +485,8 @@ func (s *respState) finish(r *respResponse) error {
 				if !s.done(i, item) {
 					return errStopped
 				}
-			case kind != "":
-				s.at(i, kind).kind = kind
+			default:
+				s.other(i, kind, raw)
 			}
 		}
 	}
@@ -449,7 +495,7 @@ func (s *respState) finish(r *respResponse) error {
 
 func (s *respState) response() *llm.Response {
 	blocks := make([]llm.Block, 0, len(s.items))
-	calls := false
+	calls, whole := false, true
 	for _, it := range s.items {
 		if it == nil {
 			continue
@@ -463,13 +509,17 @@ func (s *respState) response() *llm.Response {
 			}
 		case "function_call":
 			calls = true
+			whole = whole && it.done
 			blocks = append(blocks, &llm.ToolUse{ID: it.callID, Name: it.name, Input: toolInput(it.args.String())})
+		default:
+			blocks = append(blocks, s.opaque(it))
 		}
 	}
+	blocks = jsonevents.KeepOpaque(s.c.name, blocks)
 	r := &llm.Response{
 		ID:         s.id,
 		Message:    llm.Message{Role: llm.RoleAssistant, Content: blocks, Provider: s.c.name, Model: s.req.Model},
-		StopReason: respStop(s.status, s.reason, calls, s.refusal),
+		StopReason: respStop(s.status, s.reason, calls, whole, s.refusal),
 		Usage:      s.usage,
 	}
 	if !s.counted { // a server that reported no usage: estimated
@@ -478,12 +528,23 @@ func (s *respState) response() *llm.Response {
 	return r
 }
 
-func respStop(status, reason string, calls, refusal bool) llm.StopReason {
+// respStop maps a response's status onto a stop reason. An incomplete reply
+// (status incomplete) stopped at max_output_tokens is StopMaxTokens, calls
+// or not: the loop still sees its calls and answers each "not run" (LOOP-5),
+// since one may be cut. One stopped by the content filter is a refusal. One
+// stopped for a reason rein does not know is StopToolUse when its calls are
+// all whole (each had its output_item.done), StopMaxTokens when one may be
+// cut, and StopUnknownOther without calls.
+func respStop(status, reason string, calls, whole, refusal bool) llm.StopReason {
 	switch {
 	case status == "incomplete" && reason == "max_output_tokens":
 		return llm.StopMaxTokens
 	case status == "incomplete" && reason == "content_filter":
 		return llm.StopRefusal
+	case status == "incomplete" && calls && whole:
+		return llm.StopToolUse
+	case status == "incomplete" && calls:
+		return llm.StopMaxTokens
 	case status == "incomplete":
 		return llm.StopUnknownOther
 	case calls:

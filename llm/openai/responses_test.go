@@ -53,7 +53,9 @@ func responsesStreamCases() []streamCase {
 					`{"id":"msg_9","type":"message","role":"assistant","content":[{"type":"output_text","text":"Found it.","annotations":[]}]},`+
 					`{"id":"fc_9","type":"function_call","call_id":"call_9","name":"open","arguments":"{\"u\":1}"}]}}`),
 			want: llm.Response{ID: "resp_2", StopReason: llm.StopToolUse, Message: assistant(
-				&llm.Thinking{ID: "rs_9", Signature: "E"}, &llm.Text{Text: "Found it."},
+				&llm.Thinking{ID: "rs_9", Signature: "E"},
+				&llm.Opaque{Provider: "openai", Type: "web_search_call", Raw: json.RawMessage(`{"id":"ws_1","type":"web_search_call","status":"completed"}`)},
+				&llm.Text{Text: "Found it."},
 				&llm.ToolUse{ID: "call_9", Name: "open", Input: json.RawMessage(`{"u":1}`)})},
 			wantDeltas: []llm.Delta{{Kind: llm.DeltaText, Text: "Found it."},
 				{Kind: llm.DeltaToolStart, ToolUseID: "call_9", ToolName: "open"}, {Kind: llm.DeltaToolInput, ToolUseID: "call_9", Text: `{"u":1}`}},

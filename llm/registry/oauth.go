@@ -1,18 +1,22 @@
 package registry
 
 import (
+	"cmp"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/clientcredentials"
+
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 // OAuthToken is an OAuth2 access token with what is needed to renew it.
@@ -37,6 +41,10 @@ type OAuthConfig struct {
 	HTTPClient *http.Client
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Relogin says how to get a new refresh token when the endpoint refuses
+	// the one held ("log in again and write it to …"); empty means "log
+	// in again".
+	Relogin string
 	// OnRefresh, when set, is called with each new token (the refresh token
 	// may have rotated), so the caller can store it. It must not call the
 	// TokenSource.
@@ -47,7 +55,8 @@ type OAuthConfig struct {
 const refreshMargin = 60 * time.Second
 
 // TokenSource hands out an OAuth2 access token and refreshes it through the
-// token endpoint (refresh_token grant, form POST, JSON reply) when it has
+// token endpoint (refresh_token grant through golang.org/x/oauth2: a form
+// POST, a JSON or form-encoded reply as its Content-Type says) when it has
 // expired or expires within a minute (SPEC PROV-4). Concurrent callers share
 // one refresh. It is safe for concurrent use; its Token method fits the
 // adapters' Config.Token.
@@ -141,110 +150,138 @@ func (s *TokenSource) fresh(tok OAuthToken) bool {
 	if tok.Expiry.IsZero() {
 		return true
 	}
-	now := time.Now
-	if s.cfg.Now != nil {
-		now = s.cfg.Now
-	}
-	return now().Add(refreshMargin).Before(tok.Expiry)
+	return s.now().Add(refreshMargin).Before(tok.Expiry)
 }
 
-// tokenReply is the token endpoint's JSON reply (RFC 6749 §5.1, §5.2).
-type tokenReply struct {
-	AccessToken      string `json:"access_token"`
-	TokenType        string `json:"token_type"`
-	ExpiresIn        int64  `json:"expires_in"`
-	RefreshToken     string `json:"refresh_token"`
-	Error            string `json:"error"`
-	ErrorDescription string `json:"error_description"`
-}
-
-// refresh asks the token endpoint for a new access token.
+// refresh asks the token endpoint for a new access token: the
+// refresh_token grant of RFC 6749 §6, sent by golang.org/x/oauth2, which
+// also reads the reply (JSON or form-encoded, RFC 6749 §5.1 and §5.2).
+//
+// The request goes through clientcredentials.Config with grant_type
+// overridden by EndpointParams — the override x/oauth2 documents for
+// endpoints that need more than its own grants — not oauth2.Config's
+// refresher: that one sends no scope, and rein sends a profile's scopes
+// with each refresh, as some endpoints require (Microsoft Entra's v2
+// endpoint among them). The form is the one rein always sent:
+// grant_type=refresh_token, refresh_token, scope, and client_id and
+// client_secret as parameters.
+//
+// oauth2.ReuseTokenSource is not used for the token held: it cannot be
+// given a caller's context, so a waiting caller could not give up, and its
+// clock cannot be set; [TokenSource.Token] keeps the token, the margin and
+// the one refresh of concurrent callers itself.
 func (s *TokenSource) refresh(ctx context.Context, refreshToken string) (OAuthToken, error) {
 	prov := s.cfg.Provider
 	if refreshToken == "" {
 		return OAuthToken{}, &llm.Error{Kind: llm.KindAuth, Provider: prov,
 			Message: "the OAuth access token has expired and there is no refresh token",
-			Hint:    "log in again"}
+			Hint:    s.relogin()}
 	}
 	if s.cfg.TokenURL == "" {
 		return OAuthToken{}, &llm.Error{Kind: llm.KindAuth, Provider: prov,
 			Message: "the OAuth access token has expired and no token endpoint is configured"}
 	}
-	form := url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refreshToken}}
-	if s.cfg.ClientID != "" {
-		form.Set("client_id", s.cfg.ClientID)
-	}
-	if s.cfg.ClientSecret != "" {
-		form.Set("client_secret", s.cfg.ClientSecret)
-	}
-	if len(s.cfg.Scopes) > 0 {
-		form.Set("scope", strings.Join(s.cfg.Scopes, " "))
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.TokenURL, strings.NewReader(form.Encode()))
-	if err != nil {
+	if _, err := url.Parse(s.cfg.TokenURL); err != nil {
 		return OAuthToken{}, &llm.Error{Kind: llm.KindAuth, Provider: prov, Message: "bad OAuth token endpoint", Err: err}
 	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Accept", "application/json")
+	cc := clientcredentials.Config{
+		ClientID:     s.cfg.ClientID,
+		ClientSecret: s.cfg.ClientSecret,
+		TokenURL:     s.cfg.TokenURL,
+		Scopes:       s.cfg.Scopes,
+		AuthStyle:    oauth2.AuthStyleInParams,
+		EndpointParams: url.Values{
+			"grant_type":    {"refresh_token"},
+			"refresh_token": {refreshToken},
+		},
+	}
 	client := s.cfg.HTTPClient
 	if client == nil {
 		client = http.DefaultClient
 	}
-	now := time.Now
-	if s.cfg.Now != nil {
-		now = s.cfg.Now
-	}
-	start := now()
-	resp, err := client.Do(req)
+	start := s.now()
+	tk, err := cc.Token(context.WithValue(ctx, oauth2.HTTPClient, client))
 	if err != nil {
-		return OAuthToken{}, llm.FromTransport(ctx, prov, err)
+		return OAuthToken{}, s.refreshError(ctx, err)
 	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if err != nil {
-		return OAuthToken{}, llm.FromTransport(ctx, prov, err)
-	}
-	var reply tokenReply
-	jsonErr := json.Unmarshal(body, &reply)
-	if resp.StatusCode != http.StatusOK || reply.Error != "" {
-		return OAuthToken{}, refreshError(prov, resp, body, reply)
-	}
-	if jsonErr != nil || reply.AccessToken == "" {
-		if jsonErr == nil {
-			jsonErr = errors.New("no access_token in the reply")
-		}
-		return OAuthToken{}, &llm.Error{Kind: llm.KindMalformed, Provider: prov, Status: resp.StatusCode,
-			Message: "OAuth token refresh: " + jsonErr.Error(), Err: jsonErr}
-	}
-	tok := OAuthToken{AccessToken: reply.AccessToken, RefreshToken: reply.RefreshToken}
-	if tok.RefreshToken == "" {
-		tok.RefreshToken = refreshToken // not rotated
-	}
-	if reply.ExpiresIn > 0 {
-		tok.Expiry = start.Add(time.Duration(reply.ExpiresIn) * time.Second)
+	// x/oauth2 keeps the old refresh token when the reply has none.
+	tok := OAuthToken{AccessToken: tk.AccessToken, RefreshToken: cmp.Or(tk.RefreshToken, refreshToken)}
+	if d := expiresIn(tk); d > 0 {
+		tok.Expiry = start.Add(d) // counted from before the request: never late
 	}
 	return tok, nil
 }
 
-// refreshError classifies a refused refresh: the endpoint's 4xx means the
-// refresh token is no good (log in again); 5xx and 429 may pass.
-func refreshError(prov string, resp *http.Response, body []byte, reply tokenReply) error {
-	msg := reply.Error
-	if reply.ErrorDescription != "" {
-		msg += ": " + reply.ErrorDescription
+// expiresIn reads the expires_in of the token reply (a JSON number, or a
+// string as some endpoints and form-encoded replies send it), whole
+// seconds, at most maxExpiresIn; 0 — a token that does not expire — when
+// it is absent or not a positive number.
+func expiresIn(tk *oauth2.Token) time.Duration {
+	var secs float64
+	switch v := tk.Extra("expires_in").(type) {
+	case float64:
+		secs = v
+	case string:
+		secs, _ = strconv.ParseFloat(strings.TrimSpace(v), 64)
+	}
+	if !(secs >= 1) { // also NaN
+		return 0
+	}
+	return time.Duration(min(secs, maxExpiresIn.Seconds())) * time.Second
+}
+
+// maxExpiresIn bounds a token lifetime read from a reply, so a hostile
+// endpoint's huge expires_in cannot overflow the expiry.
+const maxExpiresIn = 100 * 365 * 24 * time.Hour
+
+// refreshError classifies a failed refresh. The endpoint's 4xx means the
+// refresh token is no good (log in again); 5xx and 429 may pass; a failure
+// to reach the endpoint is classified like any transport failure, and a
+// reply that does not parse, or holds no access token, is KindMalformed.
+func (s *TokenSource) refreshError(ctx context.Context, err error) error {
+	prov := s.cfg.Provider
+	re, ok := errors.AsType[*oauth2.RetrieveError](err)
+	if !ok {
+		msg := err.Error()
+		switch {
+		case ctx.Err() == nil && strings.Contains(msg, "missing access_token"):
+			return &llm.Error{Kind: llm.KindMalformed, Provider: prov,
+				Message: "OAuth token refresh: no access_token in the reply", Err: err}
+		case ctx.Err() == nil && strings.Contains(msg, "cannot parse"):
+			return &llm.Error{Kind: llm.KindMalformed, Provider: prov,
+				Message: "OAuth token refresh: " + strings.TrimPrefix(msg, "oauth2: "), Err: err}
+		}
+		return llm.FromTransport(ctx, prov, err)
+	}
+	msg := re.ErrorCode
+	if re.ErrorDescription != "" {
+		msg += ": " + re.ErrorDescription
 	}
 	if msg == "" {
-		msg = strings.TrimSpace(string(body[:min(len(body), 300)]))
+		msg = strings.TrimSpace(string(re.Body[:min(len(re.Body), 300)]))
 	}
-	status := resp.StatusCode
-	if status == http.StatusOK { // an error field in a 200 reply
+	status := re.Response.StatusCode
+	if status >= 200 && status < 300 { // an error field in a 2xx reply
 		status = http.StatusBadRequest
 	}
-	e := llm.FromHTTP(prov, status, resp.Header, body)
+	e := vendorhttp.FromHTTP(prov, status, re.Response.Header, re.Body)
 	e.Message = fmt.Sprintf("OAuth token refresh failed: %s", msg)
 	if status >= 400 && status < 500 && status != http.StatusTooManyRequests && status != http.StatusRequestTimeout {
 		e.Kind = llm.KindAuth
-		e.Hint = "the refresh token was refused; log in again"
+		e.Hint = "the refresh token was refused; " + s.relogin()
 	}
 	return e
+}
+
+// relogin says how to get a new refresh token.
+func (s *TokenSource) relogin() string {
+	return cmp.Or(s.cfg.Relogin, "log in again")
+}
+
+// now reads the clock of the configuration.
+func (s *TokenSource) now() time.Time {
+	if s.cfg.Now != nil {
+		return s.cfg.Now()
+	}
+	return time.Now()
 }

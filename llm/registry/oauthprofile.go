@@ -98,6 +98,15 @@ func (o *OAuthProfile) refreshToken(name string, getenv func(string) string) (st
 	return "", llm.AuthMissing(name, o.RefreshTokenEnv)
 }
 
+// relogin says how to replace the refresh token of profile name once its
+// endpoint refuses it.
+func (o *OAuthProfile) relogin(name string) string {
+	if o.RefreshTokenFile != "" {
+		return fmt.Sprintf("log in to the provider of profile %q again and write the new refresh token to %s (mode 0600)", name, o.RefreshTokenFile)
+	}
+	return fmt.Sprintf("log in to the provider of profile %q again and set %s to the new refresh token", name, o.RefreshTokenEnv)
+}
+
 // TokenSource returns the refreshing token source of an OAuth profile
 // (SPEC PROV-4), reading the refresh token and client secret through getenv
 // (or the refresh token file). It starts with no access token, so the first
@@ -117,7 +126,8 @@ func (p Profile) TokenSource(getenv func(string) string, client *http.Client) (*
 	if err != nil {
 		return nil, err
 	}
-	cfg := OAuthConfig{Provider: p.Name, TokenURL: o.TokenURL, ClientID: o.ClientID, Scopes: o.Scopes, HTTPClient: client}
+	cfg := OAuthConfig{Provider: p.Name, TokenURL: o.TokenURL, ClientID: o.ClientID, Scopes: o.Scopes, HTTPClient: client,
+		Relogin: o.relogin(p.Name)}
 	if o.ClientSecretEnv != "" && getenv != nil {
 		cfg.ClientSecret = strings.TrimSpace(getenv(o.ClientSecretEnv))
 	}

@@ -67,6 +67,7 @@ func TestPROV4ProfileTokenSource(t *testing.T) {
 			io.WriteString(w, `{"error":"invalid_grant","error_description":"bad refresh token"}`)
 			return
 		}
+		w.Header().Set("Content-Type", "application/json")
 		io.WriteString(w, `{"access_token":"at-1","token_type":"Bearer","expires_in":3600,"refresh_token":"rt-2"}`)
 	}))
 	defer srv.Close()
@@ -97,10 +98,21 @@ func TestPROV4ProfileTokenSource(t *testing.T) {
 	}
 
 	// The refreshed file holds rt-2, which this endpoint refuses: an auth
-	// error that says to log in again.
+	// error that names the profile and says to log in again and where the
+	// new refresh token goes.
 	ts, _ = p.TokenSource(getenv, srv.Client())
-	if _, err := ts.Token(context.Background()); llm.KindOf(err) != llm.KindAuth || !strings.Contains(err.Error(), "invalid_grant") {
-		t.Errorf("refused refresh: %v", err)
+	_, err = ts.Token(context.Background())
+	if llm.KindOf(err) != llm.KindAuth {
+		t.Errorf("refused refresh: %v, want an auth error", err)
+	}
+	for _, want := range []string{"corp", "invalid_grant", "log in", file} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("refused refresh: %v; want it to mention %q", err, want)
+		}
+	}
+
+	if h := (&OAuthProfile{RefreshTokenEnv: "CORP_REFRESH"}).relogin("corp"); !strings.Contains(h, `"corp"`) || !strings.Contains(h, "set CORP_REFRESH") {
+		t.Errorf("relogin hint of an env profile = %q; want the profile and the variable", h)
 	}
 
 	// A refresh token variable that is not set names it.

@@ -51,6 +51,11 @@ type canonBlock struct {
 	ToolUseID string          `json:"tool_use_id,omitempty"`
 	Content   []canonBlock    `json:"content,omitempty"`
 	IsError   bool            `json:"is_error,omitempty"`
+	// Provider and Raw are an opaque block's, as llm's JSON has them;
+	// absent from every other block, so hashes of requests without one are
+	// unchanged.
+	Provider string          `json:"provider,omitempty"`
+	Raw      json.RawMessage `json:"raw,omitempty"`
 }
 
 type canonTool struct {
@@ -128,6 +133,8 @@ func canonBlocks(blocks []llm.Block) ([]canonBlock, error) {
 				return nil, fmt.Errorf("content[%d]: %w", i, err)
 			}
 			out = append(out, canonBlock{Type: "tool_result", ToolUseID: b.ToolUseID, Content: content, IsError: b.IsError})
+		case *llm.Opaque:
+			out = append(out, canonBlock{Type: "opaque", Provider: b.Provider, Raw: canonJSON(b.Raw)})
 		case nil:
 			return nil, fmt.Errorf("content[%d]: nil block", i)
 		default:

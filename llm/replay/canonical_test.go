@@ -120,6 +120,8 @@ func TestCanonicalMessagesAreLLMJSON(t *testing.T) {
 		&llm.ToolResult{ToolUseID: "c1", IsError: true, Content: []llm.Block{&llm.Text{Text: "boom"}}},
 		&llm.Thinking{Redacted: true, Signature: "opaque", ID: "rs_1"},
 		&llm.ToolUse{ID: "c2", Name: "x", Signature: "ts"},
+	}}, llm.Message{Role: llm.RoleAssistant, Provider: "anthropic", Model: "m", Content: []llm.Block{
+		&llm.Opaque{Provider: "anthropic", Type: "web_search_tool_result", Raw: json.RawMessage(`{"type":"web_search_tool_result","tool_use_id":"s","content":[]}`)},
 	}})
 	canon, err := Canonical(r)
 	if err != nil {

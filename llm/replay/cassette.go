@@ -337,6 +337,10 @@ func cloneBlocks(bs []llm.Block) []llm.Block {
 			c := *b
 			c.Content = cloneBlocks(b.Content)
 			out[i] = &c
+		case *llm.Opaque:
+			c := *b
+			c.Raw = bytes.Clone(b.Raw)
+			out[i] = &c
 		default:
 			out[i] = b
 		}

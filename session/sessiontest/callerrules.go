@@ -24,6 +24,7 @@ func callerRuleKeys(rules []session.CallerRule) []string {
 
 func mustAddCallerRule(t *testing.T, l session.Ledger, r *session.CallerRule) {
 	t.Helper()
+	ctx := t.Context()
 	if err := l.AddCallerRule(ctx, r); err != nil {
 		t.Fatalf("AddCallerRule of %q: %v", r.Caller[:min(len(r.Caller), 40)], err)
 	}
@@ -31,6 +32,7 @@ func mustAddCallerRule(t *testing.T, l session.Ledger, r *session.CallerRule) {
 
 func listCallerRules(t *testing.T, l session.Ledger, caller, dir string) []session.CallerRule {
 	t.Helper()
+	ctx := t.Context()
 	rules, err := l.ListCallerRules(ctx, caller, dir)
 	if err != nil {
 		t.Fatalf("ListCallerRules %q %q: %v", caller, dir, err)
@@ -103,6 +105,7 @@ func testCallerRules(t *testing.T, l session.Ledger) {
 
 // testCallerRuleErrors: bad input is ErrInvalid and stores nothing.
 func testCallerRuleErrors(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	ok := session.CallerRule{Caller: "alice", Dir: "/src/a", Action: "allow", Rule: "bash(ls)"}
 	with := func(f func(r *session.CallerRule)) *session.CallerRule {
 		r := ok
@@ -156,6 +159,7 @@ func testCallerRuleErrors(t *testing.T, l session.Ledger) {
 // testCallerRulesConcurrent: callers adding rules at once, the same ones
 // too, keep each rule once.
 func testCallerRulesConcurrent(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	const workers, n = 6, 10
 	var wg sync.WaitGroup
 	for w := range workers {

@@ -45,8 +45,10 @@ func RunFencing(t *testing.T, newStore func(t *testing.T) (session.Store, sessio
 	}
 }
 
-// fenced returns a context carrying token for session id.
-func fenced(id string, token int64) context.Context { return session.WithFence(ctx, id, token) }
+// fenced returns ctx carrying token for session id.
+func fenced(ctx context.Context, id string, token int64) context.Context {
+	return session.WithFence(ctx, id, token)
+}
 
 // wantFenced reports a nil error or one not wrapping session.ErrFenced.
 func wantFenced(t *testing.T, what string, err error) {
@@ -58,6 +60,7 @@ func wantFenced(t *testing.T, what string, err error) {
 
 func auditOf(t *testing.T, l session.Ledger, sessionID string) []session.AuditRecord {
 	t.Helper()
+	ctx := t.Context()
 	recs, err := l.Audit(ctx, session.AuditFilter{SessionID: sessionID})
 	if err != nil {
 		t.Fatal(err)
@@ -67,6 +70,7 @@ func auditOf(t *testing.T, l session.Ledger, sessionID string) []session.AuditRe
 
 func lastEvent(t *testing.T, l session.Ledger, sessionID string) int64 {
 	t.Helper()
+	ctx := t.Context()
 	id, err := l.LastEventID(ctx, sessionID)
 	if err != nil {
 		t.Fatal(err)
@@ -76,6 +80,7 @@ func lastEvent(t *testing.T, l session.Ledger, sessionID string) int64 {
 
 func lastSeq(t *testing.T, st session.Store, id string) int64 {
 	t.Helper()
+	ctx := t.Context()
 	last, err := st.Append(ctx, id)
 	if err != nil {
 		t.Fatal(err)
@@ -86,10 +91,11 @@ func lastSeq(t *testing.T, st session.Store, id string) int64 {
 // A holder with token 5 writes, then one with token 7: every write of the
 // first is refused from then on, storing nothing, and the second goes on.
 func testFenceHolders(t *testing.T, st session.Store, l session.Ledger) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s", Title: "start"})
 	run := &session.Run{SessionID: "s", Prompt: "p"}
 	mustCreateRun(t, l, run)
-	old, cur := fenced("s", 5), fenced("s", 7)
+	old, cur := fenced(ctx, "s", 5), fenced(ctx, "s", 7)
 
 	// The first holder writes everything a worker writes.
 	if _, err := st.Append(old, "s", userEntry("by 5")); err != nil {
@@ -126,7 +132,7 @@ func testFenceHolders(t *testing.T, st session.Store, l session.Ledger) {
 	wantFenced(t, "AppendAudit", l.AppendAudit(old, session.AuditRecord{SessionID: "s", Kind: session.AuditRun}))
 	wantFenced(t, "Update", st.Update(old, &session.Session{ID: "s", Title: "late 5"}))
 	wantFenced(t, "Rewrite", st.Rewrite(old, "s", nil))
-	if _, err := st.Append(fenced("s", 6), "s", userEntry("6")); !errors.Is(err, session.ErrFenced) {
+	if _, err := st.Append(fenced(ctx, "s", 6), "s", userEntry("6")); !errors.Is(err, session.ErrFenced) {
 		t.Errorf("Append with token 6 after 7: %v, want ErrFenced", err)
 	}
 
@@ -176,12 +182,13 @@ func testFenceHolders(t *testing.T, st session.Store, l session.Ledger) {
 // Writes without a token, or with a token for another session, are not
 // checked, and leave the fence as it is.
 func testFenceUnfenced(t *testing.T, st session.Store, l session.Ledger) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s"})
 	mustCreate(t, st, &session.Session{ID: "t"})
-	if _, err := st.Append(fenced("s", 100), "s", userEntry("100")); err != nil {
+	if _, err := st.Append(fenced(ctx, "s", 100), "s", userEntry("100")); err != nil {
 		t.Fatal(err)
 	}
-	other := fenced("t", 1) // a token of t only
+	other := fenced(ctx, "t", 1) // a token of t only
 	run := &session.Run{SessionID: "s"}
 	mustCreateRun(t, l, run)
 	for _, c := range []struct {
@@ -207,17 +214,17 @@ func testFenceUnfenced(t *testing.T, st session.Store, l session.Ledger) {
 		}
 	}
 	// The fence of s is still 100; t's is 1.
-	if _, err := st.Append(fenced("s", 99), "s", userEntry("99")); !errors.Is(err, session.ErrFenced) {
+	if _, err := st.Append(fenced(ctx, "s", 99), "s", userEntry("99")); !errors.Is(err, session.ErrFenced) {
 		t.Errorf("Append with token 99 after 100 and unfenced writes: %v, want ErrFenced", err)
 	}
-	if _, err := st.Append(fenced("t", 2), "t", userEntry("2")); err != nil {
+	if _, err := st.Append(fenced(ctx, "t", 2), "t", userEntry("2")); err != nil {
 		t.Errorf("Append to t with token 2: %v", err)
 	}
 	if _, err := st.Append(other, "t", userEntry("1")); !errors.Is(err, session.ErrFenced) {
 		t.Errorf("Append to t with token 1 after 2: %v, want ErrFenced", err)
 	}
 	// Audit records of no session are never fenced.
-	if err := l.AppendAudit(fenced("s", 1), session.AuditRecord{Kind: session.AuditRun}); err != nil {
+	if err := l.AppendAudit(fenced(ctx, "s", 1), session.AuditRecord{Kind: session.AuditRun}); err != nil {
 		t.Errorf("AppendAudit of a record of no session: %v", err)
 	}
 }
@@ -225,6 +232,7 @@ func testFenceUnfenced(t *testing.T, st session.Store, l session.Ledger) {
 // One fence guards every write of a session, whichever raised it; a batch
 // of several sessions is refused whole when one of them is fenced off.
 func testFenceShared(t *testing.T, st session.Store, l session.Ledger) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s"})
 	run := &session.Run{SessionID: "s"}
 	mustCreateRun(t, l, run)
@@ -251,18 +259,18 @@ func testFenceShared(t *testing.T, st session.Store, l session.Ledger) {
 	// below it.
 	for i, raise := range steps {
 		token := int64(10 * (i + 1))
-		if err := raise.write(fenced("s", token)); err != nil {
+		if err := raise.write(fenced(ctx, "s", token)); err != nil {
 			t.Fatalf("%s with token %d: %v", raise.name, token, err)
 		}
 		for _, w := range steps {
-			if err := w.write(fenced("s", token-1)); !errors.Is(err, session.ErrFenced) {
+			if err := w.write(fenced(ctx, "s", token-1)); !errors.Is(err, session.ErrFenced) {
 				t.Errorf("%s with token %d after %s with %d: %v, want ErrFenced", w.name, token-1, raise.name, token, err)
 			}
 		}
 	}
 
 	mustCreate(t, st, &session.Session{ID: "u"})
-	both := session.WithFence(fenced("s", 1), "u", 1)
+	both := session.WithFence(fenced(ctx, "s", 1), "u", 1)
 	before := lastEvent(t, l, "u")
 	err := l.AppendEvents(both, event("u", before+1, "u"), event("s", lastEvent(t, l, "s")+1, "s"))
 	wantFenced(t, "AppendEvents of two sessions, one fenced off", err)
@@ -280,22 +288,23 @@ func testFenceShared(t *testing.T, st session.Store, l session.Ledger) {
 // Delete with an overtaken token is refused; with the current one, or
 // none, it deletes.
 func testFenceDelete(t *testing.T, st session.Store, _ session.Ledger) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s"})
-	if _, err := st.Append(fenced("s", 7), "s", userEntry("7")); err != nil {
+	if _, err := st.Append(fenced(ctx, "s", 7), "s", userEntry("7")); err != nil {
 		t.Fatal(err)
 	}
-	wantFenced(t, "Delete", st.Delete(fenced("s", 5), "s"))
+	wantFenced(t, "Delete", st.Delete(fenced(ctx, "s", 5), "s"))
 	if _, err := st.Get(ctx, "s"); err != nil {
 		t.Errorf("Get after a refused Delete: %v", err)
 	}
-	if err := st.Delete(fenced("s", 7), "s"); err != nil {
+	if err := st.Delete(fenced(ctx, "s", 7), "s"); err != nil {
 		t.Errorf("Delete with token 7: %v", err)
 	}
 	if _, err := st.Get(ctx, "s"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Get after Delete: %v, want ErrNotFound", err)
 	}
 	mustCreate(t, st, &session.Session{ID: "t"})
-	if _, err := st.Append(fenced("t", 7), "t", userEntry("7")); err != nil {
+	if _, err := st.Append(fenced(ctx, "t", 7), "t", userEntry("7")); err != nil {
 		t.Fatal(err)
 	}
 	if err := st.Delete(ctx, "t"); err != nil {
@@ -308,6 +317,7 @@ func testFenceDelete(t *testing.T, st session.Store, _ session.Ledger) {
 // order) and the audit trail (id order) the tokens never decrease, and
 // after the race only the highest token still writes.
 func testFenceRace(t *testing.T, st session.Store, l session.Ledger) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s"})
 	const holders, writes = 20, 8
 	start := make(chan struct{})
@@ -316,7 +326,7 @@ func testFenceRace(t *testing.T, st session.Store, l session.Ledger) {
 	won := map[int64]int{}
 	for token := int64(1); token <= holders; token++ {
 		wg.Go(func() {
-			c := fenced("s", token)
+			c := fenced(ctx, "s", token)
 			<-start
 			for i := range writes {
 				var err error
@@ -366,10 +376,10 @@ func testFenceRace(t *testing.T, st session.Store, l session.Ledger) {
 	if won[holders] != writes {
 		t.Errorf("the highest token wrote %d times, want %d (writes per token: %v)", won[holders], writes, won)
 	}
-	if _, err := st.Append(fenced("s", holders-1), "s", userEntry("late")); !errors.Is(err, session.ErrFenced) {
+	if _, err := st.Append(fenced(ctx, "s", holders-1), "s", userEntry("late")); !errors.Is(err, session.ErrFenced) {
 		t.Errorf("Append with token %d after the race: %v, want ErrFenced", holders-1, err)
 	}
-	if _, err := st.Append(fenced("s", holders), "s", userEntry("last")); err != nil {
+	if _, err := st.Append(fenced(ctx, "s", holders), "s", userEntry("last")); err != nil {
 		t.Errorf("Append with token %d after the race: %v", holders, err)
 	}
 }

@@ -55,6 +55,7 @@ func RunLedger(t *testing.T, newLedger func(t *testing.T) session.Ledger) {
 var t0 = time.Date(2020, 5, 6, 7, 8, 9, 10_000_000, time.UTC)
 
 func testWorkspaces(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	ws := []*session.Workspace{
 		{ID: "w1", Caller: "alice", Kind: session.WorkspaceProject, Dir: "/src/a", Name: "a", CreatedAt: t0},
 		{ID: "w2", Caller: "alice", Kind: session.WorkspaceChat, Name: "chat", CreatedAt: t0.Add(time.Minute)},
@@ -105,6 +106,7 @@ func testWorkspaces(t *testing.T, l session.Ledger) {
 }
 
 func testWorkspaceErrors(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	checks := map[string]error{
 		"CreateWorkspace(nil)":          l.CreateWorkspace(ctx, nil),
 		"CreateWorkspace(no caller)":    l.CreateWorkspace(ctx, &session.Workspace{Kind: session.WorkspaceChat}),
@@ -130,6 +132,7 @@ func testWorkspaceErrors(t *testing.T, l session.Ledger) {
 }
 
 func testCreateRun(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	before := time.Now().Add(-time.Second)
 	r := &session.Run{SessionID: "s1", Caller: "alice", Prompt: "hi", Options: json.RawMessage(`{"model":"m"}`)}
 	mustCreateRun(t, l, r)
@@ -170,6 +173,7 @@ func testCreateRun(t *testing.T, l session.Ledger) {
 }
 
 func testUpdateRun(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	r := &session.Run{SessionID: "s", Caller: "alice", Prompt: "p", Options: json.RawMessage(`{"max_turns":3}`)}
 	mustCreateRun(t, l, r)
 	steps := []session.Run{
@@ -205,6 +209,7 @@ func testUpdateRun(t *testing.T, l session.Ledger) {
 }
 
 func testRunErrors(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	r := &session.Run{ID: "r", SessionID: "s"}
 	mustCreateRun(t, l, r)
 	checks := map[string]error{
@@ -233,6 +238,7 @@ func testRunErrors(t *testing.T, l session.Ledger) {
 }
 
 func testListRuns(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	var runs []*session.Run
 	for i, spec := range []struct {
 		sess, caller string
@@ -285,6 +291,7 @@ func event(sessionID string, id int64, typ string) session.Event {
 }
 
 func testEvents(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	if err := l.AppendEvents(ctx); err != nil {
 		t.Errorf("AppendEvents of nothing: %v", err)
 	}
@@ -334,6 +341,7 @@ func testEvents(t *testing.T, l session.Ledger) {
 // testEventOrder: a batch holding an id not above the one before it in its
 // session, or any malformed event, is rejected whole.
 func testEventOrder(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	stored := []session.Event{event("s", 1, "message"), event("s", 2, "message"), event("s", 3, "message")}
 	mustAppendEvents(t, l, stored...)
 	noType := event("s", 4, "")
@@ -384,6 +392,7 @@ func testEventOrder(t *testing.T, l session.Ledger) {
 }
 
 func testDeleteEvents(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	r1 := &session.Run{ID: "r1", SessionID: "gone"}
 	r2 := &session.Run{ID: "r2", SessionID: "kept"}
 	mustCreateRun(t, l, r1)
@@ -419,6 +428,7 @@ func testDeleteEvents(t *testing.T, l session.Ledger) {
 }
 
 func testAudit(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	if err := l.AppendAudit(ctx); err != nil {
 		t.Errorf("AppendAudit of nothing: %v", err)
 	}
@@ -456,7 +466,11 @@ func testAudit(t *testing.T, l session.Ledger) {
 }
 
 func testAuditFilter(t *testing.T, l session.Ledger) {
-	for i, r := range []struct{ caller, sess, run, kind string }{
+	ctx := t.Context()
+	for i, r := range []struct {
+		caller, sess, run string
+		kind              session.AuditKind
+	}{
 		{"alice", "s1", "r1", session.AuditRun},
 		{"alice", "s1", "r1", session.AuditToolCall},
 		{"bob", "s2", "r2", session.AuditPermission},
@@ -504,6 +518,7 @@ func testAuditFilter(t *testing.T, l session.Ledger) {
 // their runs, events and records stored, with unique increasing seqs and
 // ids.
 func testLedgerConcurrent(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
 	const workers, n = 6, 15
 	var wg sync.WaitGroup
 	for w := range workers {
@@ -578,6 +593,7 @@ func hasDup[T any](list []T, key func(T) int64) bool {
 
 func mustCreateRun(t *testing.T, l session.Ledger, r *session.Run) {
 	t.Helper()
+	ctx := t.Context()
 	if err := l.CreateRun(ctx, r); err != nil {
 		t.Fatalf("CreateRun: %v", err)
 	}
@@ -585,6 +601,7 @@ func mustCreateRun(t *testing.T, l session.Ledger, r *session.Run) {
 
 func mustAppendEvents(t *testing.T, l session.Ledger, evs ...session.Event) {
 	t.Helper()
+	ctx := t.Context()
 	if err := l.AppendEvents(ctx, evs...); err != nil {
 		t.Fatalf("AppendEvents: %v", err)
 	}
@@ -592,6 +609,7 @@ func mustAppendEvents(t *testing.T, l session.Ledger, evs ...session.Event) {
 
 func mustAppendAudit(t *testing.T, l session.Ledger, recs ...session.AuditRecord) {
 	t.Helper()
+	ctx := t.Context()
 	if err := l.AppendAudit(ctx, recs...); err != nil {
 		t.Fatalf("AppendAudit: %v", err)
 	}

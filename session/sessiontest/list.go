@@ -13,6 +13,7 @@ import (
 // workspace, alone, together and with a directory, across pages, and sees
 // an Update that moves a session.
 func testListFilters(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, s := range []struct{ id, caller, workspace, dir string }{
 		{"a", "alice", "w1", "/one"},
@@ -71,6 +72,7 @@ func testListFilters(t *testing.T, st session.Store) {
 // call), and returns their ids.
 func listAll(t *testing.T, st session.Store, opts session.ListOptions, limit int) []string {
 	t.Helper()
+	ctx := t.Context()
 	opts.Limit = limit
 	out := []string{}
 	for pages := 0; ; pages++ {

@@ -108,6 +108,7 @@ func forkLog(t *testing.T, st session.Store) {
 }
 
 func testFork(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "p", WorkDir: "/w", Title: "parent", Preview: "u1", Model: "m", Runs: 3, CostUSD: 1})
 	forkLog(t, st)
 	tests := []struct {
@@ -157,6 +158,7 @@ func testFork(t *testing.T, st session.Store) {
 }
 
 func testConcurrentSessions(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	const sessions, appends = 6, 20
 	for i := range sessions {
 		mustCreate(t, st, &session.Session{ID: fmt.Sprintf("s%d", i)})
@@ -187,6 +189,7 @@ func testConcurrentSessions(t *testing.T, st session.Store) {
 }
 
 func testConcurrentSameSession(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	const writers, appends = 6, 20
 	mustCreate(t, st, &session.Session{ID: "s"})
 	var wg sync.WaitGroup
@@ -228,6 +231,7 @@ func testConcurrentSameSession(t *testing.T, st session.Store) {
 // testLoadHeals: a run cut off between journaling a call and its result
 // loads healed, and recording the heal makes the next load clean.
 func testLoadHeals(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s"})
 	mustAppend(t, st, "s", userEntry("go"), msgEntry(callMsg("c1", "c2")),
 		session.Entry{Kind: session.KindToolStart, RunID: "r1", ToolStart: &session.ToolStart{CallID: "c1", Tool: "bash"}})

@@ -69,9 +69,8 @@ var Opts = cmp.Options{
 
 var rawType = reflect.TypeFor[json.RawMessage]()
 
-var ctx = context.Background()
-
 func testCreateGet(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	s := &session.Session{ID: "s-1", WorkDir: "/w", Title: "t", Preview: "hello", CreatedAt: t0, UpdatedAt: t0.Add(time.Second),
 		Model: "anthropic/claude", CostUSD: 0.5, Runs: 2}
@@ -106,6 +105,7 @@ func testCreateGet(t *testing.T, st session.Store) {
 }
 
 func testBadInput(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "ok"})
 	msg := userEntry("hi")
 	checks := map[string]error{
@@ -115,11 +115,11 @@ func testBadInput(t *testing.T, st session.Store) {
 		"Update(empty id)":   st.Update(ctx, &session.Session{}),
 		"Delete(empty)":      st.Delete(ctx, ""),
 		"Rewrite(empty)":     st.Rewrite(ctx, "", nil),
-		"Entries(empty)":     firstErr(st, ""),
-		"Entries(slash)":     firstErr(st, "a/b"),
-		"Append(no payload)": appendErr(st, "ok", session.Entry{Kind: session.KindMessage}),
-		"Append(bad kind)":   appendErr(st, "ok", session.Entry{Kind: "nope", Message: msg.Message}),
-		"Append(empty id)":   appendErr(st, "", msg),
+		"Entries(empty)":     firstErr(ctx, st, ""),
+		"Entries(slash)":     firstErr(ctx, st, "a/b"),
+		"Append(no payload)": appendErr(ctx, st, "ok", session.Entry{Kind: session.KindMessage}),
+		"Append(bad kind)":   appendErr(ctx, st, "ok", session.Entry{Kind: "nope", Message: msg.Message}),
+		"Append(empty id)":   appendErr(ctx, st, "", msg),
 	}
 	_, err := st.Get(ctx, "")
 	checks["Get(empty)"] = err
@@ -135,7 +135,7 @@ func testBadInput(t *testing.T, st session.Store) {
 	// The "two payloads" check needs a non-nil second payload.
 	bad := msg
 	bad.Run = &session.RunRecord{ID: "r"}
-	if err := appendErr(st, "ok", msg, bad); !errors.Is(err, session.ErrInvalid) {
+	if err := appendErr(ctx, st, "ok", msg, bad); !errors.Is(err, session.ErrInvalid) {
 		t.Errorf("Append(two payloads): %v, want ErrInvalid", err)
 	}
 	if n := len(readAll(t, st, "ok", 0)); n != 0 {
@@ -144,12 +144,13 @@ func testBadInput(t *testing.T, st session.Store) {
 }
 
 func testNotFound(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	checks := map[string]error{
 		"Update":  st.Update(ctx, &session.Session{ID: "nope"}),
 		"Delete":  st.Delete(ctx, "nope"),
 		"Rewrite": st.Rewrite(ctx, "nope", nil),
-		"Append":  appendErr(st, "nope", userEntry("x")),
-		"Entries": firstErr(st, "nope"),
+		"Append":  appendErr(ctx, st, "nope", userEntry("x")),
+		"Entries": firstErr(ctx, st, "nope"),
 	}
 	_, err := st.Get(ctx, "nope")
 	checks["Get"] = err
@@ -163,6 +164,7 @@ func testNotFound(t *testing.T, st session.Store) {
 }
 
 func testList(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	for i, id := range []string{"a", "b", "c", "d", "e"} {
 		dir := "/one"
@@ -221,6 +223,7 @@ func testList(t *testing.T, st session.Store) {
 }
 
 func testAppend(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s"})
 	if last, err := st.Append(ctx, "s"); err != nil || last != 0 {
 		t.Errorf("Append of nothing to an empty log: %d, %v; want 0", last, err)
@@ -263,6 +266,7 @@ func testAppend(t *testing.T, st session.Store) {
 }
 
 func testDelete(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "gone"})
 	mustCreate(t, st, &session.Session{ID: "kept"})
 	mustAppend(t, st, "gone", userEntry("x"))
@@ -272,7 +276,7 @@ func testDelete(t *testing.T, st session.Store) {
 	if _, err := st.Get(ctx, "gone"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Get after Delete: %v, want ErrNotFound", err)
 	}
-	if err := firstErr(st, "gone"); !errors.Is(err, session.ErrNotFound) {
+	if err := firstErr(ctx, st, "gone"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("Entries after Delete: %v, want ErrNotFound", err)
 	}
 	if err := st.Delete(ctx, "gone"); !errors.Is(err, session.ErrNotFound) {
@@ -290,6 +294,7 @@ func testDelete(t *testing.T, st session.Store) {
 }
 
 func testRewrite(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	mustCreate(t, st, &session.Session{ID: "s"})
 	mustAppend(t, st, "s", userEntry("a"), userEntry("b"), userEntry("c"))
 	repl := []session.Entry{userEntry("summary"), userEntry("d")}
@@ -324,6 +329,7 @@ func testRewrite(t *testing.T, st session.Store) {
 }
 
 func testUpdate(t *testing.T, st session.Store) {
+	ctx := t.Context()
 	t0 := time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
 	mustCreate(t, st, &session.Session{ID: "s", CreatedAt: t0, UpdatedAt: t0})
 	s, _ := st.Get(ctx, "s")
@@ -352,6 +358,7 @@ func testUpdate(t *testing.T, st session.Store) {
 
 func mustCreate(t *testing.T, st session.Store, s *session.Session) {
 	t.Helper()
+	ctx := t.Context()
 	if err := st.Create(ctx, s); err != nil {
 		t.Fatalf("Create %q: %v", s.ID, err)
 	}
@@ -359,6 +366,7 @@ func mustCreate(t *testing.T, st session.Store, s *session.Session) {
 
 func mustAppend(t *testing.T, st session.Store, id string, e ...session.Entry) int64 {
 	t.Helper()
+	ctx := t.Context()
 	last, err := st.Append(ctx, id, e...)
 	if err != nil {
 		t.Fatalf("Append to %s: %v", id, err)
@@ -366,7 +374,7 @@ func mustAppend(t *testing.T, st session.Store, id string, e ...session.Entry) i
 	return last
 }
 
-func appendErr(st session.Store, id string, e ...session.Entry) error {
+func appendErr(ctx context.Context, st session.Store, id string, e ...session.Entry) error {
 	_, err := st.Append(ctx, id, e...)
 	return err
 }
@@ -374,6 +382,7 @@ func appendErr(st session.Store, id string, e ...session.Entry) error {
 // readAll returns the stored entries after seq (damage reports excluded).
 func readAll(t *testing.T, st session.Store, id string, after int64) []session.Entry {
 	t.Helper()
+	ctx := t.Context()
 	var out []session.Entry
 	for e, err := range st.Entries(ctx, id, after) {
 		if err != nil {
@@ -386,7 +395,7 @@ func readAll(t *testing.T, st session.Store, id string, after int64) []session.E
 	return out
 }
 
-func firstErr(st session.Store, id string) error {
+func firstErr(ctx context.Context, st session.Store, id string) error {
 	for _, err := range st.Entries(ctx, id, 0) {
 		if err != nil {
 			return err

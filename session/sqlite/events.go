@@ -134,7 +134,7 @@ func (s *Store) AppendAudit(ctx context.Context, recs ...session.AuditRecord) er
 func (s *Store) Audit(ctx context.Context, f session.AuditFilter) ([]session.AuditRecord, error) {
 	where := []string{"id > ?"}
 	args := []any{f.AfterID}
-	for _, c := range []struct{ col, val string }{{"caller", f.Caller}, {"session_id", f.SessionID}, {"run_id", f.RunID}, {"kind", f.Kind}} {
+	for _, c := range []struct{ col, val string }{{"caller", f.Caller}, {"session_id", f.SessionID}, {"run_id", f.RunID}, {"kind", string(f.Kind)}} {
 		if c.val != "" {
 			where = append(where, c.col+" = ?")
 			args = append(args, c.val)

@@ -29,6 +29,10 @@ func Block(b llm.Block, imageTokens int) int {
 		return BlockOverhead + Thinking(b)
 	case *llm.ToolUse:
 		return ToolOverhead + tokens.Estimate(b.ID) + tokens.Estimate(b.Name) + tokens.EstimateBytes(b.Input)
+	case *llm.Opaque:
+		// A server tool's call or result (search results, code output):
+		// its JSON is what the provider reads back.
+		return BlockOverhead + tokens.EstimateBytes(b.Raw)
 	case *llm.ToolResult:
 		n := ToolOverhead + tokens.Estimate(b.ToolUseID)
 		for _, c := range b.Content {

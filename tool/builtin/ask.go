@@ -30,10 +30,13 @@ type askIn struct {
 const askDesc = "Asks the user a question and waits for the answer. Use it only when you cannot proceed " +
 	"sensibly without their decision; otherwise make a reasonable choice and say so."
 
+// AskUserName is the ask_user tool's name.
+const AskUserName = "ask_user"
+
 // NewAskUser returns the ask_user tool. With a nil asker every call returns
 // an error result telling the model to go on with its best judgement.
 func NewAskUser(a Asker) tool.Tool {
-	return tool.Define("ask_user", askDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession}, nil,
+	return tool.Define(AskUserName, askDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession}, nil,
 		func(ctx context.Context, call tool.Call, in askIn) (tool.Result, error) {
 			q := strings.TrimSpace(in.Question)
 			if q == "" {

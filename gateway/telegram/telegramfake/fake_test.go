@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/gateway/gatewaytest"
 )
 
 type answer struct {
@@ -238,19 +239,11 @@ func (f *fakeT) Errorf(string, ...any) { f.failed = true }
 // waitPolling waits until a getUpdates is waiting.
 func (p *Platform) waitPolling(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	gatewaytest.Eventually(t, 10*time.Second, "a waiting getUpdates", func() bool {
 		p.mu.Lock()
-		n := p.waiting
-		p.mu.Unlock()
-		if n > 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("no getUpdates is waiting")
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer p.mu.Unlock()
+		return p.waiting > 0
+	})
 }
 
 func itoa(n int64) string { return strconv.FormatInt(n, 10) }

@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 func TestAnthropicDecode(t *testing.T) {
@@ -129,7 +130,7 @@ func TestAnthropicErrorBody(t *testing.T) {
 			if got.Type != "error" || got.Error.Type != c.wantType || got.Error.Message != c.wantMsg || got.RequestID == "" {
 				t.Errorf("body = %s; want type %q message %q", body, c.wantType, c.wantMsg)
 			}
-			if e := llm.FromHTTP("anthropic", c.status, nil, body); e.Kind != c.kind || e.Message != c.wantMsg {
+			if e := vendorhttp.FromHTTP("anthropic", c.status, nil, body); e.Kind != c.kind || e.Message != c.wantMsg {
 				t.Errorf("classified as %v %q, want %v %q", e.Kind, e.Message, c.kind, c.wantMsg)
 			}
 		})

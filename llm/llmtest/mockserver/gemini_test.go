@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 func TestGeminiDecode(t *testing.T) {
@@ -127,7 +128,7 @@ func TestGeminiErrorBody(t *testing.T) {
 			if diff := cmp.Diff(c.want, string(body)); diff != "" {
 				t.Errorf("body (-want +got):\n%s", diff)
 			}
-			e := llm.FromHTTP("google", c.status, nil, body)
+			e := vendorhttp.FromHTTP("google", c.status, nil, body)
 			if e.Kind != c.kind || e.RetryAfter != c.retry {
 				t.Errorf("classified as %v retry %v, want %v retry %v", e.Kind, e.RetryAfter, c.kind, c.retry)
 			}

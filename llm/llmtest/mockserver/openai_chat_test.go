@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/vendorhttp"
 )
 
 func TestOpenAIChatDecode(t *testing.T) {
@@ -114,7 +115,7 @@ func TestOpenAIErrorBody(t *testing.T) {
 			if string(got) != c.want {
 				t.Errorf("body\n got: %s\nwant: %s", got, c.want)
 			}
-			if k := llm.FromHTTP("openai", c.status, nil, got).Kind; k != c.kind {
+			if k := vendorhttp.FromHTTP("openai", c.status, nil, got).Kind; k != c.kind {
 				t.Errorf("classified as %v, want %v", k, c.kind)
 			}
 		})

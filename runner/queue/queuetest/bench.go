@@ -1,7 +1,6 @@
 package queuetest
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"testing"
@@ -15,7 +14,7 @@ import (
 // its median and 99th percentile (p50-ns, p99-ns) beside ns/op (one
 // enqueue, take and Done).
 func BenchLatency(b *testing.B, q queue.Queue) {
-	ctx := context.Background()
+	ctx := b.Context()
 	type taken struct {
 		at  time.Time
 		err error
@@ -54,7 +53,7 @@ func BenchLatency(b *testing.B, q queue.Queue) {
 // on a queue holding b.N waiting sessions (enqueued before the timer
 // starts).
 func BenchThroughput(b *testing.B, q queue.Queue) {
-	ctx := context.Background()
+	ctx := b.Context()
 	for i := range b.N {
 		if err := q.Enqueue(ctx, fmt.Sprintf("tp-%d", i)); err != nil {
 			b.Fatal(err)

@@ -156,7 +156,7 @@ func testEnqueueWhileLeased(t *testing.T, open Open) {
 	var released atomic.Bool
 	got := make(chan *queue.Lease, 1)
 	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		ctx, cancel := context.WithTimeout(t.Context(), wait)
 		defer cancel()
 		l, err := q.Take(ctx)
 		if err != nil {
@@ -192,7 +192,7 @@ func testEnqueueDuringDone(t *testing.T, open Open) {
 	l := mustTake(t, q)
 	for i := range 200 {
 		done := make(chan error, 1)
-		go func() { done <- q.Enqueue(context.Background(), "s1") }()
+		go func() { done <- q.Enqueue(t.Context(), "s1") }()
 		mustDone(t, l, false)
 		if err := <-done; err != nil {
 			t.Fatalf("round %d: Enqueue: %v", i, err)
@@ -212,10 +212,10 @@ func testDoneIdempotent(t *testing.T, open Open) {
 	mustEnqueue(t, q, "s1")
 	l := mustTake(t, q)
 	mustDone(t, l, false)
-	if err := l.Done(context.Background(), true); err != nil {
+	if err := l.Done(t.Context(), true); err != nil {
 		t.Errorf("second Done = %v, want nil", err)
 	}
-	if err := l.Renew(context.Background()); !errors.Is(err, queue.ErrLeaseLost) {
+	if err := l.Renew(t.Context()); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Renew after Done = %v, want ErrLeaseLost", err)
 	}
 	expectNothing(t, q) // the second Done(more) did nothing
@@ -233,7 +233,7 @@ func testExpiry(t *testing.T, open Open) {
 	if l.SessionID != "s1" || l.Token <= old.Token {
 		t.Fatalf("after expiry took %s token %d, want s1 above %d", l.SessionID, l.Token, old.Token)
 	}
-	if err := old.Renew(context.Background()); !errors.Is(err, queue.ErrLeaseLost) {
+	if err := old.Renew(t.Context()); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Renew of the expired lease = %v, want ErrLeaseLost", err)
 	}
 	select {
@@ -244,10 +244,10 @@ func testExpiry(t *testing.T, open Open) {
 	if err := old.Err(); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Err of the expired lease = %v, want ErrLeaseLost", err)
 	}
-	if err := old.Done(context.Background(), false); err != nil && !errors.Is(err, queue.ErrLeaseLost) {
+	if err := old.Done(t.Context(), false); err != nil && !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Done of the expired lease = %v, want nil or ErrLeaseLost", err)
 	}
-	if err := l.Renew(context.Background()); err != nil {
+	if err := l.Renew(t.Context()); err != nil {
 		t.Errorf("Renew of the new lease = %v", err)
 	}
 	mustDone(t, l, false)
@@ -265,7 +265,7 @@ func testRenewKeeps(t *testing.T, open Open) {
 	q := open(t, queue.Options{TTL: 2 * shortTTL, RenewEvery: shortTTL / 3})
 	mustEnqueue(t, q, "s1")
 	l := mustTake(t, q)
-	ctx, cancel := context.WithTimeout(context.Background(), 6*shortTTL)
+	ctx, cancel := context.WithTimeout(t.Context(), 6*shortTTL)
 	defer cancel()
 	if other, err := q.Take(ctx); err == nil {
 		t.Errorf("took %s (token %d) while token %d held it and renewed", other.SessionID, other.Token, l.Token)
@@ -280,7 +280,7 @@ func testRenewKeeps(t *testing.T, open Open) {
 
 func testTakeContext(t *testing.T, open Open) {
 	q := open(t, queue.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	res := make(chan error, 1)
 	go func() {
 		_, err := q.Take(ctx)
@@ -296,7 +296,7 @@ func testTakeContext(t *testing.T, open Open) {
 	case <-time.After(wait):
 		t.Fatal("Take did not return after its context was cancelled")
 	}
-	dctx, dcancel := context.WithTimeout(context.Background(), quiet/3)
+	dctx, dcancel := context.WithTimeout(t.Context(), quiet/3)
 	defer dcancel()
 	if _, err := q.Take(dctx); !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Take past its deadline = %v, want DeadlineExceeded", err)
@@ -309,7 +309,7 @@ func testClose(t *testing.T, open Open) {
 	held := mustTake(t, q)
 	res := make(chan error, 1)
 	go func() {
-		_, err := q.Take(context.Background())
+		_, err := q.Take(t.Context())
 		res <- err
 	}()
 	time.Sleep(quiet / 3)
@@ -332,7 +332,7 @@ func testClose(t *testing.T, open Open) {
 	if err := held.Err(); !errors.Is(err, queue.ErrLeaseLost) {
 		t.Errorf("Err of a lease held at Close = %v, want ErrLeaseLost", err)
 	}
-	ctx := context.Background()
+	ctx := t.Context()
 	if err := q.Enqueue(ctx, "s2"); !errors.Is(err, queue.ErrClosed) {
 		t.Errorf("Enqueue after Close = %v, want ErrClosed", err)
 	}
@@ -347,7 +347,7 @@ func testClose(t *testing.T, open Open) {
 func testInvalid(t *testing.T, open Open) {
 	q := open(t, queue.Options{})
 	for _, sid := range []string{"", "a b", "a\nb", "\xff", strings.Repeat("x", queue.MaxSessionID+1)} {
-		if err := q.Enqueue(context.Background(), sid); !errors.Is(err, queue.ErrInvalid) {
+		if err := q.Enqueue(t.Context(), sid); !errors.Is(err, queue.ErrInvalid) {
 			t.Errorf("Enqueue(%.20q) = %v, want ErrInvalid", sid, err)
 		}
 	}

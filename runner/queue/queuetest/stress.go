@@ -116,7 +116,7 @@ func worker(ctx context.Context, t testing.TB, q queue.Queue, tr *tracker, lg *l
 		}
 		more := lg.has(l.SessionID)
 		tr.release(l)
-		if err := l.Done(context.Background(), more); err != nil {
+		if err := l.Done(t.Context(), more); err != nil {
 			t.Errorf("Done(%s, %v): %v", l.SessionID, more, err)
 		}
 	}
@@ -141,7 +141,7 @@ func testNothingStranded(t *testing.T, open Open) {
 func stress(t *testing.T, q queue.Queue, workers, sessions, producers, rounds int) {
 	tr := newTracker(t)
 	lg := &ledger{queued: map[string]int{}}
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(t.Context())
 	var wg sync.WaitGroup
 	for range workers {
 		wg.Go(func() { worker(ctx, t, q, tr, lg) })
@@ -154,7 +154,7 @@ func stress(t *testing.T, q queue.Queue, workers, sessions, producers, rounds in
 			for range rounds {
 				sid := fmt.Sprintf("s%d", r.IntN(sessions))
 				lg.add(sid)
-				if err := q.Enqueue(context.Background(), sid); err != nil {
+				if err := q.Enqueue(t.Context(), sid); err != nil {
 					t.Errorf("Enqueue(%s): %v", sid, err)
 					return
 				}
@@ -182,7 +182,7 @@ func stress(t *testing.T, q queue.Queue, workers, sessions, producers, rounds in
 
 func mustEnqueue(t testing.TB, q queue.Queue, sid string) {
 	t.Helper()
-	if err := q.Enqueue(context.Background(), sid); err != nil {
+	if err := q.Enqueue(t.Context(), sid); err != nil {
 		t.Fatalf("Enqueue(%.40s): %v", sid, err)
 	}
 }
@@ -190,7 +190,7 @@ func mustEnqueue(t testing.TB, q queue.Queue, sid string) {
 // mustTake takes a lease, failing the test if none comes.
 func mustTake(t testing.TB, q queue.Queue) *queue.Lease {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	ctx, cancel := context.WithTimeout(t.Context(), wait)
 	defer cancel()
 	l, err := q.Take(ctx)
 	if err != nil {
@@ -209,14 +209,14 @@ func take(t testing.TB, q queue.Queue, more bool) string {
 
 func mustDone(t testing.TB, l *queue.Lease, more bool) {
 	t.Helper()
-	if err := l.Done(context.Background(), more); err != nil {
+	if err := l.Done(t.Context(), more); err != nil {
 		t.Fatalf("Done(%s token %d, %v): %v", l.SessionID, l.Token, more, err)
 	}
 }
 
 func mustStats(t testing.TB, q queue.Queue) queue.Stats {
 	t.Helper()
-	st, err := q.Stats(context.Background())
+	st, err := q.Stats(t.Context())
 	if err != nil {
 		t.Fatalf("Stats: %v", err)
 	}
@@ -226,11 +226,11 @@ func mustStats(t testing.TB, q queue.Queue) queue.Stats {
 // expectNothing checks that no session is handed out for a while.
 func expectNothing(t testing.TB, q queue.Queue) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), quiet)
+	ctx, cancel := context.WithTimeout(t.Context(), quiet)
 	defer cancel()
 	if l, err := q.Take(ctx); err == nil {
 		t.Errorf("Take handed out %s (token %d), want nothing", l.SessionID, l.Token)
-		_ = l.Done(context.Background(), false)
+		_ = l.Done(t.Context(), false)
 	} else if !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("Take with nothing queued = %v, want DeadlineExceeded", err)
 	}

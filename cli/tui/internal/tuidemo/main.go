@@ -150,11 +150,11 @@ func (s *script) play(ap permission.Approver) (agent.Reason, string) {
 		s.emit(agent.Event{Type: agent.EventToolEnd, Turn: 1, Tool: &agent.ToolEvent{ID: "call_1", Name: "bash", IsError: true, Outcome: "interrupted"}})
 		return agent.ReasonCancelled, ""
 	}
-	decision := "allow"
+	decision := agent.Allow
 	if v.Answer == permission.AnswerDeny {
 		decision = "deny"
 	}
-	by := "user"
+	by := agent.ByUser
 	if v.TimedOut {
 		by = "timeout"
 	}
