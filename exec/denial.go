@@ -140,7 +140,7 @@ func (s *Sandbox) explainPath(path string, readOnly bool) string {
 	for _, w := range writable {
 		if within(w, real) {
 			rel, _ := filepath.Rel(w, real)
-			if protectedRel(rel) {
+			if protectedRel(rel) || homeProtected(real) {
 				return fmt.Sprintf("%s is protected: the sandbox keeps git's config and hooks, .rein, .claude and credentials read-only in every profile, and no setting widens that", path)
 			}
 			if s.Profile == ProfileReadOnly {
@@ -172,6 +172,23 @@ func (s *Sandbox) explainPath(path string, readOnly bool) string {
 	}
 	return fmt.Sprintf("the sandbox keeps %s read-only: commands may write the workspace, $TMPDIR (the session's temporary directory) and the toolchain caches; to let them write %s, add it to %s in your settings (or REIN_SANDBOX_WRITABLE)"+escapeHint,
 		path, dir, SettingWritable)
+}
+
+// homeProtected reports whether p is one of the user's HomeProtected
+// paths, or inside one.
+func homeProtected(p string) bool {
+	home, err := os.UserHomeDir()
+	if err != nil || !filepath.IsAbs(home) || !within(home, p) {
+		return false
+	}
+	rel, _ := filepath.Rel(home, p)
+	rel = filepath.ToSlash(rel)
+	for _, h := range HomeProtected {
+		if rel == h || strings.HasPrefix(rel, h+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 // onReadOnlyMount reports whether p is outside every directory the

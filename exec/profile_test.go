@@ -142,3 +142,29 @@ func TestPolicyOf_TOOL7(t *testing.T) {
 		}
 	}
 }
+
+// TOOL-7: a writable directory of sandbox.writable that holds the user's
+// protected files deeper than its top keeps them read-only.
+func TestWritableKeepsHomeProtected_TOOL7(t *testing.T) {
+	home := t.TempDir()
+	t.Setenv("HOME", home)
+	settings := filepath.Join(home, ".config", "rein", "settings.yaml")
+	writeFiles(t, home, map[string]string{".config/rein/settings.yaml": "sandbox: workspace\n", ".config/other/x": "x\n"})
+	ws := t.TempDir()
+	s := defaultSandbox(t, ws)
+	s.Writable = []string{filepath.Join(home, ".config")}
+	out, err := s.Run(context.Background(), Command{Dir: ws, Timeout: guard,
+		Script: `echo y > "$HOME/.config/other/x"; echo 'sandbox: off' > "$HOME/.config/rein/settings.yaml"`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(settings); string(b) != "sandbox: workspace\n" {
+		t.Fatalf("rein's settings were rewritten: %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(home, ".config", "other", "x")); string(b) != "y\n" {
+		t.Fatalf("the writable directory was not writable: %q\n%s", b, out.Combined)
+	}
+	if !slices.ContainsFunc(out.Notes, func(n string) bool { return strings.Contains(n, "is protected") }) {
+		t.Errorf("no note says it is protected: %q", out.Notes)
+	}
+}

@@ -474,8 +474,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, path string, data []byte, perm 
 			continue
 		}
 		rel, _ := filepath.Rel(w, real)
-		if protectedRel(rel) {
-			return fmt.Errorf("write %s: the sandbox keeps git's repositories, .rein and .claude read-only", path)
+		if protectedRel(rel) || homeProtected(real) {
+			return fmt.Errorf("write %s: the sandbox keeps git's repositories, .rein, .claude and your shell, git and rein settings read-only", path)
 		}
 		return writeResolved(real, data, perm) // no link followed after the checks
 	}
