@@ -152,6 +152,16 @@ func (sh *shield) protect(ws, dir string, maxMounts int) error {
 			}
 		}
 	}
+	// The user's own: a writable directory may hold them deeper than its
+	// top (sandbox.writable: [~/.config] holds ~/.config/rein).
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		for _, rel := range HomeProtected {
+			p := filepath.Join(home, filepath.FromSlash(rel))
+			if real, err := filepath.EvalSymlinks(p); err == nil && withinAny(sh.writable, real) {
+				sh.roResolved(p)
+			}
+		}
+	}
 	if sh.mounts > maxMounts {
 		return fmt.Errorf("the workspace holds %d git repositories and %d .rein or .claude directories: protecting them takes %d mounts, more than the sandbox's %d; run rein in a narrower directory, or turn the sandbox off",
 			len(s.gitDirs)+len(s.gitFiles), len(s.configs), sh.mounts, maxMounts)
