@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/anthropic"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/tokens"
 	"github.com/reinhq/rein/tokens/llmtokens"
@@ -40,7 +41,7 @@ code is 0 when ready, 10 when a check is blocked, 2 for bad flags.
 `
 
 // dryRunMCPStarted says, in the output, that MCP servers start in a dry run.
-const dryRunMCPStarted = "the MCP servers a run would start were started to list their tools, and stopped"
+const dryRunMCPStarted = "the MCP servers a run would start were started to list their tools; they stop as the dry run ends"
 
 // dryRunNoHooks says, in the output, that a dry run runs no hook.
 const dryRunNoHooks = "hooks do not run in a dry run (they may have side effects): context a user_prompt_submit hook adds is not counted"
@@ -149,7 +150,7 @@ func (a *App) dryRun(cmd *cobra.Command, o *runOptions, args []string) (err erro
 	dryMCP(rep, l, e.Setup().MCPStatus())
 	rep.fill(dr, m)
 	for _, w := range dr.Warnings {
-		if !slices.Contains(l.Trust.Warnings, w) { // the trust check says those
+		if !slices.Contains(l.Trust.Warnings, w) && !strings.HasPrefix(w, "MCP server ") { // the trust and mcp checks say those
 			rep.add("warning", statusWarning, w, "")
 		}
 	}
@@ -314,7 +315,11 @@ func dryCost(m *runner.Model, input, maxTokens int) *dryCostView {
 		c.Assumes += "; cache_write_usd is the input's price should the provider write all of it to its cache"
 	}
 	out := maxTokens
-	if out <= 0 {
+	switch {
+	case out > 0:
+	case m.ProviderName == "anthropic":
+		out = anthropic.DefaultMaxTokens // what the adapter sends for 0
+	default:
 		out = m.Caps.MaxOutput
 	}
 	if out > 0 {

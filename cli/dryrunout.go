@@ -77,7 +77,9 @@ type dryToolView struct {
 
 // dryRequest is the rest of the first request.
 type dryRequest struct {
-	Model          string `json:"model"`
+	Model string `json:"model"`
+	// MaxTokens is the output limit the request sets; 0 leaves it to the
+	// adapter (Anthropic's sends 8192).
 	MaxTokens      int    `json:"max_tokens"`
 	ThinkingBudget int    `json:"thinking_budget,omitempty"`
 	ThinkingEffort string `json:"thinking_effort,omitempty"`
@@ -188,7 +190,11 @@ func printDryText(w io.Writer, rep *dryReport) error {
 			fmt.Fprintf(&b, "  %s\n", s)
 		}
 		r, t := rep.Request, rep.Tokens
-		fmt.Fprintf(&b, "\n## First request\n  model        %s\n  max tokens   %d\n", rep.Model.Label, r.MaxTokens)
+		limit := fmt.Sprint(r.MaxTokens)
+		if r.MaxTokens == 0 {
+			limit = "not set: the provider's default"
+		}
+		fmt.Fprintf(&b, "\n## First request\n  model        %s\n  max tokens   %s\n", rep.Model.Label, limit)
 		if r.ThinkingBudget > 0 || r.ThinkingEffort != "" {
 			fmt.Fprintf(&b, "  thinking     budget %d %s\n", r.ThinkingBudget, r.ThinkingEffort)
 		}
