@@ -9,8 +9,10 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/llm/anthropic"
 	"github.com/reinhq/rein/llm/llmtest"
@@ -284,4 +286,81 @@ func shape(path string, v any, out map[string]bool) {
 	case nil:
 		out[path+" null"] = true
 	}
+}
+
+// CLI-5 attack table: what a dry run prints comes from the workspace, MCP
+// servers and their stderr — hostile input. The text output carries no
+// control character (no escape sequence reaches the terminal), the JSON
+// keeps the text exact, and a withheld server's tools are not offered.
+func TestDryRunAttacks_CLI5(t *testing.T) {
+	const esc = "\x1b]52;c;ZXZpbA==\x07\x1b[2J\u009b31m\r"
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, te *testEnv)
+		check func(t *testing.T, rep dryReport)
+	}{
+		{"escape sequences in AGENTS.md", func(t *testing.T, te *testEnv) {
+			te.write("AGENTS.md", "Be brief."+esc+"\n")
+		}, func(t *testing.T, rep dryReport) {
+			if !strings.Contains(rep.SystemPrompt, "Be brief.\x1b]52;c;ZXZpbA==\x07\x1b[2J\u009b31m") {
+				t.Errorf("the JSON system prompt is not the one sent: %q", rep.SystemPrompt)
+			}
+		}},
+		{"escape sequences in an MCP server's stderr", func(t *testing.T, te *testEnv) {
+			script := te.userFile("loud.sh", "printf '"+strings.NewReplacer("\x1b", `\033`, "\x07", `\007`, "\u009b", `\302\233`, "\r", `\r`).Replace(esc)+"boom' >&2; exit 1\n")
+			te.userFile("mcp.yaml", "servers:\n  loud:\n    command: sh\n    args: ["+strconv.Quote(script)+"]\n")
+		}, func(t *testing.T, rep dryReport) {
+			i := slices.IndexFunc(rep.MCP, func(m dryMCPServer) bool { return m.Server == "loud" })
+			if i < 0 || rep.MCP[i].State == "ready" {
+				t.Errorf("the failing server: %+v %+v", rep.MCP, rep.Checks)
+			}
+		}},
+		{"a prompt injection in an MCP tool's description", func(t *testing.T, te *testEnv) {
+			te.userFile("mcp.yaml", "servers:\n"+hostileServerYAML(t, "evil", "hostile"))
+		}, func(t *testing.T, rep dryReport) {
+			for _, tl := range rep.Tools {
+				if strings.HasPrefix(tl.Name, "mcp__evil__") {
+					t.Errorf("the withheld server's tool %s is offered", tl.Name)
+				}
+			}
+			if !slices.ContainsFunc(rep.Checks, func(c check) bool { return c.Name == "mcp" && strings.Contains(c.Message, "withheld") }) {
+				t.Errorf("no withheld warning: %+v", rep.Checks)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			te := newTestEnv(t)
+			te.script("m")
+			tt.setup(t, te)
+			rep, _ := dryJSON(t, te, ExitOK, "--model", "scripted/m", "hello")
+			tt.check(t, rep)
+			out, errs := te.mustRun(ExitOK, "run", "--dry-run", "--model", "scripted/m", "hello")
+			if i := strings.IndexFunc(out+errs, func(c rune) bool {
+				return c < ' ' && c != '\t' && c != '\n' || c >= 0x7f && c < 0xa0
+			}); i >= 0 {
+				t.Errorf("a control character reaches the terminal at %d: %q", i, (out + errs)[max(0, i-40):min(len(out+errs), i+40)])
+			}
+		})
+	}
+}
+
+func FuzzTermSafe(f *testing.F) {
+	for _, s := range []string{"", "plain", "\x1b[2J", "a\r\nb", "\xff\xfe", "\u009b31m", "tab\there"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := termSafe(s)
+		if !utf8.ValidString(out) {
+			t.Fatalf("invalid UTF-8 out of %q", s)
+		}
+		for _, c := range out {
+			if c < ' ' && c != '\t' && c != '\n' || c >= 0x7f && c < 0xa0 {
+				t.Fatalf("control %U left in %q", c, out)
+			}
+		}
+		if strings.ContainsFunc(s, func(c rune) bool { return c < ' ' || c >= 0x7f }) == false && out != s {
+			t.Fatalf("clean text changed: %q → %q", s, out)
+		}
+	})
 }

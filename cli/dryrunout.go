@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/reinhq/rein/runner"
 )
@@ -217,6 +218,22 @@ func printDryText(w io.Writer, rep *dryReport) error {
 			fmt.Fprintf(&b, "  cost         unknown: %s\n", c.Assumes)
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	_, err := io.WriteString(w, termSafe(b.String()))
 	return err
+}
+
+// termSafe returns s fit for a terminal: what the workspace, an MCP
+// server or its stderr wrote (the system prompt, tool descriptions,
+// errors) may hold escape sequences that rewrite the screen or the
+// clipboard. Control characters other than tab and newline, C1 controls
+// and invalid UTF-8 become U+FFFD; CR LF becomes LF. The JSON output keeps
+// the text exact, escaped.
+func termSafe(s string) string {
+	s = strings.ReplaceAll(strings.ToValidUTF8(s, "\uFFFD"), "\r\n", "\n")
+	return strings.Map(func(c rune) rune {
+		if c < ' ' && c != '\t' && c != '\n' || c >= 0x7f && c < 0xa0 {
+			return utf8.RuneError
+		}
+		return c
+	}, s)
 }
