@@ -44,6 +44,8 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 		return e.costText(), nil
 	case "memory":
 		return e.memoryCommand(ctx, args)
+	case "sandbox":
+		return e.sandboxText()
 	}
 	return "", fmt.Errorf("unknown command /%s; /help lists the commands", name)
 }

@@ -92,6 +92,7 @@ func TestInteractiveBackend(t *testing.T) {
 			{"memory", "", "Releases are cut on Thursdays."},
 			{"memory", "rm Thursdays", "notes (workspace): 0 entr"},
 			{"sessions", "", sessionID},
+			{"sandbox", "", "`sandbox.network`: allow-list — from default"},
 			{"compact", "", "Compacted the conversation"},
 			{"model", "", "scripted/m"},
 			{"model", "scripted/other", "Model: scripted/other."},

@@ -38,20 +38,26 @@ real, and a request that differs from the recording fails.
 
 func (a *App) runCommand() *cobra.Command {
 	o := &runOptions{}
+	var dry bool
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT]",
 		Short: "Run one prompt and print the answer",
-		Long:  runLong + exitCodeHelp(),
+		Long:  runLong + dryRunHelp + exitCodeHelp(),
 		Example: `  rein run "explain what main.go does"
   git diff | rein run - --output json
   rein run --resume 0192a… "now write the tests" --allowed-tools "bash(go test:*)"
   rein run --model replay:examples/quickstart.cassette
-  rein run --image ~/Desktop/bug.png "why does @docs/layout.png look different?"`,
+  rein run --image ~/Desktop/bug.png "why does @docs/layout.png look different?"
+  rein run --dry-run --output json "fix the failing test"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dry {
+				return a.dryRun(cmd, o, args)
+			}
 			return a.runOnce(cmd, o, args)
 		},
 	}
 	addRunFlags(cmd, o)
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "show readiness, the system prompt, the tools and the first request's size and cost; call no model (exit 10: not ready)")
 	return cmd
 }
 

@@ -39,7 +39,8 @@
 // mirror, which the Service reaches through [Mirror].
 //
 // The files: setup.go (Config, Model, Setup), conversation.go, bind.go
-// (Create, Resume, Heal), submit.go (Submit, Compact), recorder.go;
+// (Create, Resume, Heal), submit.go (Submit, Compact), dryrun.go (DryRun:
+// the first request without calling the model), recorder.go;
 // tools.go, capabilities.go, mcp.go, kb.go, memory.go, subagent.go and
 // tenancy.go build what a Setup offers; images.go the images of a user
 // message (mentions resolved in the workspace, submissions checked);

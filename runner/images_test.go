@@ -83,7 +83,7 @@ func TestServiceImages_LOOP2(t *testing.T) {
 		t.Fatalf("run %s (%s), %d images left in its record", r.Status, r.Error, len(r.Images))
 	}
 	reqs := p.Requests()
-	if len(reqs) != 1 || lastUserText(reqs[0]) != "what is this?" {
+	if len(reqs) != 1 || llmtest.LastUserText(reqs[0]) != "what is this?" {
 		t.Fatalf("requests %d", len(reqs))
 	}
 	if imgs := userImages(reqs[0].Messages); len(imgs) != 1 || !bytes.Equal(imgs[0].Data, pngImage) || imgs[0].MediaType != "image/png" {

@@ -128,7 +128,7 @@ func (c *Conversation) Compact(ctx context.Context) (*agent.CompactionEvent, err
 	c.Agent(nil) // builds the compactor
 	req := &llm.Request{Model: c.s.model.Name, System: c.system, Messages: c.history, Tools: c.tools.Specs(),
 		MaxTokens: c.s.ev.Int(workspace.MaxTokens), CacheKey: s.ID}
-	c.FireHook(ctx, hook.PreCompact, hook.Input{Trigger: "manual"})
+	c.FireHook(ctx, hook.PreCompact, hook.Input{Trigger: hook.TriggerManual})
 	hist, rep, err := c.compactor.Compact(ctx, req, &c.focus)
 	if err != nil {
 		return nil, err
@@ -136,8 +136,8 @@ func (c *Conversation) Compact(ctx context.Context) (*agent.CompactionEvent, err
 	if rep == nil {
 		return nil, nil
 	}
-	defer c.FireHook(context.WithoutCancel(ctx), hook.PostCompact, hook.Input{Trigger: "manual"})
-	rep.Trigger, rep.History = "manual", hist
+	defer c.FireHook(context.WithoutCancel(ctx), hook.PostCompact, hook.Input{Trigger: hook.TriggerManual})
+	rep.Trigger, rep.History = agent.TriggerManual, hist
 	ev := agent.Event{Type: agent.EventCompaction, Time: time.Now(), SessionID: s.ID, Compaction: rep}
 	if err := c.rec.Record(ctx, ev); err != nil {
 		return nil, err

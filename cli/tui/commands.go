@@ -26,6 +26,7 @@ var commands = []slashCommand{
 	{name: "sessions", help: "list recent sessions"},
 	{name: "cost", help: "show tokens and cost of this session"},
 	{name: "memory", args: "[add|rm TEXT]", help: "show AGENTS.md and memory in the prompt; add or remove a note"},
+	{name: "sandbox", help: "show the sandbox policy of commands: profile, writable, network, protected"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }
 
