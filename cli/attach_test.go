@@ -238,3 +238,25 @@ func TestRunLargeImageResumes(t *testing.T) {
 		t.Errorf("a 5 MiB + 1 image: exit %d, %s", code, errs)
 	}
 }
+
+// CLI-5, LOOP-2: a dry run builds the message as a run does: its images
+// count in the request's size, and a bad attachment is refused the same
+// way; no request reaches the vendor.
+func TestDryRunImages_CLI5(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "k"
+	te, png := imageEnv(t, "anthropic", srv.URL)
+	plain, _ := dryJSON(t, te, ExitOK, "--model", "mock/claude-sonnet-4-5", "what is this?")
+	with, _ := dryJSON(t, te, ExitOK, "--model", "mock/claude-sonnet-4-5", "--image", png, "what is this?")
+	if with.Tokens.Messages <= plain.Tokens.Messages {
+		t.Errorf("message tokens with an image %d, without %d: the image is not counted", with.Tokens.Messages, plain.Tokens.Messages)
+	}
+	te.write("notes.png", "text\n")
+	if code, _, errs := te.run("run", "--dry-run", "--model", "mock/claude-sonnet-4-5", "see @notes.png"); code != ExitUsage || !strings.Contains(errs, "not a PNG, JPEG, GIF or WebP") {
+		t.Errorf("a bad mention in a dry run: exit %d, %s", code, errs)
+	}
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("the dry runs sent %d requests", n)
+	}
+}

@@ -138,10 +138,14 @@ func (a *App) dryRun(cmd *cobra.Command, o *runOptions, args []string) (err erro
 	if f := m.Frame; f != nil && f.Prompt != "" && prompt == "" {
 		prompt = f.Prompt // a cassette replays its own prompt
 	}
-	if prompt == "" {
+	msg, err := e.userMessage(prompt, o.images)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if msg == nil {
 		return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 	}
-	dr, err := e.DryRun(cmd.Context(), prompt)
+	dr, err := e.DryRunMessage(cmd.Context(), msg)
 	if err != nil {
 		rep.add("request", statusBlocked, err.Error(), "fix what the message names; rein doctor checks the configuration")
 		rep.Notes = notes.all()

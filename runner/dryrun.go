@@ -70,6 +70,17 @@ func (p *captureProvider) Stream(_ context.Context, req *llm.Request) iter.Seq2[
 // The conversation is left as it was: DryRun works on a scratch one over
 // the same setup, with the model's provider swapped for the capture.
 func (c *Conversation) DryRun(ctx context.Context, prompt string) (*DryRun, error) {
+	var p *llm.Message
+	if prompt != "" {
+		m := llm.UserText(prompt)
+		p = &m
+	}
+	return c.DryRunMessage(ctx, p)
+}
+
+// DryRunMessage is [Conversation.DryRun] of a user message of text and
+// images (SPEC LOOP-2): the request shows, and counts, the images.
+func (c *Conversation) DryRunMessage(ctx context.Context, prompt *llm.Message) (*DryRun, error) {
 	s := c.s
 	if s.model == nil {
 		return nil, ErrNoModel
@@ -91,8 +102,9 @@ func (c *Conversation) DryRun(ctx context.Context, prompt string) (*DryRun, erro
 	}()
 	d.refreshMemory()
 	in := agent.Input{WorkDir: s.ws.Root, Depth: s.depth, RunID: "dry-run"}
-	if prompt != "" {
-		p := llm.UserText(prompt)
+	if prompt != nil {
+		p := *prompt
+		p.Role = llm.RoleUser
 		in.Prompt = &p
 	}
 	out := &DryRun{Hooks: len(s.hookRegs)}
