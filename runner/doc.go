@@ -30,7 +30,8 @@
 // the model makes a new Setup sharing the rest ([Setup.WithModel]).
 // [Conversation] is one session's conversation over a Setup: it binds a
 // new or stored session (healing it, SPEC SESS-2), runs prompts
-// ([Conversation.Submit], SPEC LOOP-1) and compacts; its [Recorder] stores
+// ([Conversation.Submit], SPEC LOOP-1; [Conversation.SubmitMessage] for a
+// message of text and images, LOOP-2) and compacts; its [Recorder] stores
 // each durable event before it is yielded (SESS-1). [Service] runs the
 // messages callers post to sessions (session.Submission): it stores a
 // queued run, schedules it (API-3), and executes it in a fresh Setup and
