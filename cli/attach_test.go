@@ -2,13 +2,16 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/llm/llmtest/mockserver"
 )
 
@@ -258,5 +261,50 @@ func TestDryRunImages_CLI5(t *testing.T) {
 	}
 	if n := len(srv.Requests()); n != 0 {
 		t.Errorf("the dry runs sent %d requests", n)
+	}
+}
+
+// CLI-2, LOOP-2: the terminal UI's backend sends a dropped file and a
+// mention as images; a bad attachment ends the run at once with the
+// error, and the model is not called.
+func TestInteractiveBackendImages(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("pic.gif", string(testGIF))
+	png := te.write("../home/shot.png", string(testPNG))
+	var script func(ctx context.Context, b tui.Backend)
+	s := te.script("m", llmtest.Reply{Text: "two images"})
+	te.tty = true
+	te.customize = func(a *App) {
+		models := a.Models
+		a.Models = func(spec string) (Model, bool, error) { // a model with vision
+			m, ok, err := models(spec)
+			m.Caps.Vision = true
+			return m, ok, err
+		}
+		a.Interactive = func(ctx context.Context, opts tui.Options) error {
+			script(ctx, opts.Backend)
+			return nil
+		}
+	}
+	script = func(ctx context.Context, b tui.Backend) {
+		for _, err := range b.Submit(ctx, tui.Prompt{Text: "see @missing.png"}, nil) {
+			if err == nil || !strings.Contains(err.Error(), "no such file") {
+				t.Errorf("a missing mention: %v", err)
+			}
+		}
+		for _, err := range b.Submit(ctx, tui.Prompt{Text: "compare [Image #1] with @pic.gif", Images: []string{png}}, nil) {
+			if err != nil {
+				t.Errorf("run: %v", err)
+			}
+		}
+	}
+	te.mustRun(ExitOK, "--model", "scripted/m")
+	reqs := s.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	imgs := userImagesOf(reqs[0].Messages)
+	if len(imgs) != 2 || !bytes.Equal(imgs[0].Data, testGIF) || !bytes.Equal(imgs[1].Data, testPNG) {
+		t.Errorf("images %d", len(imgs))
 	}
 }
