@@ -154,6 +154,9 @@ type Setup struct {
 	model                          *Model
 	agentsMD, agentsPath, skillIdx string
 	scanWarnings                   []string
+	// agentWarnings say what of the agents' definitions this build cannot
+	// honour: tools it has none of (COMPAT-1); set by NewSetup.
+	agentWarnings []string
 }
 
 // policyCache holds the permission policies of sub-agents, by mode.
@@ -182,7 +185,11 @@ func NewSetup(cfg Config) (*Setup, error) {
 	if l.Effective != nil && l.Effective.String(workspace.WorkspaceKind) == "chat" {
 		cfg.NoTools = true // a chat workspace: prompt, agent and model only (WS-2)
 	}
-	reg, err := registry.New(registry.Config{Profiles: l.Profiles.Profiles, Models: l.Models, Getenv: cfg.Getenv})
+	rc, err := l.RegistryConfig(cfg.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
+	reg, err := registry.New(rc)
 	if err != nil {
 		return nil, fmt.Errorf("provider profiles: %w", err)
 	}
