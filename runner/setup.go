@@ -154,15 +154,14 @@ type Setup struct {
 	model                          *Model
 	agentsMD, agentsPath, skillIdx string
 	scanWarnings                   []string
-	// agentWarnings say what of the agents' definitions this build cannot
-	// honour: tools it has none of (COMPAT-1); set by NewSetup.
-	agentWarnings []string
 }
 
-// policyCache holds the permission policies of sub-agents, by mode.
+// policyCache holds the permission policies of sub-agents, by mode, and
+// those of agents with tool rules, by agent and mode.
 type policyCache struct {
-	mu sync.Mutex
-	m  map[string]*permission.Engine
+	mu     sync.Mutex
+	m      map[string]*permission.Engine
+	scoped map[string]*scopedPolicy
 }
 
 // NewSetup builds what the workspace of cfg determines: its model
@@ -356,14 +355,14 @@ func (s *Setup) buildPolicy() error {
 }
 
 // newPolicy builds the permission policy of every settings layer, the
-// caller's kept rules and the run's rules, under mode.
-func (s *Setup) newPolicy(mode permission.Mode) (*permission.Engine, error) {
+// caller's kept rules, the run's rules and extra (an agent's), under mode.
+func (s *Setup) newPolicy(mode permission.Mode, extra ...permission.Rule) (*permission.Engine, error) {
 	store := s.cfg.RuleStore
 	if store == nil {
 		store = s.cfg.Loaded.RuleStore()
 	}
 	run := permission.Settings{Mode: mode, AskTimeout: s.ev.Duration(workspace.AskTimeout),
-		Rules: slices.Concat(s.cfg.CallerRules, s.cfg.RunRules), Store: store, SensitiveHidden: s.sandboxed(),
+		Rules: slices.Concat(s.cfg.CallerRules, s.cfg.RunRules, extra), Store: store, SensitiveHidden: s.sandboxed(),
 		Tenant: s.cfg.Tenancy != nil && s.cfg.Tenancy.RemoteCallers}
 	p, err := permission.NewPolicy(s.cfg.Loaded.Permissions(run))
 	if err != nil {
