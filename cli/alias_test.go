@@ -62,3 +62,52 @@ func TestCOMPAT1RunModelAlias(t *testing.T) {
 		t.Errorf("--model inherit: %s", errs)
 	}
 }
+
+// COMPAT-1, AGENT-4: a Claude Code agent with `model: sonnet` (as
+// Anthropic's own feature-dev agents have) runs its requests on the
+// alias's model id; one with `model: inherit` on its parent's.
+func TestCOMPAT1SubagentModelAlias(t *testing.T) {
+	srv := mockserver.New()
+	defer srv.Close()
+	te := newTestEnv(t)
+	te.env["ANTHROPIC_API_KEY"] = "k"
+	te.env["ANTHROPIC_BASE_URL"] = srv.URL
+	te.userFile("agents/explorer.md", agentFile("explorer", "Explores.", "model: sonnet\ntools: Read, Grep, Glob\n", "EXPLORER"))
+	te.userFile("agents/helper.md", agentFile("helper", "Helps.", "model: inherit\n", "HELPER"))
+	for _, sub := range []string{"explorer", "helper"} {
+		srv.Reset()
+		srv.Enqueue(mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "t1", Name: "task", Input: `{"agent":"` + sub + `","prompt":"look"}`}}},
+			mockserver.Turn{Text: "found"}, mockserver.Turn{Text: "done"})
+		te.mustRun(ExitOK, "run", "--model", "haiku", "-o", "json", "go")
+		var models []string
+		for _, r := range srv.Requests() {
+			var body struct {
+				Model string `json:"model"`
+			}
+			_ = json.Unmarshal(r.Body, &body)
+			models = append(models, body.Model)
+		}
+		want := "claude-haiku-4-5,claude-sonnet-5,claude-haiku-4-5"
+		if sub == "helper" {
+			want = "claude-haiku-4-5,claude-haiku-4-5,claude-haiku-4-5"
+		}
+		if strings.Join(models, ",") != want {
+			t.Errorf("%s: models sent %v, want %s", sub, models, want)
+		}
+	}
+}
+
+// COMPAT-1: what rein cannot honour of a Claude Code agent — an untrusted
+// repository's included — is reported by rein doctor, not fatal.
+func TestCOMPAT1DoctorReportsAgentFields(t *testing.T) {
+	te := newTestEnv(t)
+	te.write(".claude/agents/nb.md", agentFile("nb", "Edits notebooks.",
+		"tools: Read, NotebookEdit, Bash(*)\npermissionMode: bypassPermissions\neffort: high\n", "NB"))
+	_, out, _ := te.run("doctor")
+	for _, want := range []string{"NotebookEdit is a Claude Code tool rein has no equivalent of",
+		"asks for the bypass permission mode, which a workspace's agent may not have", "effort: an agent's reasoning effort is not supported"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("rein doctor does not say %q:\n%s", want, out)
+		}
+	}
+}

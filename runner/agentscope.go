@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -38,10 +39,28 @@ type agentScope struct {
 	only map[string][]permission.Rule
 	// allow are the pre-approvals, deny the agent's deny rules.
 	allow, deny []permission.Rule
+	// agents, when not nil, are the only agents its task tool may start
+	// (Claude Code's `Agent(worker, researcher)`).
+	agents []string
 }
 
 func (sc agentScope) empty() bool {
-	return len(sc.only) == 0 && len(sc.allow) == 0 && len(sc.deny) == 0
+	return len(sc.only) == 0 && len(sc.allow) == 0 && len(sc.deny) == 0 && sc.agents == nil
+}
+
+// taskAgents reads the agent names of `Agent(worker, researcher)` (or the
+// legacy `Task(…)`); ok is false for an entry of another tool.
+func taskAgents(entry string) (names []string, ok bool) {
+	name := toolName(entry)
+	if tools := toolPatterns([]string{name}); len(tools) != 1 || tools[0] != "task" || !strings.HasSuffix(entry, ")") {
+		return nil, false
+	}
+	inner := entry[strings.IndexByte(entry, '(')+1 : len(entry)-1]
+	names = []string{}
+	for _, n := range strings.FieldsFunc(inner, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+		names = append(names, n)
+	}
+	return names, true
 }
 
 // toolName returns the tool name of an entry of tools or disallowedTools:
@@ -77,6 +96,12 @@ func scopeOf(def *workspace.Agent, preapprove bool) agentScope {
 	source := permission.Source("agent " + def.Name)
 	bare := toolPatterns(bareEntries(def.Tools))
 	for _, e := range def.Tools {
+		if names, ok := taskAgents(e); ok {
+			if !matchAny(bare, "task") {
+				sc.agents = append(sc.agents, names...)
+			}
+			continue
+		}
 		_, r, err := workspace.SplitToolEntry(e)
 		if err != nil || r == nil {
 			continue
@@ -96,6 +121,9 @@ func scopeOf(def *workspace.Agent, preapprove bool) agentScope {
 		}
 	}
 	for _, e := range def.DisallowedTools {
+		if _, ok := taskAgents(e); ok {
+			continue // Agent(x) in disallowedTools: left to the deny rule below
+		}
 		_, r, err := workspace.SplitToolEntry(e)
 		if err != nil || r == nil {
 			continue
@@ -127,12 +155,21 @@ type scopedPolicy struct {
 	base permission.Policy
 	// match holds only the agent's rules on the restricted tools: a call
 	// passes when it allows the call by one of them.
-	match *permission.Engine
-	only  map[string][]permission.Rule
+	match  *permission.Engine
+	only   map[string][]permission.Rule
+	agents []string // nil: any agent
 }
 
 // Decide implements permission.Policy.
 func (p *scopedPolicy) Decide(ctx context.Context, req permission.Request) (permission.Outcome, error) {
+	if req.Tool == "task" && p.agents != nil {
+		var in taskInput
+		_ = json.Unmarshal(req.Input, &in)
+		if !slices.Contains(p.agents, in.Agent) {
+			return permission.Outcome{Decision: permission.DecisionDeny,
+				Reason: fmt.Sprintf("agent %s may start only the agents %s, not %q", p.agent, strings.Join(p.agents, ", "), in.Agent)}, nil
+		}
+	}
 	if rules, ok := p.only[req.Tool]; ok {
 		o, err := p.match.Decide(ctx, req)
 		if err != nil {
@@ -176,7 +213,7 @@ func (s *Setup) agentPolicy(def *workspace.Agent, mode string) (permission.Polic
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", def.Name, err)
 	}
-	p := &scopedPolicy{agent: def.Name, base: base, match: match, only: sc.only}
+	p := &scopedPolicy{agent: def.Name, base: base, match: match, only: sc.only, agents: sc.agents}
 	if s.subs.scoped == nil {
 		s.subs.scoped = map[string]*scopedPolicy{}
 	}
