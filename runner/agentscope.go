@@ -205,20 +205,28 @@ func (s *Setup) agentPolicy(def *workspace.Agent, mode string) (permission.Polic
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", def.Name, err)
 	}
+	p, err := s.scope(def.Name, base, sc)
+	if err != nil {
+		return nil, err
+	}
+	if s.subs.scoped == nil {
+		s.subs.scoped = map[string]*scopedPolicy{}
+	}
+	s.subs.scoped[key] = p
+	return p, nil
+}
+
+// scope returns base within the restrictions of an agent's tool rules.
+func (s *Setup) scope(agent string, base permission.Policy, sc agentScope) (*scopedPolicy, error) {
 	var onlyRules []permission.Rule
 	for _, rules := range sc.only {
 		onlyRules = append(onlyRules, rules...)
 	}
 	match, err := permission.NewPolicy(permission.Settings{Mode: permission.ModeDefault, Rules: onlyRules})
 	if err != nil {
-		return nil, fmt.Errorf("agent %s: %w", def.Name, err)
+		return nil, fmt.Errorf("agent %s: %w", agent, err)
 	}
-	p := &scopedPolicy{agent: def.Name, base: base, match: match, only: sc.only, agents: sc.agents}
-	if s.subs.scoped == nil {
-		s.subs.scoped = map[string]*scopedPolicy{}
-	}
-	s.subs.scoped[key] = p
-	return p, nil
+	return &scopedPolicy{agent: agent, base: base, match: match, only: sc.only, agents: sc.agents}, nil
 }
 
 // agentToolWarnings says, for each agent that applies, the entries of its

@@ -200,3 +200,46 @@ func TestCOMPAT1AgentScopeAttacks(t *testing.T) {
 		})
 	}
 }
+
+// COMPAT-1: the main agent (--agent) is held to its tool rules as a
+// sub-agent is, and its sub-agents do not inherit its pre-approvals.
+func TestCOMPAT1MainAgentToolRule(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	p := &routed{scripts: map[string][]llmtest.Reply{}}
+	p.scripts["REVIEWER"] = []llmtest.Reply{
+		{ToolCalls: []llm.ToolUse{call("m0", "bash", map[string]string{"command": "git diff --stat"}),
+			call("m1", "bash", map[string]string{"command": "echo pwned > x.txt"}),
+			call("m2", "task", map[string]string{"agent": "dig", "prompt": "diff"})}},
+		{Text: "reviewed"},
+	}
+	p.scripts["DIG"] = []llmtest.Reply{{ToolCalls: []llm.ToolUse{call("d0", "bash", map[string]string{"command": "git diff --stat"})}}, {Text: "dug"}}
+	lead := strings.Replace(reviewerAgent, `tools: [Read, "Bash(git diff:*)"]`, `tools: [Read, "Bash(git diff:*)", "Agent(dig)"]`, 1)
+	e := testEngine(t, p, engineSetup{workspace: gitRepo(), agent: "reviewer", home: map[string]string{
+		".config/rein/agents/reviewer.md": lead, ".config/rein/agents/dig.md": digAgent}})
+	var asked atomic.Int32
+	approver := permission.ApproverFunc(func(_ context.Context, pr permission.Prompt) (permission.Verdict, error) {
+		asked.Add(1)
+		return permission.Verdict{Answer: permission.AnswerDeny}, nil
+	})
+	ends := map[string]*agent.ToolEvent{}
+	for ev, err := range e.Submit(ctx, "", "go", approver) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type == agent.EventToolEnd {
+			ends[ev.Tool.ID] = ev.Tool
+		}
+	}
+	if o := ends["m0"]; o == nil || o.Outcome != agent.OutcomeOK {
+		t.Errorf("main git diff: %+v", o)
+	}
+	if o := ends["m1"]; o == nil || o.Outcome != agent.OutcomeDenied || !strings.Contains(o.Output, "only as its tools list says") {
+		t.Errorf("main echo: %+v", o)
+	}
+	// dig has every tool and no rule: its git diff asks (and is denied).
+	if o := ends["d0"]; o == nil || o.Outcome != agent.OutcomeDenied || asked.Load() != 1 {
+		t.Errorf("sub-agent git diff: %+v, %d questions; want one question, denied", o, asked.Load())
+	}
+}

@@ -137,6 +137,12 @@ type Setup struct {
 	depth int
 
 	policy *permission.Engine
+	// gate is what decides the main agent's calls: policy, or policy
+	// within the main agent's tool rules (agentscope.go). mainRules is
+	// set when policy holds the main agent's own rules, which its
+	// sub-agents must not inherit.
+	gate      permission.Policy
+	mainRules bool
 	// subs caches the policies of sub-agents asking for a tighter mode.
 	subs *policyCache
 	// hookRegs are the hooks that apply; each conversation registers them
@@ -343,14 +349,22 @@ func recordedEnv(system string, env agent.Environment) agent.Environment {
 // Config.RuleStore, by default .rein/settings.local.yaml.
 func (s *Setup) buildPolicy() error {
 	mode := s.ev.String(workspace.PermissionMode)
+	var sc agentScope
 	if s.main != nil {
 		mode = tighterMode(mode, s.main.PermissionMode)
+		sc = scopeOf(s.main, s.mayPreapprove(s.main))
 	}
-	p, err := s.newPolicy(permission.Mode(mode))
+	extra := slices.Concat(sc.deny, sc.allow)
+	p, err := s.newPolicy(permission.Mode(mode), extra...)
 	if err != nil {
 		return err
 	}
-	s.policy = p
+	s.policy, s.gate, s.mainRules = p, p, len(extra) > 0
+	if len(sc.only) > 0 || sc.agents != nil {
+		if s.gate, err = s.scope(s.main.Name, p, sc); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

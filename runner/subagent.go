@@ -334,7 +334,7 @@ func matchAny(patterns []string, name string) bool {
 // asks for mode: the parent's, or one under the tighter of the two modes.
 func (s *Setup) subPolicy(mode string) (*permission.Engine, error) {
 	parent := string(s.policy.Mode())
-	if mode = tighterMode(parent, mode); mode == parent {
+	if mode = tighterMode(parent, mode); mode == parent && !s.mainRules {
 		return s.policy, nil
 	}
 	s.subs.mu.Lock()
