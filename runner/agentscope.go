@@ -56,10 +56,7 @@ func taskAgents(entry string) (names []string, ok bool) {
 		return nil, false
 	}
 	inner := entry[strings.IndexByte(entry, '(')+1 : len(entry)-1]
-	names = []string{}
-	for _, n := range strings.FieldsFunc(inner, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-		names = append(names, n)
-	}
+	names = append([]string{}, strings.FieldsFunc(inner, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' })...)
 	return names, true
 }
 
