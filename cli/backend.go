@@ -4,13 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"iter"
 	"strings"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/memory"
-	"github.com/reinhq/rein/permission"
 )
 
 var _ tui.Backend = (*engine)(nil)
@@ -20,11 +17,6 @@ func (e *engine) Info() tui.Info {
 	u, cost := e.Usage()
 	return tui.Info{Model: e.Model().Label, SessionID: e.SessionID(), WorkDir: e.Workspace().Root,
 		PermissionMode: string(e.Policy().Mode()), CostUSD: cost, Tokens: u.PromptTokens() + u.OutputTokens}
-}
-
-// Submit implements tui.Backend: a run with a new id.
-func (e *engine) Submit(ctx context.Context, prompt string, approver permission.Approver) iter.Seq2[agent.Event, error] {
-	return e.Conversation.Submit(ctx, "", prompt, approver)
 }
 
 // Command implements tui.Backend: the slash commands of the interactive
@@ -54,6 +46,8 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 		return e.memoryCommand(ctx, args)
 	case "jobs":
 		return e.jobsCommand(ctx, args)
+	case "sandbox":
+		return e.sandboxText()
 	}
 	return "", fmt.Errorf("unknown command /%s; /help lists the commands", name)
 }

@@ -322,7 +322,7 @@ var Guarded = map[string]map[string]int{
 		string(permission.ModeStrict):      3,
 		string(permission.ModeReadOnly):    3,
 	},
-	Sandbox: {"off": 0, "auto": 1, "on": 2},
+	Sandbox: {"off": 0, "auto": 1, "workspace": 1, "on": 2, "read-only": 3},
 }
 
 // GuardedMax are the number keys a workspace file may only lower: the

@@ -27,6 +27,7 @@ var commands = []slashCommand{
 	{name: "cost", help: "show tokens and cost of this session"},
 	{name: "jobs", args: "[kill ID]", help: "list this session's background jobs; stop one"},
 	{name: "memory", args: "[add|rm TEXT]", help: "show AGENTS.md and memory in the prompt; add or remove a note"},
+	{name: "sandbox", help: "show the sandbox policy of commands: profile, writable, network, protected"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }
 

@@ -59,6 +59,11 @@ type BashOptions struct {
 	// and the model is told so. 0 means the backend's limit
 	// (exec.DefaultMaxSpill, 64 MiB); negative means no limit.
 	MaxOutput int64
+	// Unsandboxed, when set, runs the calls that ask for it
+	// (unsandboxed: true) outside the sandbox (SPEC TOOL-7); the
+	// permission policy asks the user about every such call
+	// (permission: "runs outside the sandbox"). nil refuses them.
+	Unsandboxed exec.Backend
 }
 
 type bashIn struct {
@@ -66,6 +71,7 @@ type bashIn struct {
 	Timeout     float64 `json:"timeout,omitempty" jsonschema:"seconds (default 120, max 600)"`
 	Description string  `json:"description,omitempty" jsonschema:"what it does in 5-10 words, for the user"`
 	Dir         string  `json:"dir,omitempty" jsonschema:"working directory (default: workspace root)"`
+	Unsandboxed bool    `json:"unsandboxed,omitempty" jsonschema:"asks the user"`
 }
 
 const bashDesc = "Runs a bash command in the workspace; returns stdout and stderr combined, and the exit code. " +
@@ -142,13 +148,30 @@ func (b *bash) prepare(ctx context.Context, call tool.Call, in bashIn) (exec.Com
 	return cmd, nil
 }
 
+// backendOf is where the call's command runs: outside the sandbox when it
+// asks (unsandboxed, SPEC TOOL-7) and that is offered, else the backend.
+func (b *bash) backendOf(in bashIn) (exec.Backend, *tool.Result) {
+	if !in.Unsandboxed {
+		return b.backend, nil
+	}
+	if b.opts.Unsandboxed == nil {
+		r := tool.Errorf("Not run: commands cannot run outside the sandbox here (there is no sandbox to leave, or this run forbids it); run it without unsandboxed, or ask the user to run it")
+		return nil, &r
+	}
+	return b.opts.Unsandboxed, nil
+}
+
 // runNow runs cmd in the foreground and renders what it did.
 func (b *bash) runNow(ctx context.Context, call tool.Call, in bashIn, cmd exec.Command) tool.Result {
+	backend, res := b.backendOf(in)
+	if res != nil {
+		return *res
+	}
 	timeout := cmd.Timeout
-	out, err := b.backend.Run(ctx, cmd)
+	out, err := backend.Run(ctx, cmd)
 	if err != nil {
 		r := tool.Errorf("the command could not be run: %v", err)
-		r.Metadata = map[string]any{"backend": b.backend.Name()}
+		r.Metadata = map[string]any{"backend": backend.Name()}
 		return r
 	}
 	return b.result(call, in, timeout, out)

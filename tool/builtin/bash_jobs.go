@@ -17,11 +17,12 @@ type bashJobIn struct {
 	Timeout         float64 `json:"timeout,omitempty" jsonschema:"seconds (default 120, max 600); a background job has none"`
 	Description     string  `json:"description,omitempty" jsonschema:"what it does in 5-10 words, for the user"`
 	Dir             string  `json:"dir,omitempty" jsonschema:"working directory (default: workspace root)"`
+	Unsandboxed     bool    `json:"unsandboxed,omitempty" jsonschema:"asks the user"`
 	RunInBackground bool    `json:"run_in_background,omitempty" jsonschema:"start it as a background job and return its id at once (servers, watchers, long builds)"`
 }
 
 func (in bashJobIn) plain() bashIn {
-	return bashIn{Command: in.Command, Timeout: in.Timeout, Description: in.Description, Dir: in.Dir}
+	return bashIn{Command: in.Command, Timeout: in.Timeout, Description: in.Description, Dir: in.Dir, Unsandboxed: in.Unsandboxed}
 }
 
 const bashJobsDesc = " Set run_in_background for servers, watchers and long builds: it returns a job id at once; read the job with " +
@@ -35,10 +36,14 @@ func (b *bash) runJobs(ctx context.Context, call tool.Call, jin bashJobIn) (tool
 	if res != nil {
 		return *res, nil
 	}
+	backend, res := b.backendOf(in)
+	if res != nil {
+		return *res, nil
+	}
 	jobs := b.opts.Jobs
 	if jin.RunInBackground {
 		cmd.Timeout = 0
-		job, err := jobs.start(b.backend, call, cmd, in.Command, in.Description, true)
+		job, err := jobs.start(backend, call, cmd, in.Command, in.Description, true)
 		if err == nil {
 			if err = job.startErr(); err != nil {
 				jobs.forget(job)
@@ -62,7 +67,7 @@ func (b *bash) runJobs(ctx context.Context, call tool.Call, jin bashJobIn) (tool
 	}
 	timeout := cmd.Timeout
 	cmd.Timeout = 0 // this call waits, and decides at the timeout
-	job, err := jobs.start(b.backend, call, cmd, in.Command, in.Description, false)
+	job, err := jobs.start(backend, call, cmd, in.Command, in.Description, false)
 	if err != nil { // the session's jobs are closed
 		cmd.Timeout = timeout
 		return b.runNow(ctx, call, in, cmd), nil
@@ -145,7 +150,9 @@ func (b *bash) jobResult(call tool.Call, in bashIn, timeout time.Duration, job *
 		job.out.close()
 		os.Remove(job.out.path)
 		r := tool.Errorf("the command could not be run: %v", err)
-		r.Metadata = map[string]any{"backend": b.backend.Name()}
+		if be, res := b.backendOf(in); res == nil {
+			r.Metadata = map[string]any{"backend": be.Name()}
+		}
 		return r
 	}
 	if timedOut {
