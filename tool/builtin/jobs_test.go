@@ -586,3 +586,31 @@ func mustAtoi(s string) int {
 	n, _ := strconv.Atoi(s)
 	return n
 }
+
+// TOOL-8, TOOL-7: a job asked to run outside the sandbox runs on the
+// outside backend (the permission policy asked the user), and only then;
+// without an outside backend it is refused like a foreground command.
+func TestJobUnsandboxed_TOOL8(t *testing.T) {
+	jobs := NewJobs(JobsOptions{Dir: t.TempDir()})
+	defer jobs.Close()
+	work := t.TempDir()
+	run := func(b tool.Tool, in string) tool.Result {
+		r, err := b.Run(context.Background(), tool.Call{ID: "c1", Name: "bash", WorkDir: work, Input: json.RawMessage(in)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	broken := &exec.Sandbox{Bwrap: "/nonexistent/bwrap"}
+	b := NewBash(broken, BashOptions{Jobs: jobs, Unsandboxed: &exec.Local{}})
+	if r := run(b, `{"command":"echo out","run_in_background":true,"unsandboxed":true}`); r.IsError || r.Metadata["job_id"] != "1" {
+		t.Fatalf("outside: %q", r.TextOf())
+	}
+	if r := run(b, `{"command":"echo in","run_in_background":true}`); !r.IsError || !strings.Contains(r.TextOf(), "not started") {
+		t.Fatalf("inside a broken sandbox: %q", r.TextOf())
+	}
+	none := NewBash(broken, BashOptions{Jobs: jobs})
+	if r := run(none, `{"command":"echo out","run_in_background":true,"unsandboxed":true}`); !r.IsError || !strings.Contains(r.TextOf(), "cannot run outside the sandbox here") {
+		t.Fatalf("no outside backend: %q", r.TextOf())
+	}
+}
