@@ -53,8 +53,9 @@ type Command struct {
 	// (SPEC SESS-1).
 	OnStart func(pgid int)
 	// Stream, when set, receives the output as it is written (see
-	// stream.go): Run then keeps none of it — Output.Combined is empty, no
-	// spill file is made — and still counts it (TotalBytes) and applies
+	// stream.go): Run then keeps only its first and last StreamKeep bytes
+	// (Combined, Tail), for a backend's own reading of a failure, makes
+	// no spill file, and still counts it all (TotalBytes) and applies
 	// MaxOutput. A background job reads its command's output this way
 	// (SPEC TOOL-8).
 	Stream io.Writer

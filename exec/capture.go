@@ -17,7 +17,8 @@ type capture struct {
 	maxSpill int64
 	limit    chan struct{} // closed when total passes maxSpill; nil: nobody listens
 	limited  bool
-	// stream, when set, takes the output instead of head, ring and spill.
+	// stream, when set, takes the output; head and ring then keep only a
+	// short start and end (see stream.go) and nothing is spilled.
 	stream io.Writer
 
 	head  []byte
@@ -44,7 +45,6 @@ func (c *capture) Write(p []byte) (int, error) {
 	}
 	if c.stream != nil {
 		c.streamOut(p)
-		return n, nil
 	}
 	if c.ring == nil {
 		room := c.max - len(c.head)
@@ -66,6 +66,9 @@ func (c *capture) Write(p []byte) (int, error) {
 func (c *capture) overflow() {
 	c.ring = make([]byte, c.max)
 	c.toRing(c.head)
+	if c.stream != nil {
+		return // the stream keeps the output
+	}
 	if c.spillDir == "" {
 		c.spillDir = filepath.Join(os.TempDir(), "rein")
 	}

@@ -88,6 +88,9 @@ func runProcess(ctx context.Context, c *osexec.Cmd, cmd Command, lim limits) (Ou
 	}
 
 	capt := &capture{max: lim.maxMemory, spillDir: lim.spillDir, maxSpill: lim.maxSpill, limit: make(chan struct{}), stream: cmd.Stream}
+	if cmd.Stream != nil {
+		capt.max = min(capt.max, StreamKeep)
+	}
 	readDone := make(chan struct{})
 	go func() {
 		defer close(readDone)

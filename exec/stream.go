@@ -1,11 +1,17 @@
 package exec
 
+// StreamKeep is how many bytes of a streamed command's output Run keeps
+// at its start (Output.Combined) and at its end (Output.Tail): enough for
+// the sandbox to read a failure and explain what it refused (SPEC TOOL-7).
+const StreamKeep = 64 << 10
+
 // Streaming a command's output (SPEC TOOL-8). A Command with Stream set
 // runs through the backend's Run like any other — the same sandbox, the
 // same process group of its own, the same kill on a cancelled context or
 // a timeout — but its output goes to the writer as it is written instead
 // of being collected: the caller keeps it (a background job's ring buffer
-// and file). Run still counts the bytes and stops the command past
+// and file); Run keeps StreamKeep bytes of each end, and no spill file.
+// Run still counts the bytes and stops the command past
 // MaxOutput (Output.OutputLimited), so a writer that keeps only a bounded
 // part never lets a flood run forever. A caller that wants the command to
 // run on while it does other things calls Run from a goroutine of its

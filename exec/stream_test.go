@@ -28,7 +28,8 @@ func (l *lockedBuffer) String() string {
 }
 
 // TOOL-8: with Stream set, the output goes to the writer as written and
-// the Output keeps none of it, but counts it; MaxOutput still stops the
+// the Output keeps only its ends (the memory cap, at most StreamKeep), but
+// counts it all; MaxOutput still stops the
 // command and the writer gets exactly the bytes below the limit; no spill
 // file is made.
 func TestStream_TOOL8(t *testing.T) {
@@ -40,9 +41,15 @@ func TestStream_TOOL8(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := seq(1000) + "err\n"
-	if buf.String() != want || len(out.Combined) != 0 || out.Truncated || out.SpillPath != "" ||
-		out.TotalBytes != int64(len(want)) || out.ExitCode != 4 {
+	if buf.String() != want || string(out.Combined) != want[:16] || !out.Truncated || string(out.Tail) != want[len(want)-16:] ||
+		out.SpillPath != "" || out.TotalBytes != int64(len(want)) || out.ExitCode != 4 {
 		t.Fatalf("stream %d bytes, output %+v", len(buf.String()), out)
+	}
+	// Without a smaller memory cap, Run keeps StreamKeep of each end.
+	var big lockedBuffer
+	out, err = (&Local{SpillDir: spill}).Run(context.Background(), Command{Script: "seq 1 100000", Stream: &big})
+	if err != nil || len(out.Combined) != StreamKeep || len(out.Tail) != StreamKeep || big.String() != seq(100000) {
+		t.Fatalf("kept %d and %d bytes, streamed %d; %v", len(out.Combined), len(out.Tail), len(big.String()), err)
 	}
 	var limited lockedBuffer
 	out, err = l.Run(context.Background(), Command{Script: "yes", Stream: &limited, MaxOutput: 100_000})
