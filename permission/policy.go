@@ -117,8 +117,10 @@ func (e *Engine) Add(ctx context.Context, r Rule) error {
 	return nil
 }
 
-// Decide applies, in order: deny rules, built-in denies, ask rules, built-in
-// asks, allow rules, the mode's default (SPEC PERM-1, PERM-2).
+// Decide applies, in order: deny rules, built-in denies (plan mode's
+// included), the plan approval (PERM-7), ask rules, built-in asks, allow
+// rules (not in strict and plan mode), the mode's default (SPEC PERM-1,
+// PERM-2).
 func (e *Engine) Decide(ctx context.Context, req Request) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, err
@@ -205,6 +207,9 @@ func (d *decider) decide() Outcome {
 	if o, ok := d.builtinDeny(); ok {
 		return o
 	}
+	if o, ok := d.planTool(); ok {
+		return o
+	}
 	if o, ok := d.matchRules(DecisionAsk); ok {
 		return o
 	}
@@ -225,7 +230,7 @@ func (d *decider) decide() Outcome {
 			return o
 		}
 	}
-	if d.mode != ModeStrict {
+	if d.mode != ModeStrict && d.mode != ModePlan { // plan mode: rules never widen it (PERM-7)
 		if o, ok := d.allowRules(); ok {
 			return o
 		}
@@ -304,7 +309,7 @@ func (d *decider) dynamicAsk() (Outcome, bool) {
 // wholeToolAllowed reports an allow rule for the whole tool, which also
 // silences the built-in asks of the shell analysis.
 func (d *decider) wholeToolAllowed() bool {
-	if d.mode == ModeStrict {
+	if d.mode == ModeStrict || d.mode == ModePlan {
 		return false
 	}
 	for i := range d.rules {
@@ -325,6 +330,9 @@ func (d *decider) builtinDeny() (Outcome, bool) {
 		}
 	}
 	if o, ok := d.shellSensitive(); ok {
+		return o, true
+	}
+	if o, ok := d.planDeny(); ok {
 		return o, true
 	}
 	if d.mode != ModeReadOnly {
@@ -458,6 +466,8 @@ func (d *decider) modeDefault() Outcome {
 	switch d.mode {
 	case ModeBypass:
 		return Outcome{Decision: DecisionAllow, Reason: "bypass mode runs every tool call no rule denies"}
+	case ModePlan:
+		return d.planDefault()
 	case ModeReadOnly:
 		if cat == tool.CategoryNetwork || d.f.host != "" {
 			return ask("read-only mode asks before %s reaches the network", d.f.req.Tool)

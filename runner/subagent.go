@@ -31,8 +31,9 @@ const DepthEnv = "REIN_AGENT_DEPTH"
 // nothing (subagents.max_depth).
 const DefaultMaxDepth = 3
 
-// subagentTools are left out of every sub-agent: it has no user to ask.
-var subagentTools = []string{builtin.AskUserName}
+// subagentTools are left out of every sub-agent: it has no user to ask,
+// and no plan of its own to present (PERM-7).
+var subagentTools = []string{builtin.AskUserName, builtin.ExitPlanModeName}
 
 // tree is what the task tools of one run share: the definitions, the
 // approver every question of the tree goes to (one at a time), and the

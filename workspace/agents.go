@@ -47,7 +47,7 @@ func parseAgent(path string, data []byte, fallback string) (a Agent, probs []Pro
 	if n, key := m.get("permission_mode", "permissionMode"); n != nil {
 		mode, err := permission.ParseMode(n.Value)
 		if n.Kind != yaml.ScalarNode || err != nil {
-			d.problem(n, "%s: %s is not a permission mode (strict, default, accept-edits, read-only, bypass): the agent is not loaded, rather than run under a mode it did not ask for", key, kindName(n))
+			d.problem(n, "%s: %s is not a permission mode (strict, default, accept-edits, read-only, plan, bypass): the agent is not loaded, rather than run under a mode it did not ask for", key, kindName(n))
 			return Agent{}, d.probs, false
 		}
 		a.PermissionMode = string(mode)

@@ -321,6 +321,7 @@ var Guarded = map[string]map[string]int{
 		string(permission.ModeDefault):     2,
 		string(permission.ModeStrict):      3,
 		string(permission.ModeReadOnly):    3,
+		string(permission.ModePlan):        3,
 	},
 	Sandbox: {"off": 0, "auto": 1, "on": 2},
 }
