@@ -52,6 +52,10 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 		return e.costText(), nil
 	case "memory":
 		return e.memoryCommand(ctx, args)
+	case "permission-mode":
+		return e.modeCommand(args)
+	case "plan":
+		return e.modeCommand(string(permission.ModePlan))
 	}
 	return "", fmt.Errorf("unknown command /%s; /help lists the commands", name)
 }
