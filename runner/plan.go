@@ -1,17 +1,42 @@
 package runner
 
 import (
+	"slices"
+
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
 )
 
-// exitPlanMode is the session's exit_plan_mode tool (SPEC PERM-7). The
-// policy asks the user about each call in plan mode and denies it in every
-// other; the answer switches the setup's policy out of plan mode for the
-// rest of the session (permission.Engine.ApprovePlan), and the tool, run
-// once approved, tells the model the mode it now works in and keeps the
-// plan in the session's plan file (permission.PlanFile).
+// withPlanTool returns the tools of a run started in plan mode (SPEC
+// PERM-7): set with exit_plan_mode added at the end. Outside plan mode the
+// set is returned as it is, so the tool list — and the prompt cache of
+// every other session — does not change; entering or leaving plan mode
+// changes it once. A tool set of no tools (a chat workspace) stays so, and
+// a --disallowed-tools exit_plan_mode or an agent not allowing it leaves
+// it out.
+func (c *Conversation) withPlanTool(set *tool.Set) *tool.Set {
+	if set == nil || c.s.policy.Mode() != permission.ModePlan || slices.Contains(c.s.cfg.Hidden, builtin.ExitPlanModeName) ||
+		!allows(c.s.main, builtin.ExitPlanModeName) {
+		return set
+	}
+	if _, has := set.Get(builtin.ExitPlanModeName); has {
+		return set
+	}
+	withPlan := set.Filter(func(string, *tool.Entry) bool { return true })
+	if err := withPlan.Add(tool.OriginBuiltin, c.exitPlanMode()); err != nil {
+		c.s.logger.Warn("exit_plan_mode is left out", "err", err)
+		return set
+	}
+	return withPlan
+}
+
+// exitPlanMode is the session's exit_plan_mode tool. The policy asks the
+// user about each call in plan mode and denies it in every other; the
+// answer switches the setup's policy out of plan mode for the rest of the
+// session (permission.Engine.ApprovePlan), and the tool, run once
+// approved, tells the model the mode it now works in and keeps the plan in
+// the session's plan file (permission.PlanFile).
 func (c *Conversation) exitPlanMode() tool.Tool {
 	return builtin.NewExitPlanMode(builtin.PlanOptions{Mode: func() string { return string(c.s.policy.Mode()) }})
 }

@@ -422,7 +422,7 @@ func (s *Setup) maxDepth() int { return s.ev.Int(workspace.SubagentMaxDepth) }
 // task tool while sub-agents may still nest and agents are defined. Its
 // tree shares approver among every agent the run starts.
 func (c *Conversation) runTools(approver permission.Approver) *tool.Set {
-	set := c.tools
+	set := c.withPlanTool(c.tools)
 	if asker, ok := approver.(builtin.Asker); ok && set != nil {
 		if _, has := set.Get(builtin.AskUserName); has {
 			swapped, err := set.Swap(builtin.NewAskUser(asker))

@@ -17,7 +17,7 @@ import (
 // sharing one read tracker, bash journaling the process group of each
 // command, the search tools, web_fetch, web_search (on the backend the
 // environment configures, see builtin.SearchFromEnv; a "not configured"
-// result without one), todo_write, ask_user and exit_plan_mode. Tools a bare --disallowed-tools names are left
+// result without one), todo_write and ask_user. Tools a bare --disallowed-tools names are left
 // out. The order is fixed: the tool list is part of the prompt-cache prefix.
 func (c *Conversation) buildTools() error {
 	backend, err := c.s.backend(c.sessDir)
@@ -43,7 +43,7 @@ func (c *Conversation) buildTools() error {
 		builtin.NewListDir(builtin.ListDirOptions{Fence: fence}), builtin.NewGlob(builtin.GlobOptions{Fence: fence}),
 		builtin.NewGrep(builtin.GrepOptions{Fence: fence}), bash,
 		builtin.NewTodoWrite(c.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: c.s.cfg.UserAgent}),
-		builtin.NewWebSearch(search), builtin.NewAskUser(nil), c.exitPlanMode())
+		builtin.NewWebSearch(search), builtin.NewAskUser(nil))
 	if c.s.memory != nil {
 		all = append(all, memorytool.New(c.s.memory))
 	}
