@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/api"
+	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/compact"
 	"github.com/reinhq/rein/llm"
@@ -250,4 +253,82 @@ func hasTool(req *llm.Request, name string) bool {
 		}
 	}
 	return false
+}
+
+// SPEC PERM-7, PERM-3, API-2: over the API a message asks for plan mode;
+// the plan arrives on the session's event stream as a plan event with its
+// permission_request, and answering it (always) approves it into
+// accept-edits: the edit that follows runs and the plan event says so.
+func TestPlanOverAPI_PERM7(t *testing.T) {
+	te := newTestEnv(t)
+	s := te.script("m",
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c1", "bash", `{"command":"touch pwned"}`)}},
+		llmtest.Reply{ToolCalls: []llm.ToolUse{planCall("c2", testPlan)}},
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c3", "write_file", `{"path":"new.go","content":"package a\n"}`)}},
+		llmtest.Reply{Text: "done"})
+	url := serveFor(t, te)
+	c, err := client.New(url, client.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ws, err := c.CreateWorkspace(ctx, api.CreateWorkspace{Kind: "project", Dir: te.ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sess, err := c.CreateSession(ctx, api.CreateSession{WorkspaceID: ws.ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, err := c.Send(ctx, sess.ID, api.Message{Text: "plan, then do it", Model: "scripted/m", PermissionMode: "plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var plans []agent.PlanEvent
+	var done *agent.DoneEvent
+	for ev, err := range c.Events(ctx, sess.ID, 0) {
+		if err != nil {
+			t.Fatalf("events: %v", err)
+		}
+		var a agent.Event
+		if err := json.Unmarshal(ev.Data, &a); err != nil {
+			t.Fatal(err)
+		}
+		if ev.Type != string(a.Type) {
+			t.Errorf("SSE event %q carries a %q", ev.Type, a.Type)
+		}
+		switch a.Type {
+		case agent.EventPlan:
+			plans = append(plans, *a.Plan)
+		case agent.EventPermissionRequest:
+			if a.Permission.Tool != "exit_plan_mode" {
+				t.Errorf("question about %s in plan mode", a.Permission.Tool)
+			}
+			if err := c.Answer(ctx, acc.RunID, a.Permission.CallID, api.PermissionAnswer{Answer: "always"}); err != nil {
+				t.Fatalf("answer: %v", err)
+			}
+		case agent.EventDone:
+			done = a.Done
+		}
+		if done != nil {
+			break
+		}
+	}
+	if done == nil || done.Reason != agent.ReasonCompleted {
+		t.Fatalf("done %+v", done)
+	}
+	if len(plans) != 2 || plans[0].Status != agent.PlanProposed || plans[0].Plan != testPlan ||
+		plans[1].Status != agent.PlanApproved || plans[1].Mode != "accept-edits" || plans[1].CallID != "c2" {
+		t.Errorf("plan events %+v", plans)
+	}
+	if got := lastResultOf(s.Requests()[1]); !strings.Contains(got, "plan mode: touch is not a command that only reads") {
+		t.Errorf("the model read %q about touch", got)
+	}
+	if _, err := os.Stat(filepath.Join(te.ws, "pwned")); err == nil {
+		t.Error("touch ran in plan mode")
+	}
+	if b, err := os.ReadFile(filepath.Join(te.ws, "new.go")); err != nil || string(b) != "package a\n" {
+		t.Errorf("new.go after the approval: %q, %v", b, err)
+	}
 }
