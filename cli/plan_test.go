@@ -11,8 +11,8 @@ import (
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/api"
-	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/cli/tui"
+	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/compact"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
