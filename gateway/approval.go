@@ -41,7 +41,10 @@ func (g *Gateway) ask(ctx context.Context, c *chat, runID string, p *agent.Permi
 		a.question += "\n" + clip(compactJSON(p.Input), 600)
 	}
 	m := Outgoing{ChatID: c.chatID, Text: a.question}
-	if c.r.limits.Buttons {
+	if isPlanQuestion(p) {
+		m = planQuestion(a, p, c.r.limits.Buttons)
+		m.ChatID, a.question = c.chatID, m.Text
+	} else if c.r.limits.Buttons {
 		m.Buttons = []Button{
 			{Label: "Allow once", Data: actionPrefix + a.token + ":once"},
 			{Label: "Always allow", Data: actionPrefix + a.token + ":always"},
@@ -87,10 +90,14 @@ func (g *Gateway) answer(ctx context.Context, r *route, chatID, user, token, ver
 	a.settled = true
 	g.mu.Unlock()
 	v := permission.Verdict{Answer: permission.Answer(verdict)}
+	plan := strings.HasPrefix(a.question, "📋")
 	switch v.Answer {
 	case permission.AnswerOnce, permission.AnswerAlways:
 	case permission.AnswerDeny:
 		v.Message = "the user denied it in the chat"
+		if plan {
+			v.Message = planSentBack
+		}
 	default:
 		return "", fmt.Errorf("answer %q: want once, always or deny", verdict)
 	}
@@ -99,6 +106,10 @@ func (g *Gateway) answer(ctx context.Context, r *route, chatID, user, token, ver
 	}
 	outcome := map[permission.Answer]string{permission.AnswerOnce: "✅ Allowed once", permission.AnswerAlways: "✅ Always allowed",
 		permission.AnswerDeny: "⛔ Denied"}[v.Answer] + " by " + user
+	if plan {
+		outcome = map[permission.Answer]string{permission.AnswerOnce: "✅ Plan approved (edits are confirmed)",
+			permission.AnswerAlways: "✅ Plan approved (edits run)", permission.AnswerDeny: "↩️ Sent back: say what to change"}[v.Answer] + " by " + user
+	}
 	g.settle(ctx, a, outcome)
 	return outcome, nil
 }

@@ -259,6 +259,8 @@ func finalText(d *agent.DoneEvent) string {
 		return text
 	case agent.ReasonCancelled:
 		return "⏹ Stopped."
+	case agent.ReasonPlanReady: // nobody answered the plan in time (PERM-7)
+		return "📋 The plan waits for approval: tell me to go ahead, or what to change.\n\n" + clip(d.Plan, maxPlanShown)
 	}
 	note := "⚠️ The run ended: " + string(d.Reason)
 	if d.Error != "" {
