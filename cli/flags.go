@@ -40,7 +40,7 @@ func addRunFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or stream-json")
 	f.StringVarP(&o.model, "model", "m", "", "model: provider/model, a bare name (claude-…, gpt-…, gemini-…), a profile, or replay:PATH")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "most model calls for this prompt (default 100)")
-	f.StringVar(&o.permissionMode, "permission-mode", "", "strict, default, accept-edits, read-only or bypass")
+	f.StringVar(&o.permissionMode, "permission-mode", "", "strict, default, accept-edits, read-only, plan (read, then a plan to approve) or bypass")
 	f.StringArrayVar(&o.allowedTools, "allowed-tools", nil, "allow rules, comma-separated: \"bash(git diff:*),read_file\"")
 	f.StringArrayVar(&o.disallowedTools, "disallowed-tools", nil, "deny rules; a bare tool name also hides the tool from the model")
 	f.StringVarP(&o.resume, "resume", "r", "", "continue the session with this id (or id prefix)")
