@@ -63,6 +63,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the clock; nil uses time.Now.
 	Now func() time.Time
+	// Reminder, when set, returns a note for the model appended, like the
+	// task focus, to the newest user message of each request — after the
+	// cache-stable prefix, never stored — or "" for none. The runner's says
+	// the session is in plan mode (SPEC PERM-7) while it is.
+	Reminder func() string
 	// Warnings are reported in every run_start: what the caller's
 	// configuration ignored, such as an untrusted workspace's extras
 	// (SPEC PERM-5).

@@ -60,6 +60,9 @@ func TestHeadlessPlanStops_PERM7(t *testing.T) {
 	if !hasTool(reqs[0], "exit_plan_mode") {
 		t.Error("a plan-mode run does not offer exit_plan_mode")
 	}
+	if last := reqs[0].Messages[len(reqs[0].Messages)-1].TextOf(); !strings.Contains(last, "# Plan mode") {
+		t.Errorf("the model is not told it is in plan mode: %q", last)
+	}
 	for i, want := range []string{"plan mode: write_file can change things", "plan mode: it writes to", "plan mode: sed -i"} {
 		msgs := reqs[i+1].Messages
 		got := msgs[len(msgs)-1].ToolResults()[0].Content[0].(*llm.Text).Text
@@ -91,6 +94,11 @@ func TestHeadlessPlanStops_PERM7(t *testing.T) {
 	te.mustRun(ExitOK, "run", "--resume", res.SessionID, "--permission-mode", "accept-edits", "--model", "scripted/k", "The plan is approved: carry it out.")
 	if hasTool(k.Requests()[0], "exit_plan_mode") {
 		t.Error("exit_plan_mode is offered outside plan mode: every session's tool list would change")
+	}
+	for _, m := range k.Requests()[0].Messages {
+		if strings.Contains(m.TextOf(), "# Plan mode") {
+			t.Error("the plan-mode reminder reached a run in accept-edits mode, or was stored")
+		}
 	}
 	if b, _ := os.ReadFile(filepath.Join(te.ws, "src/new.go")); string(b) != "package a // 2\n" {
 		t.Errorf("after approval src/new.go is %q", b)

@@ -45,3 +45,22 @@ func (c *Conversation) exitPlanMode() tool.Tool {
 // bound: where exit_plan_mode keeps the newest approved plan, and the one
 // file plan mode lets the model write.
 func (c *Conversation) PlanFile() string { return permission.PlanFile(c.sessDir) }
+
+// planReminder is the note each request of a plan-mode run carries (see
+// agent.Config.Reminder): the model is told what plan mode lets it do and
+// how to end it, while the policy enforces it. "" outside plan mode.
+func (c *Conversation) planReminder() string {
+	if c.s.policy.Mode() != permission.ModePlan {
+		return ""
+	}
+	file := c.PlanFile()
+	draft := ""
+	if file != "" {
+		draft = " You may draft the plan in " + file + ", the one file you may write."
+	}
+	return "<system-reminder>\n# Plan mode\nThe user wants a plan before any change. Read and search the code and run " +
+		"commands that only read; do not try to change anything: edits, writes and other commands are refused until " +
+		"the plan is approved." + draft + " When the plan is ready, call " + builtin.ExitPlanModeName + " with the full " +
+		"plan (the steps, the files each changes, how the result will be checked); the user approves it or sends it " +
+		"back with feedback.\n</system-reminder>"
+}
