@@ -340,3 +340,15 @@ func TestPlanOverAPI_PERM7(t *testing.T) {
 		t.Errorf("new.go after the approval: %q, %v", b, err)
 	}
 }
+
+// SPEC PERM-7: rein run --server in plan mode without a terminal stops at
+// the plan as a local headless run does: exit 10, the plan on stdout.
+func TestRemoteHeadlessPlanStops_PERM7(t *testing.T) {
+	te := newTestEnv(t)
+	te.script("m", llmtest.Reply{ToolCalls: []llm.ToolUse{planCall("c1", testPlan)}}, llmtest.Reply{Text: "not reached"})
+	url := serveFor(t, te)
+	out, _ := te.mustRun(ExitPlanReady, "run", "--server", url, "--permission-mode", "plan", "--model", "scripted/m", "plan it")
+	if out != testPlan+"\n" {
+		t.Errorf("stdout %q, want the plan", out)
+	}
+}
