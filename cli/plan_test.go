@@ -352,3 +352,29 @@ func TestRemoteHeadlessPlanStops_PERM7(t *testing.T) {
 		t.Errorf("stdout %q, want the plan", out)
 	}
 }
+
+// SPEC PERM-7: rein run on a terminal shows the plan and reads the answer:
+// y approves into default, a into accept-edits, anything else sends it
+// back with the next line as the feedback.
+func TestLinePlanApproval_PERM7(t *testing.T) {
+	in, _ := json.Marshal(map[string]string{"plan": testPlan})
+	p := permission.Prompt{Request: permission.Request{Tool: "exit_plan_mode", Input: in, CallID: "c1"}}
+	for _, tc := range []struct {
+		typed string
+		want  permission.Verdict
+	}{
+		{"y\n", permission.Verdict{Answer: permission.AnswerOnce}},
+		{"a\n", permission.Verdict{Answer: permission.AnswerAlways}},
+		{"n\nalso update the docs\n", permission.Verdict{Answer: permission.AnswerDeny, Message: "also update the docs"}},
+		{"\n\n", permission.Verdict{Answer: permission.AnswerDeny, Message: ""}},
+	} {
+		var out strings.Builder
+		v, err := newLineApprover(strings.NewReader(tc.typed), &out).Approve(context.Background(), p)
+		if err != nil || v.Answer != tc.want.Answer || v.Message != tc.want.Message {
+			t.Errorf("%q: %+v, %v; want %+v", tc.typed, v, err, tc.want)
+		}
+		if !strings.Contains(out.String(), "1. Change src/a.go to return 2.") || !strings.Contains(out.String(), "[a]ccept edits") {
+			t.Errorf("%q: the terminal showed %q", tc.typed, out.String())
+		}
+	}
+}
