@@ -266,3 +266,22 @@ func FuzzPlanShell_PERM7(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkPlanShell_PERM7 measures a plan-mode decision on a typical
+// exploratory pipeline (parse, classify every command, resolve the paths).
+func BenchmarkPlanShell_PERM7(b *testing.B) {
+	ws := b.TempDir()
+	e, err := NewPolicy(Settings{Mode: ModePlan})
+	if err != nil {
+		b.Fatal(err)
+	}
+	in, _ := json.Marshal(map[string]string{"command": "git log --oneline -20 | grep -i fix | head -5; find . -name '*.go' -not -path './vendor/*' | xargs wc -l | sort -n | tail -3"})
+	req := Request{Tool: "bash", Input: in, Meta: metaExec, WorkDir: ws, SessionDir: ws}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if o, err := e.Decide(ctx, req); err != nil || o.Decision != DecisionAllow {
+			b.Fatalf("%+v %v", o, err)
+		}
+	}
+}
