@@ -108,16 +108,33 @@ var errRunTimeout = errors.New("the run's time budget ran out")
 // code execution) that another provider produced, which this model will not
 // see (PROV-5).
 func (r *run) warnings() []string {
+	w := r.cfg.Warnings
+	if n := promptImages(r.in.Prompt); n > 0 && r.cfg.Caps.NoVision {
+		w = append(slices.Clip(w), fmt.Sprintf("the model cannot see images: the %d image(s) of this message reach it as a note (LOOP-8); a model with vision sees them", n))
+	}
 	if r.cfg.ProviderName == "" {
-		return r.cfg.Warnings
+		return w
 	}
 	n, types := llm.OpaqueLeftOut(r.history, r.cfg.ProviderName)
 	if n == 0 {
-		return r.cfg.Warnings
+		return w
 	}
-	w := slices.Clip(r.cfg.Warnings)
+	w = slices.Clip(w)
 	return append(w, fmt.Sprintf("%d block(s) of vendor content in the history are not sent to %s: only the provider that produced them can read them: %s",
 		n, r.cfg.ProviderName, strings.Join(types, ", ")))
+}
+
+// promptImages counts the images of the user's message.
+func promptImages(p *llm.Message) int {
+	n := 0
+	if p != nil {
+		for _, b := range p.Content {
+			if _, ok := b.(*llm.Image); ok {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // start appends the user prompt, or checks there is something to continue.

@@ -87,11 +87,19 @@ type Fork struct {
 // Message is the body of POST /sessions/{id}/messages: a user message, which
 // starts a run.
 type Message struct {
-	Text           string `json:"text" doc:"The user message; empty continues a pending conversation."`
-	Model          string `json:"model,omitempty" maxLength:"200" doc:"Model for this run; empty keeps the session's or the server's."`
-	MaxTurns       int    `json:"max_turns,omitempty" minimum:"0" maximum:"10000" doc:"Model calls allowed; 0 keeps the default."`
-	PermissionMode string `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,plan,bypass" doc:"Permission mode for this run; empty keeps the default. plan: read-only exploration ending with a plan to approve (SPEC PERM-7): the plan arrives as a plan event with a permission_request to answer."`
-	Agent          string `json:"agent,omitempty" maxLength:"64" pattern:"^[A-Za-z0-9_-]*$" doc:"Agent definition to run as (rein agents list); empty runs rein's own."`
+	Text           string  `json:"text" doc:"The user message; empty continues a pending conversation."`
+	Model          string  `json:"model,omitempty" maxLength:"200" doc:"Model for this run; empty keeps the session's or the server's."`
+	MaxTurns       int     `json:"max_turns,omitempty" minimum:"0" maximum:"10000" doc:"Model calls allowed; 0 keeps the default."`
+	PermissionMode string  `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,plan,bypass" doc:"Permission mode for this run; empty keeps the default. plan: read-only exploration ending with a plan to approve (SPEC PERM-7): the plan arrives as a plan event with a permission_request to answer."`
+	Agent          string  `json:"agent,omitempty" maxLength:"64" pattern:"^[A-Za-z0-9_-]*$" doc:"Agent definition to run as (rein agents list); empty runs rein's own."`
+	Images         []Image `json:"images,omitempty" maxItems:"20" doc:"Images that go with the text in the user message (at most 20, 5 MiB each and 20 MiB in all, decoded). A model without vision gets a note in their place."`
+}
+
+// Image is an image in a message. Its type is read from its bytes: PNG,
+// JPEG, GIF and WebP are accepted; a declared type that differs is refused.
+type Image struct {
+	MediaType string `json:"media_type,omitempty" maxLength:"100" doc:"image/png, image/jpeg, image/gif or image/webp; optional, but when given it must be what the bytes are (else 422). Another type is 415."`
+	Data      string `json:"data" doc:"The image: standard base64 (padding optional), or a data URL (data:image/png;base64,…). Over 5 MiB decoded is 413; bytes that are no accepted image are 415; bad base64 is 422."`
 }
 
 // Accepted is the answer to a message: the queued run (202).

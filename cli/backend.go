@@ -4,10 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"iter"
 	"strings"
 
-	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/memory"
 	"github.com/reinhq/rein/permission"
@@ -20,11 +18,6 @@ func (e *engine) Info() tui.Info {
 	u, cost := e.Usage()
 	return tui.Info{Model: e.Model().Label, SessionID: e.SessionID(), WorkDir: e.Workspace().Root,
 		PermissionMode: string(e.Policy().Mode()), CostUSD: cost, Tokens: u.PromptTokens() + u.OutputTokens}
-}
-
-// Submit implements tui.Backend: a run with a new id.
-func (e *engine) Submit(ctx context.Context, prompt string, approver permission.Approver) iter.Seq2[agent.Event, error] {
-	return e.Conversation.Submit(ctx, "", prompt, approver)
 }
 
 // Command implements tui.Backend: the slash commands of the interactive
@@ -56,6 +49,8 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 		return e.modeCommand(args)
 	case "plan":
 		return e.modeCommand(string(permission.ModePlan))
+	case "sandbox":
+		return e.sandboxText()
 	}
 	return "", fmt.Errorf("unknown command /%s; /help lists the commands", name)
 }

@@ -34,7 +34,7 @@ func drive(t *testing.T, te *testEnv, script func(ctx context.Context, b tui.Bac
 func submit(t *testing.T, ctx context.Context, b tui.Backend, prompt string, ap permission.Approver) *agent.DoneEvent {
 	t.Helper()
 	var done *agent.DoneEvent
-	for ev, err := range b.Submit(ctx, prompt, ap) {
+	for ev, err := range b.Submit(ctx, tui.Prompt{Text: prompt}, ap) {
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}
@@ -92,6 +92,7 @@ func TestInteractiveBackend(t *testing.T) {
 			{"memory", "", "Releases are cut on Thursdays."},
 			{"memory", "rm Thursdays", "notes (workspace): 0 entr"},
 			{"sessions", "", sessionID},
+			{"sandbox", "", "`sandbox.network`: allow-list — from default"},
 			{"compact", "", "Compacted the conversation"},
 			{"model", "", "scripted/m"},
 			{"model", "scripted/other", "Model: scripted/other."},

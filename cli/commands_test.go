@@ -90,7 +90,7 @@ func TestConfigShow(t *testing.T) {
 		"max_turns                7", "workspace " + filepath.Join(te.ws, ".rein", "settings.yaml"),
 		"timeout                  5m", "env REIN_TIMEOUT",
 		"permissions.mode         bypass", "flag --permission-mode",
-		"sandbox                  auto", "default",
+		"sandbox                  workspace", "default",
 		"allow bash(go test:*)",
 	} {
 		if !strings.Contains(out, want) {

@@ -118,7 +118,7 @@ func printConfig(a *App, v configView) error {
 	fmt.Fprintf(tw, "Workspace: %s\n\n", v.Workspace)
 	fmt.Fprintln(tw, "SETTING\tVALUE\tFROM")
 	for _, val := range v.Values {
-		shown := val.Value
+		shown := strings.ReplaceAll(val.Value, "\n", ", ") // a list (sandbox.allow_hosts)
 		if shown == "" {
 			shown = "(none)"
 		}

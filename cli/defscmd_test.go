@@ -236,3 +236,25 @@ func TestDoctorDefinitions(t *testing.T) {
 		t.Errorf("no definitions warning: %+v", r.Checks)
 	}
 }
+
+// TOOL-7: rein doctor shows the sandbox policy a run gets, resolved from
+// every layer, with the settings that widen it.
+func TestDoctorSandboxPolicy_TOOL7(t *testing.T) {
+	te := newTestEnv(t)
+	te.env["REIN_SANDBOX_ALLOW_HOSTS"] = "registries,localhost:3000"
+	_, out, _ := te.run("doctor")
+	for _, want := range []string{"sandbox policy profile workspace", "network: only registries, localhost:3000, through rein's egress proxy",
+		"protected in every profile: git's config and hooks, .rein, .claude"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("doctor lacks %q:\n%s", want, out)
+		}
+	}
+	delete(te.env, "REIN_SANDBOX_ALLOW_HOSTS")
+	te.env["REIN_SANDBOX"] = "read-only"
+	_, out, _ = te.run("doctor")
+	for _, want := range []string{"profile read-only (bubblewrap required", "writable: only $TMPDIR", "network: none", "to widen: sandbox.allow_hosts"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("read-only: doctor lacks %q:\n%s", want, out)
+		}
+	}
+}

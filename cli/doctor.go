@@ -355,19 +355,34 @@ func checkTools(r *report, l *workspace.Loaded) {
 	bw, abi := sb.Available(), exec.LandlockABI()
 	switch mode := l.Effective.String(workspace.Sandbox); {
 	case mode == "off":
-		r.add("sandbox", statusWarning, "sandbox: off: commands run on the host", "set sandbox: auto")
+		r.add("sandbox", statusWarning, "sandbox: off: commands run on the host", "set sandbox: workspace")
 	case bw == nil && abi > 0:
 		r.add("sandbox", statusOK, fmt.Sprintf("sandbox: %s: bubblewrap, with Landlock (ABI %d) inside", mode, abi), "")
 	case bw == nil:
 		r.add("sandbox", statusOK, fmt.Sprintf("sandbox: %s: bubblewrap (no Landlock in this kernel)", mode), "")
-	case mode == "on":
-		r.add("sandbox", statusBlocked, bw.Error(), "install bubblewrap, or set sandbox: auto")
+	case mode == "on" || mode == "read-only":
+		r.add("sandbox", statusBlocked, bw.Error(), "install bubblewrap, or set sandbox: workspace")
 	case abi > 0:
-		r.add("sandbox", statusWarning, "sandbox: auto: bubblewrap cannot run here; Landlock only: .git, .rein and .claude "+
+		r.add("sandbox", statusWarning, "sandbox: "+mode+": bubblewrap cannot run here; Landlock only: .git, .rein and .claude "+
 			"in the workspace are not read-only, sensitive files are not hidden", "install bubblewrap (apt-get install bubblewrap)")
 	default:
-		r.add("sandbox", statusWarning, "sandbox: auto: neither bubblewrap nor Landlock can run here; commands run on the host",
+		r.add("sandbox", statusWarning, "sandbox: "+mode+": neither bubblewrap nor Landlock can run here; commands run on the host",
 			"install bubblewrap (apt-get install bubblewrap)")
+	}
+	checkSandboxPolicy(r, l)
+}
+
+// checkSandboxPolicy shows the sandbox a run gets, resolved from every
+// layer (SPEC TOOL-7): profile, what commands may write, the network and
+// what stays protected; the settings that widen it are named.
+func checkSandboxPolicy(r *report, l *workspace.Loaded) {
+	_, lines, err := sandboxPolicy(l)
+	if err != nil {
+		r.add("sandbox policy", statusBlocked, err.Error(), "fix the setting")
+		return
+	}
+	for _, line := range lines {
+		r.add("sandbox policy", statusOK, line, "")
 	}
 }
 

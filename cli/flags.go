@@ -17,6 +17,7 @@ type runOptions struct {
 	model              string
 	maxTurns           int
 	permissionMode     string
+	sandbox            string
 	allowedTools       []string
 	disallowedTools    []string
 	resume             string
@@ -30,6 +31,7 @@ type runOptions struct {
 	killOrphans        bool
 	server             string
 	agent              string
+	images             []string
 }
 
 // addRunFlags declares the run flags on cmd.
@@ -41,6 +43,7 @@ func addRunFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringVarP(&o.model, "model", "m", "", "model: provider/model, a bare name (claude-…, gpt-…, gemini-…), a profile, or replay:PATH")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "most model calls for this prompt (default 100)")
 	f.StringVar(&o.permissionMode, "permission-mode", "", "strict, default, accept-edits, read-only, plan (read, then a plan to approve) or bypass")
+	f.StringVar(&o.sandbox, "sandbox", "", "the sandbox profile of commands for this run: workspace, read-only, on or off (see rein doctor)")
 	f.StringArrayVar(&o.allowedTools, "allowed-tools", nil, "allow rules, comma-separated: \"bash(git diff:*),read_file\"")
 	f.StringArrayVar(&o.disallowedTools, "disallowed-tools", nil, "deny rules; a bare tool name also hides the tool from the model")
 	f.StringVarP(&o.resume, "resume", "r", "", "continue the session with this id (or id prefix)")
@@ -52,6 +55,7 @@ func addRunFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringVar(&o.timeout, "timeout", "", "wall-clock budget of the run, e.g. 10m (default: none)")
 	f.BoolVarP(&o.verbose, "verbose", "v", false, "show tool calls and retries on stderr even when it is not a terminal")
 	f.BoolVar(&o.killOrphans, "kill-orphans", false, "when resuming, stop processes that interrupted tool calls left running")
+	f.StringArrayVar(&o.images, "image", nil, "attach this image file (PNG, JPEG, GIF or WebP, up to 5 MiB) to the prompt; repeatable")
 	f.StringVar(&o.agent, "agent", "", "run the session as this agent definition: its prompt, tools, mode and model (rein agents list)")
 }
 
@@ -68,6 +72,7 @@ func (o *runOptions) settings(cmd *cobra.Command) map[string]string {
 	add("model", workspace.Model, o.model)
 	add("max-turns", workspace.MaxTurns, fmt.Sprint(o.maxTurns))
 	add("permission-mode", workspace.PermissionMode, o.permissionMode)
+	add("sandbox", workspace.Sandbox, o.sandbox)
 	add("system-prompt", workspace.SystemPrompt, o.systemPrompt)
 	add("append-system-prompt", workspace.AppendSystemPrompt, o.appendSystemPrompt)
 	add("timeout", workspace.Timeout, o.timeout)

@@ -161,7 +161,12 @@ func (a *App) gateway(ctx context.Context, o *gatewayOptions) error {
 	if withPersona {
 		gcfg.PersonaDir = personaDir
 	}
-	g, err := gateway.New(proc.sig, gcfg)
+	// The gateway runs on past the signal: the runs let finish in step 3
+	// of the shutdown need it to deliver their replies. Its context ends
+	// once they did (see afterRuns below), not with proc.sig.
+	gctx, gstop := context.WithCancel(context.WithoutCancel(ctx))
+	defer gstop()
+	g, err := gateway.New(gctx, gcfg)
 	if err != nil {
 		return fail(ExitError, "%v", err)
 	}
@@ -183,9 +188,40 @@ func (a *App) gateway(ctx context.Context, o *gatewayOptions) error {
 	} else {
 		fmt.Fprintf(a.Stderr, "rein: gateway running (data in %s)\n", dataDir)
 	}
-	proc.loop("gateway", g.Run)
+	ran := make(chan struct{})
+	go func() {
+		defer close(ran)
+		if err := g.Run(gctx); err != nil && gctx.Err() == nil {
+			proc.fail(fmt.Errorf("gateway: %w", err))
+		}
+	}()
+	proc.afterRuns(func() {
+		// The runs ended: their done events are out. Each chat's follower
+		// sends the reply and stops; a reply the platform does not take
+		// within replyGrace (or a chat with runs left queued) is sent at
+		// the next start.
+		grace := time.NewTimer(replyGrace)
+		defer grace.Stop()
+		tick := time.NewTicker(50 * time.Millisecond)
+		defer tick.Stop()
+		for wait := true; wait && g.Evict() > 0; {
+			select {
+			case <-tick.C:
+			case <-grace.C:
+				wait = false
+			case <-ran: // it failed: nothing follows the chats
+				wait = false
+			}
+		}
+		gstop()
+		<-ran
+	})
 	return proc.wait(ctx, o.shutdownTimeout)
 }
+
+// replyGrace bounds how long, on shutdown, the gateway goes on sending
+// the replies of the runs that ended (the rest go out at the next start).
+const replyGrace = 5 * time.Second
 
 // firstNonEmpty returns the first of vs that is not "".
 func firstNonEmpty(vs ...string) string {

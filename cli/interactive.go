@@ -24,6 +24,9 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 	if o.server != "" {
 		return usageErrorf("the interactive session runs on this machine; with --server, give a prompt: rein run --server URL \"…\"")
 	}
+	if len(o.images) > 0 {
+		return usageErrorf("--image goes with a prompt (rein -p \"…\" --image FILE); in the terminal UI, drop or paste the image file into the input box")
+	}
 	ctx := cmd.Context()
 	e, err := a.newEngine(cmd, o, a.Stderr, a.askTrust)
 	if err != nil {

@@ -128,7 +128,7 @@ func planApprover(t *testing.T, verdicts ...permission.Verdict) (permission.Appr
 func submitEvents(t *testing.T, ctx context.Context, b tui.Backend, prompt string, ap permission.Approver) []agent.Event {
 	t.Helper()
 	var evs []agent.Event
-	for ev, err := range b.Submit(ctx, prompt, ap) {
+	for ev, err := range b.Submit(ctx, tui.Prompt{Text: prompt}, ap) {
 		if err != nil {
 			t.Fatalf("run: %v", err)
 		}

@@ -25,6 +25,8 @@ import (
 //     "retry later"), and the front's loops stop;
 //  2. listeners that only bring work in (the gateway's webhooks) close;
 //  3. running runs may finish, until the shutdown timeout cancels them;
+//     then what [process.afterRuns] registered runs (the gateway delivers
+//     the replies of the runs that ended);
 //  4. the other listeners close — event streams after the runs, so their
 //     clients see the ends;
 //  5. tracing flushes; the stores, bus and queue close ([process.onClose]).
@@ -45,12 +47,19 @@ type process struct {
 	early, late []*http.Server
 	// closers close the stores, bus and queue, last and in reverse.
 	closers []func() error
-	isDown  bool
+	// drains run in step 3, once the runs ended.
+	drains []func()
+	isDown bool
 }
 
 // onClose has f run at the end of the shutdown, before the closers
 // registered earlier: stores close after the runs that write to them.
 func (p *process) onClose(f func() error) { p.closers = append(p.closers, f) }
+
+// afterRuns has f run in step 3 of the shutdown, once the runs ended or
+// were cancelled, before the late listeners and the stores close: f must
+// return soon.
+func (p *process) afterRuns(f func()) { p.drains = append(p.drains, f) }
 
 // startProcess sets up the logging, metrics and tracing of a front named
 // name ("serve", "worker", "gateway"), at log level level.
@@ -179,6 +188,9 @@ func (p *process) down(ctx context.Context, timeout time.Duration) error {
 		if err := p.svc.Shutdown(down); err != nil {
 			p.logger.Warn("running runs were cancelled at the shutdown deadline", "err", err)
 		}
+	}
+	for _, f := range p.drains {
+		f()
 	}
 	p.shutdown(ctx, p.late)
 	if err := p.stopTracing(context.WithoutCancel(ctx)); err != nil {

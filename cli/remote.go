@@ -54,7 +54,11 @@ func (a *App) runRemote(cmd *cobra.Command, o *runOptions, prompt string, fromSt
 	if err != nil {
 		return err
 	}
-	msg := api.Message{Text: prompt, Model: o.model, PermissionMode: o.permissionMode, Agent: o.agent}
+	imgs, err := remoteImages(o.images)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	msg := api.Message{Text: prompt, Images: imgs, Model: o.model, PermissionMode: o.permissionMode, Agent: o.agent}
 	if cmd.Flags().Changed("max-turns") {
 		msg.MaxTurns = o.maxTurns
 	}

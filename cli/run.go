@@ -22,6 +22,10 @@ is not a terminal). Output formats:
                cost_usd, turns, stats, error
   stream-json  every run event as one line of JSON (docs/events.md)
 
+Images go with the prompt: --image FILE (repeatable; PNG, JPEG, GIF or WebP,
+up to 5 MiB), or a mention of an image file in the workspace, @shot.png (or
+@"my shot.png"). A mention of another file stays text: the model reads it.
+
 Without a terminal nobody can answer permission questions: a tool that asks
 is denied. Allow what the run needs with --allowed-tools ("bash(go test:*)")
 or --permission-mode (accept-edits, bypass).
@@ -34,19 +38,26 @@ real, and a request that differs from the recording fails.
 
 func (a *App) runCommand() *cobra.Command {
 	o := &runOptions{}
+	var dry bool
 	cmd := &cobra.Command{
 		Use:   "run [PROMPT]",
 		Short: "Run one prompt and print the answer",
-		Long:  runLong + exitCodeHelp(),
+		Long:  runLong + dryRunHelp + exitCodeHelp(),
 		Example: `  rein run "explain what main.go does"
   git diff | rein run - --output json
   rein run --resume 0192a… "now write the tests" --allowed-tools "bash(go test:*)"
-  rein run --model replay:examples/quickstart.cassette`,
+  rein run --model replay:examples/quickstart.cassette
+  rein run --image ~/Desktop/bug.png "why does @docs/layout.png look different?"
+  rein run --dry-run --output json "fix the failing test"`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if dry {
+				return a.dryRun(cmd, o, args)
+			}
 			return a.runOnce(cmd, o, args)
 		},
 	}
 	addRunFlags(cmd, o)
+	cmd.Flags().BoolVar(&dry, "dry-run", false, "show readiness, the system prompt, the tools and the first request's size and cost; call no model (exit 10: not ready)")
 	return cmd
 }
 
@@ -63,7 +74,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		if err := localOnly(cmd); err != nil {
 			return err
 		}
-		if prompt == "" && o.resume == "" && !o.cont {
+		if prompt == "" && len(o.images) == 0 && o.resume == "" && !o.cont {
 			return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 		}
 		return a.runRemote(cmd, o, prompt, fromStdin)
@@ -89,7 +100,12 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 			return fail(ExitError, "this cassette was recorded with the prompt %q; a replay must send the same one (or none)", f.Prompt)
 		}
 	}
-	if prompt == "" && !e.Pending() {
+	msg, err := e.userMessage(prompt, o.images)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	e.noteNoVision(msg)
+	if msg == nil && !e.Pending() {
 		return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 	}
 	var approver permission.Approver
@@ -101,7 +117,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		defer ts.spin.stop()
 	}
 	var done *agent.DoneEvent
-	for ev := range e.Submit(ctx, prompt, approver) {
+	for ev := range e.SubmitMessage(ctx, "", msg, approver) {
 		if werr := out.event(ev); werr != nil {
 			return fail(ExitError, "writing the output: %v", werr)
 		}

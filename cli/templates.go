@@ -8,7 +8,9 @@ const settingsTemplate = `# rein workspace settings. Layers, highest first: flag
 # model: anthropic/claude-sonnet-4-5   # provider/model, a bare name, or a profile
 # max_turns: 100                       # model calls per prompt
 # timeout: 30m                         # wall-clock budget of a run
-# sandbox: auto                        # auto | on | off: run commands under bubblewrap (Landlock without it)
+# sandbox:                             # a workspace may only tighten it; see rein doctor
+#   profile: workspace                 # workspace | read-only | on | off
+#   allow_hosts: [registries]          # hosts commands may reach (applies once you trust the workspace)
 
 permissions:
   mode: default        # strict | default | accept-edits | read-only | bypass

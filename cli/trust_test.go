@@ -268,7 +268,7 @@ func TestInteractiveTrust_PERM5(t *testing.T) {
 				llmtest.Reply{Text: "done"})
 			var outcomes []string
 			errs := drive(t, te, func(ctx context.Context, b tui.Backend, _ tui.Options) {
-				for ev, err := range b.Submit(ctx, "go", nil) {
+				for ev, err := range b.Submit(ctx, tui.Prompt{Text: "go"}, nil) {
 					if err != nil {
 						t.Fatal(err)
 					}

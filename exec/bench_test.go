@@ -3,10 +3,15 @@ package exec
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
+	osexec "os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/exec/egress"
 )
 
 // bigTree makes a workspace of dirs×subdirs×files files, with a nested
@@ -97,5 +102,49 @@ func BenchmarkSandboxRun(b *testing.B) {
 	if h := SelfHelper(); h != "" {
 		b.Run("bwrap+landlock", func(b *testing.B) { run(b, &Sandbox{Workspace: small, Landlock: h}, small) })
 		b.Run("landlock", func(b *testing.B) { run(b, &Confined{Workspace: small}, small) })
+	}
+}
+
+// BenchmarkProfileRun measures what SPEC TOOL-7 adds to one command
+// (`true`, empty workspace): the default profile with the user's caches
+// and a session temporary directory, then with the egress proxy (a gate
+// per command, the forwarder in the sandbox), then a request through it
+// to a server on the host's loopback, allow-listed and mirrored.
+func BenchmarkProfileRun(b *testing.B) {
+	ctx := context.Background()
+	ws := b.TempDir()
+	base := &Sandbox{Workspace: ws}
+	if base.Available() != nil {
+		b.Skip("no bwrap")
+	}
+	home, _ := os.UserHomeDir()
+	caches, err := ToolchainCaches(CachesShared, home, os.Getenv, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { _, _ = w.Write([]byte("ok")) }))
+	b.Cleanup(srv.Close)
+	addr := strings.TrimPrefix(srv.URL, "http://")
+	list, err := egress.ParseList([]string{addr})
+	if err != nil {
+		b.Fatal(err)
+	}
+	landlock := SelfHelper()
+	profile := &Sandbox{Workspace: ws, TempDir: filepath.Join(b.TempDir(), "tmp"), Caches: caches, Landlock: landlock}
+	proxied := *profile
+	proxied.Egress = &egress.Proxy{Allow: list, Hint: EgressHint}
+	run := func(b *testing.B, s *Sandbox, script string) {
+		for b.Loop() {
+			out, err := s.Run(ctx, Command{Script: script, Dir: ws})
+			if err != nil || out.ExitCode != 0 {
+				b.Fatal(string(out.Combined), err)
+			}
+		}
+	}
+	b.Run("bwrap-bare", func(b *testing.B) { run(b, &Sandbox{Workspace: ws, Landlock: landlock}, "true") })
+	b.Run("workspace-profile", func(b *testing.B) { run(b, profile, "true") })
+	b.Run("workspace-profile+egress", func(b *testing.B) { run(b, &proxied, "true") })
+	if _, err := osexec.LookPath("curl"); err == nil {
+		b.Run("egress+curl-loopback", func(b *testing.B) { run(b, &proxied, "curl -fsS "+srv.URL+" >/dev/null") })
 	}
 }

@@ -30,11 +30,14 @@ func HelperMain(args []string) {
 		helperReady.Store(true)
 		return
 	}
-	r, argv, err := parseHelperArgs(args[2:])
-	if err == nil {
+	r, f, argv, err := parseHelper(args[2:])
+	switch {
+	case err == nil && f.active():
+		err = runForwarding(r, f, argv)
+	case err == nil:
 		err = runHelper(r, argv)
 	}
-	fmt.Fprintf(os.Stderr, "rein sandbox: landlock: %v; the command was not run\n", err)
+	fmt.Fprintf(os.Stderr, "rein sandbox: helper: %v; the command was not run\n", err)
 	os.Exit(126)
 }
 
@@ -59,6 +62,16 @@ func SelfHelper() string {
 	return selfExe()
 }
 
+// SelfForwarder returns this program's executable when it can serve as
+// the Sandbox's egress forwarder (its main calls [HelperMain]); "" when
+// not. Unlike SelfHelper it needs no Landlock.
+func SelfForwarder() string {
+	if !helperReady.Load() {
+		return ""
+	}
+	return selfExe()
+}
+
 // landlockRules is what a Landlock restriction grants: reading and executing
 // everywhere, every file-system right under dirs, reading and writing
 // files; noTCP cuts TCP bind and connect (ABI 4).
@@ -67,9 +80,10 @@ type landlockRules struct {
 	noTCP       bool
 }
 
-// helperArgv is the command line that runs inner under rules through helper.
-func helperArgv(helper string, r landlockRules, inner []string) []string {
-	a := []string{helper, HelperArg}
+// helperArgv is the command line that runs inner through helper, under
+// rules when they grant directories (else no Landlock), with f's forwards.
+func helperArgv(helper string, r landlockRules, f forwardSpec, inner []string) []string {
+	a := append([]string{helper, HelperArg}, forwardArgs(f)...)
 	for _, d := range r.dirs {
 		a = append(a, "--rw", d)
 	}
@@ -84,16 +98,34 @@ func helperArgv(helper string, r landlockRules, inner []string) []string {
 }
 
 func parseHelperArgs(args []string) (landlockRules, []string, error) {
+	r, _, argv, err := parseHelper(args)
+	return r, argv, err
+}
+
+func parseHelper(args []string) (landlockRules, forwardSpec, []string, error) {
 	var r landlockRules
+	var f forwardSpec
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--":
 			if i+1 >= len(args) {
-				return r, nil, errors.New("no command")
+				return r, f, nil, errors.New("no command")
 			}
-			return r, args[i+1:], nil
+			if !f.active() && len(r.dirs) == 0 {
+				return r, f, nil, errors.New("nothing to do: no --rw and no forward")
+			}
+			return r, f, args[i+1:], nil
 		case a == "--no-tcp":
 			r.noTCP = true
+		case a == "--proxy":
+			f.proxy = true
+		case (a == "--egress" || a == "--mirror") && i+1 < len(args):
+			if a == "--egress" {
+				f.socket = args[i+1]
+			} else {
+				f.mirrors = append(f.mirrors, args[i+1])
+			}
+			i++
 		case (a == "--rw" || a == "--rw-file") && i+1 < len(args):
 			if a == "--rw" {
 				r.dirs = append(r.dirs, args[i+1])
@@ -102,10 +134,10 @@ func parseHelperArgs(args []string) (landlockRules, []string, error) {
 			}
 			i++
 		default:
-			return r, nil, fmt.Errorf("bad helper argument %q", a)
+			return r, f, nil, fmt.Errorf("bad helper argument %q", a)
 		}
 	}
-	return r, nil, errors.New("no command")
+	return r, f, nil, errors.New("no command")
 }
 
 func lookPath(name string) (string, error) { return osexec.LookPath(name) }

@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/reinhq/rein/exec/egress"
 )
 
 // ErrNoSandbox is what Sandbox.Run returns, wrapped with the reason, when
@@ -56,8 +58,31 @@ type Sandbox struct {
 	// Only their top is checked for HomeProtected paths.
 	Writable []string
 	// AllowNetwork keeps the host's network; by default the command gets an
-	// empty network namespace.
+	// empty network namespace (loopback only, its own).
 	AllowNetwork bool
+	// Profile says what commands may write (SPEC TOOL-7): ProfileWorkspace
+	// ("" too) makes the workspace, Writable, Caches and TempDir writable;
+	// ProfileReadOnly only TempDir.
+	Profile Profile
+	// TempDir is the session's temporary directory, made before the first
+	// command (and again if removed), bound writable and named by TMPDIR,
+	// TMP, TEMP, GOTMPDIR and TMPPREFIX; "" gives each command a fresh one,
+	// removed after it. /tmp itself stays a private, empty tmpfs.
+	TempDir string
+	// Caches are the toolchain caches bound writable under
+	// ProfileWorkspace (see ToolchainCaches); their Env is set.
+	Caches Caches
+	// Egress, unless AllowNetwork, carries the command's connections to the
+	// hosts of its allow-list: rein serves a gate for each command on a
+	// unix socket bound into the sandbox, the helper (Forwarder) turns it
+	// into HTTP_PROXY and HTTPS_PROXY inside and mirrors the allowed
+	// loopback ports of the host at their own addresses. An empty list
+	// is no network.
+	Egress *egress.Proxy
+	// Forwarder is the executable that serves as the egress forwarder in
+	// the sandbox (see HelperMain); "" means Landlock's helper, else
+	// SelfForwarder().
+	Forwarder string
 	// Bwrap is the bubblewrap binary; "" means "bwrap" in PATH.
 	Bwrap string
 	// Hide, when set, is asked about every entry of the workspace by
@@ -171,6 +196,17 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if len(writable) == 0 {
 		return Output{}, fmt.Errorf("exec: sandbox: workspace %s does not exist", s.Workspace)
 	}
+	if s.Profile == ProfileOff {
+		return Output{}, errors.New("exec: sandbox: the profile off runs commands on the host: use exec.Local")
+	}
+	if s.Profile != ProfileReadOnly {
+		writable = append(writable, s.Caches.Dirs...)
+	}
+	tmp, tmpDone, err := s.tempDir()
+	if err != nil {
+		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
+	}
+	defer tmpDone()
 	if !s.visible(dir, writable) {
 		return Output{}, fmt.Errorf("exec: sandbox: working directory %s is not in the sandbox (under /tmp, which is an empty tmpfs there, or outside the confined sandbox's directories); make it the workspace", dir)
 	}
@@ -185,11 +221,42 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 	}
-	args := s.args(writable, sh.args)
-	if s.Landlock != "" {
-		inner = helperArgv(s.Landlock, landlockRules{
-			dirs:  append(slices.Clone(writable), "/tmp", "/dev/shm"),
-			files: landlockDevices, noTCP: !s.AllowNetwork}, inner)
+	if s.Profile != ProfileReadOnly {
+		if err := sh.linkedWorktree(writable[0]); err != nil {
+			sh.release()
+			return Output{}, fmt.Errorf("exec: sandbox: %w", err)
+		}
+	}
+	eg, err := s.openEgress()
+	if err != nil {
+		sh.release()
+		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
+	}
+	defer eg.close()
+	helper := s.Landlock
+	var fwd forwardSpec
+	if eg != nil {
+		fwd = eg.fwd
+		if helper == "" {
+			if helper = s.Forwarder; helper == "" {
+				helper = SelfForwarder()
+			}
+		}
+		if helper == "" {
+			sh.release()
+			return Output{}, errors.New("exec: sandbox: the network allow-list needs rein's helper in the sandbox, and this program offers none (its main does not call exec.HelperMain)")
+		}
+	}
+	args := s.args(writable, tmp, helper, sh.args, eg.args())
+	if helper != "" {
+		var rules landlockRules
+		if s.Landlock != "" {
+			// No TCP rule: the empty network namespace is the boundary,
+			// and loopback inside it (a dev server and its client) is the
+			// command's own.
+			rules = landlockRules{dirs: append(s.landlockDirs(writable), tmp, "/tmp", "/dev/shm"), files: landlockDevices}
+		}
+		inner = helperArgv(helper, rules, fwd, inner)
 	}
 	if pinned != nil {
 		args = bindPinned(args, filepath.Clean(s.Workspace), 4, bw) // ExtraFiles[1] below
@@ -207,13 +274,19 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if pinned != nil {
 		c.ExtraFiles = append(c.ExtraFiles, pinned) // descriptor 4
 	}
-	c.Env = baseEnv(s.Local.PassEnv, []string{"TMPDIR=/tmp"}, env, cmd.Env)
+	var caches []string
+	if s.Profile != ProfileReadOnly {
+		caches = s.Caches.Env
+	}
+	c.Env = baseEnv(s.Local.PassEnv, tempEnv(tmp), env, caches, cmd.Env)
 	out, err := runProcess(ctx, c, cmd, s.Local.limits())
 	sh.release()
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox run: %w", err)
 	}
 	out.Notes = append(sh.notes, sh.check()...)
+	out.Notes = append(out.Notes, eg.notes()...)
+	out.Notes = append(out.Notes, s.explain(out, dir, eg != nil)...)
 	return out, nil
 }
 
@@ -260,7 +333,7 @@ func (s *Sandbox) dirOf(cmd Command) (string, error) {
 // binds come after the tmpfs on /tmp, so a workspace under /tmp stays
 // visible, and so does the Landlock helper; the shield's options (read-only
 // binds and covers inside the workspace) come after them.
-func (s *Sandbox) args(writable, shield []string) []string {
+func (s *Sandbox) args(writable []string, tmp, helper string, shield, egress []string) []string {
 	a := []string{"--ro-bind", "/", "/"}
 	if s.ConfineReads {
 		a = append(s.confinedRoot(), s.confinedCovers(writable)...)
@@ -270,12 +343,18 @@ func (s *Sandbox) args(writable, shield []string) []string {
 		"--proc", "/proc",
 		"--tmpfs", "/tmp",
 	)
+	bind := "--bind"
+	if s.Profile == ProfileReadOnly {
+		bind = "--ro-bind"
+	}
 	for _, w := range writable {
-		a = append(a, "--bind", w, w)
+		a = append(a, bind, w, w)
 	}
-	if s.Landlock != "" {
-		a = append(a, "--ro-bind", s.Landlock, s.Landlock)
+	a = append(a, "--bind", tmp, tmp)
+	if helper != "" {
+		a = append(a, "--ro-bind", helper, helper)
 	}
+	a = append(a, egress...)
 	a = append(a, shield...)
 	a = append(a, "--cap-drop", "ALL", "--unshare-pid", "--unshare-ipc")
 	if !s.AllowNetwork {
@@ -395,8 +474,8 @@ func (s *Sandbox) WriteFile(ctx context.Context, path string, data []byte, perm 
 			continue
 		}
 		rel, _ := filepath.Rel(w, real)
-		if protectedRel(rel) {
-			return fmt.Errorf("write %s: the sandbox keeps git's repositories, .rein and .claude read-only", path)
+		if protectedRel(rel) || homeProtected(real) {
+			return fmt.Errorf("write %s: the sandbox keeps git's repositories, .rein, .claude and your shell, git and rein settings read-only", path)
 		}
 		return writeResolved(real, data, perm) // no link followed after the checks
 	}
@@ -461,3 +540,12 @@ func within(dir, path string) bool {
 
 var _ Backend = (*Sandbox)(nil)
 var _ Backend = (*Local)(nil)
+
+// landlockDirs are the directories of writable Landlock lets the command
+// write: all of them but under ProfileReadOnly.
+func (s *Sandbox) landlockDirs(writable []string) []string {
+	if s.Profile == ProfileReadOnly {
+		return nil
+	}
+	return slices.Clone(writable)
+}

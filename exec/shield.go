@@ -137,17 +137,27 @@ func (sh *shield) protect(ws, dir string, maxMounts int) error {
 		sh.roResolved(c)
 	}
 	for _, name := range []string{".rein", ".claude"} {
-		p := filepath.Join(ws, name)
-		if _, err := os.Lstat(p); errors.Is(err, fs.ErrNotExist) {
-			if err := sh.placeholder(p, placeholderDir); err != nil {
-				return err
-			}
+		// Missing, or another run's placeholder (which the scan, done
+		// before it was made, did not see): this run keeps it read-only
+		// too. An entry of the user's own was protected by the scan.
+		if err := sh.placeholder(filepath.Join(ws, name), placeholderMissing); err != nil {
+			return err
 		}
 	}
 	for _, w := range sh.writable {
 		for _, rel := range HomeProtected {
 			p := filepath.Join(w, filepath.FromSlash(rel))
 			if _, err := os.Lstat(p); err == nil {
+				sh.roResolved(p)
+			}
+		}
+	}
+	// The user's own: a writable directory may hold them deeper than its
+	// top (sandbox.writable: [~/.config] holds ~/.config/rein).
+	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
+		for _, rel := range HomeProtected {
+			p := filepath.Join(home, filepath.FromSlash(rel))
+			if real, err := filepath.EvalSymlinks(p); err == nil && withinAny(sh.writable, real) {
 				sh.roResolved(p)
 			}
 		}
@@ -319,9 +329,13 @@ func (sh *shield) hideEntry(h hiddenEntry) {
 // placeholder makes missing entry p for the run and keeps it read-only. A
 // directory the user cannot write to needs no placeholder: the sandboxed
 // command, with the same user and no capabilities, cannot create p either.
+// Of kind placeholderMissing, an entry that exists and is no run's
+// placeholder is left alone.
 func (sh *shield) placeholder(p string, kind placeholderKind) error {
 	err := acquirePlaceholder(p, kind)
 	switch {
+	case errors.Is(err, errPresent):
+		return nil
 	case errors.Is(err, fs.ErrPermission) || errors.Is(err, syscall.EROFS):
 		return nil
 	case err != nil:
@@ -396,10 +410,19 @@ func readSmall(p string) ([]byte, error) {
 type placeholderKind struct {
 	file    bool
 	content string
+	// onlyMissing: an existing entry that is no run's placeholder is not
+	// taken (errPresent).
+	onlyMissing bool
 }
+
+// errPresent: the entry exists and is not a placeholder (onlyMissing).
+var errPresent = errors.New("present")
 
 var (
 	placeholderDir = placeholderKind{}
+	// placeholderMissing is a directory placeholder made only where
+	// nothing is, or shared with the runs already holding one.
+	placeholderMissing = placeholderKind{onlyMissing: true}
 	// gitPlaceholder is what stands for each missing GitProtected entry:
 	// empty directories, an empty config, and a commondir naming the git
 	// directory itself — each means to git what the missing entry means.
@@ -428,6 +451,9 @@ func acquirePlaceholder(p string, kind placeholderKind) error {
 	placeholders.Lock()
 	defer placeholders.Unlock()
 	if placeholders.refs[p] == 0 {
+		if _, err := os.Lstat(p); kind.onlyMissing && err == nil {
+			return errPresent // decided under the lock: no run's placeholder comes or goes meanwhile
+		}
 		var err error
 		if kind.file {
 			var f *os.File

@@ -167,8 +167,15 @@ func TestSandboxProtectsEveryRepository_TOOL5_PERM5(t *testing.T) {
 					t.Errorf("no note names %s: %q", p, out.Notes)
 				}
 			}
-			if len(tt.moved) == 0 && len(out.Notes) > 0 {
-				t.Errorf("unexpected notes: %q", out.Notes)
+			// A refused write is explained as protected, with no setting
+			// offered to widen it (SPEC TOOL-7); nothing else is noted.
+			for _, n := range out.Notes {
+				if len(tt.moved) == 0 && !strings.Contains(n, "is protected: ") {
+					t.Errorf("unexpected note: %q", n)
+				}
+				if strings.Contains(n, "sandbox.writable") {
+					t.Errorf("a protected path is offered a setting: %q", n)
+				}
 			}
 			// Nothing the run made for itself is left behind.
 			for _, p := range []string{".git/commondir", ".git/config.worktree", "sub/.git/commondir", ".rein", ".claude"} {

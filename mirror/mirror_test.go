@@ -94,7 +94,7 @@ func chatty() llm.Provider {
 		reply := llmtest.Reply{Text: "looking", ToolCalls: []llm.ToolUse{llmtest.Call("c1", "list_dir", `{"path":"."}`)},
 			Usage: llm.Usage{InputTokens: 10, OutputTokens: 2}}
 		if len(last.ToolResults()) > 0 {
-			reply = llmtest.Reply{Text: "done: " + lastUserText(req), Usage: llm.Usage{InputTokens: 20, OutputTokens: 3}}
+			reply = llmtest.Reply{Text: "done: " + llmtest.LastUserText(req), Usage: llm.Usage{InputTokens: 20, OutputTokens: 3}}
 		}
 		return llmtest.NewScripted(reply).Stream(ctx, req)
 	}}}
@@ -886,19 +886,4 @@ func BenchmarkMirrorNotify(b *testing.B) {
 			m.Notify(ids[n.Add(1)%int64(len(ids))])
 		}
 	})
-}
-
-// lastUserText is the text of the request's last user message with text.
-func lastUserText(req *llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role != llm.RoleUser {
-			continue
-		}
-		for _, b := range req.Messages[i].Content {
-			if t, ok := b.(*llm.Text); ok {
-				return t.Text
-			}
-		}
-	}
-	return ""
 }

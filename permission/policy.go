@@ -1,6 +1,7 @@
 package permission
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -210,6 +211,9 @@ func (d *decider) decide() Outcome {
 	if o, ok := d.planTool(); ok {
 		return o
 	}
+	if o, ok := d.unsandboxed(); ok {
+		return o
+	}
 	if o, ok := d.matchRules(DecisionAsk); ok {
 		return o
 	}
@@ -304,6 +308,32 @@ func (d *decider) dynamicAsk() (Outcome, bool) {
 		}
 	}
 	return Outcome{}, false
+}
+
+// unsandboxed: a shell command that asks to run outside the sandbox
+// (unsandboxed: true, SPEC TOOL-7) always needs confirmation — in every
+// mode, bypass included, whatever the allow rules and "always" answers
+// say — and is denied in read-only mode.
+func (d *decider) unsandboxed() (Outcome, bool) {
+	if !shellTools[d.f.req.Tool] {
+		return Outcome{}, false
+	}
+	// Read as the tool reads its input (encoding/json: keys in any case,
+	// the last of repeated keys), and anything but false or absent counts:
+	// the policy must not allow unasked what the tool might run outside.
+	var in struct {
+		Unsandboxed any `json:"unsandboxed"`
+	}
+	if err := json.Unmarshal(d.f.req.Input, &in); err != nil {
+		in.Unsandboxed = bytes.Contains(bytes.ToLower(d.f.req.Input), []byte("unsandboxed"))
+	}
+	if in.Unsandboxed == nil || in.Unsandboxed == false {
+		return Outcome{}, false
+	}
+	if d.mode == ModeReadOnly || d.mode == ModePlan {
+		return Outcome{Decision: DecisionDeny, Reason: d.f.req.Tool + " outside the sandbox is denied in " + string(d.mode) + " mode"}, true
+	}
+	return Outcome{Decision: DecisionAsk, Reason: d.f.req.Tool + " asks to run outside the sandbox: the user confirms every such command"}, true
 }
 
 // wholeToolAllowed reports an allow rule for the whole tool, which also

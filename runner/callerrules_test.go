@@ -45,7 +45,7 @@ func toolCaller() llm.Provider {
 		if len(last.ToolResults()) > 0 {
 			return llmtest.NewScripted(llmtest.Reply{Text: "done"}).Stream(ctx, req)
 		}
-		name, input, _ := strings.Cut(lastUserText(req), " ")
+		name, input, _ := strings.Cut(llmtest.LastUserText(req), " ")
 		id := fmt.Sprint("call", calls.Add(1))
 		return llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call(id, name, input)}}).Stream(ctx, req)
 	}}}

@@ -30,7 +30,8 @@
 // the model makes a new Setup sharing the rest ([Setup.WithModel]).
 // [Conversation] is one session's conversation over a Setup: it binds a
 // new or stored session (healing it, SPEC SESS-2), runs prompts
-// ([Conversation.Submit], SPEC LOOP-1) and compacts; its [Recorder] stores
+// ([Conversation.Submit], SPEC LOOP-1; [Conversation.SubmitMessage] for a
+// message of text and images, LOOP-2) and compacts; its [Recorder] stores
 // each durable event before it is yielded (SESS-1). [Service] runs the
 // messages callers post to sessions (session.Submission): it stores a
 // queued run, schedules it (API-3), and executes it in a fresh Setup and
@@ -39,9 +40,12 @@
 // mirror, which the Service reaches through [Mirror].
 //
 // The files: setup.go (Config, Model, Setup), conversation.go, bind.go
-// (Create, Resume, Heal), submit.go (Submit, Compact), recorder.go;
+// (Create, Resume, Heal), submit.go (Submit, Compact), dryrun.go (DryRun:
+// the first request without calling the model), recorder.go;
 // tools.go, capabilities.go, mcp.go, kb.go, memory.go, subagent.go and
-// tenancy.go build what a Setup offers; service.go, schedule.go,
+// tenancy.go build what a Setup offers; images.go the images of a user
+// message (mentions resolved in the workspace, submissions checked);
+// service.go, schedule.go,
 // execute.go, split.go, approve.go and callerrules.go are the Service;
 // observe.go its metrics and traces.
 package runner

@@ -12,6 +12,7 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/hook"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner/queue"
 	"github.com/reinhq/rein/session"
@@ -39,6 +40,9 @@ type stream struct {
 	durable int64 // durable events of the session so far
 	delta   int64 // deltas since the newest durable one
 	inputs  map[string]json.RawMessage
+	// prompted: the run's user message is in the session log, so the run
+	// record need not keep its images.
+	prompted bool
 	// cause is why the run's context ended (nil while it goes on).
 	cause func() error
 }
@@ -74,7 +78,13 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 	if err := st.audit(ctx, ev); err != nil {
 		return fmt.Errorf("audit %s event: %w", ev.Type, err)
 	}
+	if ev.Type == agent.EventMessage && ev.Subagent == nil {
+		st.prompted = true
+	}
 	if ev.Type == agent.EventDone && ev.Done != nil {
+		if st.prompted {
+			st.run.Images = nil // the session log holds them now
+		}
 		st.s.finish(ctx, st.run, ev.Done, st.cause())
 	}
 	if err := st.s.cfg.Bus.Publish(ctx, eventbus.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID,
@@ -195,7 +205,7 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		return err
 	}
 	done := false
-	for ev, rerr := range c.Submit(ctx, run.ID, run.Prompt, appr) {
+	for ev, rerr := range c.SubmitMessage(ctx, run.ID, runPrompt(run), appr) {
 		if perr := st.publish(store, ev); perr != nil {
 			return perr
 		}
@@ -208,6 +218,23 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		err = errors.New("the run ended without a result")
 	}
 	return err
+}
+
+// runPrompt is the user message of a run: its prompt and images; nil
+// continues a pending conversation.
+func runPrompt(run *session.Run) *llm.Message {
+	if run.Prompt == "" && len(run.Images) == 0 {
+		return nil
+	}
+	m := llm.Message{Role: llm.RoleUser}
+	if run.Prompt != "" {
+		m.Content = append(m.Content, &llm.Text{Text: run.Prompt})
+	}
+	for i := range run.Images {
+		img := run.Images[i]
+		m.Content = append(m.Content, &img)
+	}
+	return &m
 }
 
 // setup builds what the run's workspace determines: its configuration

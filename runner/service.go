@@ -173,7 +173,7 @@ func (s *Service) Submit(ctx context.Context, sub session.Submission) (*session.
 	if err := s.checkSubmission(sub); err != nil {
 		return nil, err
 	}
-	if sub.Text == "" {
+	if sub.Text == "" && len(sub.Images) == 0 {
 		if err := s.checkPending(ctx, sub.SessionID); err != nil {
 			return nil, err
 		}
@@ -188,7 +188,7 @@ func (s *Service) Submit(ctx context.Context, sub session.Submission) (*session.
 	if closed {
 		return nil, ErrClosed
 	}
-	run := &session.Run{SessionID: sub.SessionID, Caller: sub.Caller, Prompt: sub.Text, Options: opts}
+	run := &session.Run{SessionID: sub.SessionID, Caller: sub.Caller, Prompt: sub.Text, Images: sub.Images, Options: opts}
 	if err := s.cfg.Ledger.CreateRun(context.WithoutCancel(ctx), run); err != nil {
 		return nil, fmt.Errorf("session %s: queue the run: %w", sub.SessionID, err)
 	}
@@ -205,6 +205,9 @@ func (s *Service) Submit(ctx context.Context, sub session.Submission) (*session.
 // checkSubmission validates the overrides: a bad one is ErrInvalid with
 // what to send instead.
 func (s *Service) checkSubmission(sub session.Submission) error {
+	if err := checkImages(sub.Images); err != nil {
+		return err
+	}
 	flags := flags(sub)
 	if _, err := workspace.FlagLayer(flags); err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalid, err)

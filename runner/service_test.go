@@ -101,22 +101,6 @@ func (h *harness) wait(t testing.TB, runID string) *session.Run {
 	}
 }
 
-// lastUserText is the first text of the newest user message of a request
-// (the loop appends its focus reminder after it).
-func lastUserText(req *llm.Request) string {
-	for i := len(req.Messages) - 1; i >= 0; i-- {
-		if req.Messages[i].Role != llm.RoleUser {
-			continue
-		}
-		for _, b := range req.Messages[i].Content {
-			if t, ok := b.(*llm.Text); ok {
-				return t.Text
-			}
-		}
-	}
-	return ""
-}
-
 // API-3: 50 sessions × 20 runs each, submitted concurrently. Per session
 // the model sees the prompts in submission order and never two at once;
 // across sessions runs overlap; every run completes.
@@ -132,7 +116,7 @@ func TestSessionSerialSystemParallel_API3(t *testing.T) {
 		once    sync.Once
 	)
 	p := &llmtest.Scripted{NoRecord: true, Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		sid, text := req.CacheKey, lastUserText(req)
+		sid, text := req.CacheKey, llmtest.LastUserText(req)
 		mu.Lock()
 		seen[sid] = append(seen[sid], text)
 		active[sid]++
@@ -392,7 +376,7 @@ func TestSubmissionChecked_API4(t *testing.T) {
 func TestCancel_API3(t *testing.T) {
 	started := make(chan string, 4)
 	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		started <- lastUserText(req)
+		started <- llmtest.LastUserText(req)
 		return llmtest.NewScripted(llmtest.Reply{Text: "…", Hang: true}).Stream(ctx, req)
 	}}}
 	h := newHarness(t, p, runner.ServiceConfig{})

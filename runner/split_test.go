@@ -126,7 +126,7 @@ func TestSplitRunsOnWorker_API5(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string][]string{} // by session: the prompts in the order the model got them
 	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		text := lastUserText(req)
+		text := llmtest.LastUserText(req)
 		mu.Lock()
 		seen[text[:1]] = append(seen[text[:1]], text)
 		mu.Unlock()
@@ -168,7 +168,7 @@ func TestSplitRunsOnWorker_API5(t *testing.T) {
 func TestSplitCancelAndAnswer_API5(t *testing.T) {
 	started := make(chan string, 4)
 	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		text := lastUserText(req)
+		text := llmtest.LastUserText(req)
 		switch text {
 		case "hang":
 			started <- text

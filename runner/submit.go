@@ -13,15 +13,29 @@ import (
 	"github.com/reinhq/rein/workspace"
 )
 
-// Submit runs one prompt in the bound session (a new one is created on
-// the first run) and yields the run's events (docs/events.md). Durable
+// Submit runs a text prompt: [Conversation.SubmitMessage] with the user
+// message of prompt alone ("" continues a pending conversation).
+func (c *Conversation) Submit(ctx context.Context, runID, prompt string, approver permission.Approver) iter.Seq2[agent.Event, error] {
+	var p *llm.Message
+	if prompt != "" {
+		m := llm.UserText(prompt)
+		p = &m
+	}
+	return c.SubmitMessage(ctx, runID, p, approver)
+}
+
+// SubmitMessage runs one user message — text and images (SPEC LOOP-2) —
+// in the bound session (a new one is created on the first run) and yields
+// the run's events (docs/events.md). Its images are stored in the session
+// log as the message's blocks and replayed like any other; a model without
+// vision sees a note in their place (LOOP-8). Durable
 // events are journaled before they are yielded, so a tool's start is
 // stored before the tool runs (SPEC SESS-1); if the journal fails, the run
-// is stopped and ends with an error. An empty prompt continues a pending
+// is stopped and ends with an error. A nil prompt continues a pending
 // conversation (SPEC LOOP-9). The approver answers the run's permission
 // questions; when it can also ask questions (a builtin.Asker), it answers
 // ask_user too. runID names the run ("" makes one).
-func (c *Conversation) Submit(ctx context.Context, runID, prompt string, approver permission.Approver) iter.Seq2[agent.Event, error] {
+func (c *Conversation) SubmitMessage(ctx context.Context, runID string, prompt *llm.Message, approver permission.Approver) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
 		if c.s.model == nil {
 			yield(c.failed(ErrNoModel))
@@ -42,8 +56,9 @@ func (c *Conversation) Submit(ctx context.Context, runID, prompt string, approve
 		in := agent.Input{SessionID: c.SessionID(), RunID: runID, History: c.history,
 			WorkDir: c.s.ws.Root, SessionDir: c.sessDir, Focus: c.focus, Healed: c.healed, Depth: c.s.depth}
 		c.healed = ""
-		if prompt != "" {
-			p := llm.UserText(prompt)
+		if prompt != nil {
+			p := *prompt
+			p.Role = llm.RoleUser
 			in.Prompt = &p
 		}
 		for ev, err := range c.Agent(approver).Run(ctx, in) {
@@ -113,7 +128,7 @@ func (c *Conversation) Compact(ctx context.Context) (*agent.CompactionEvent, err
 	c.Agent(nil) // builds the compactor
 	req := &llm.Request{Model: c.s.model.Name, System: c.system, Messages: c.history, Tools: c.tools.Specs(),
 		MaxTokens: c.s.ev.Int(workspace.MaxTokens), CacheKey: s.ID}
-	c.FireHook(ctx, hook.PreCompact, hook.Input{Trigger: "manual"})
+	c.FireHook(ctx, hook.PreCompact, hook.Input{Trigger: hook.TriggerManual})
 	hist, rep, err := c.compactor.Compact(ctx, req, &c.focus)
 	if err != nil {
 		return nil, err
@@ -121,8 +136,8 @@ func (c *Conversation) Compact(ctx context.Context) (*agent.CompactionEvent, err
 	if rep == nil {
 		return nil, nil
 	}
-	defer c.FireHook(context.WithoutCancel(ctx), hook.PostCompact, hook.Input{Trigger: "manual"})
-	rep.Trigger, rep.History = "manual", hist
+	defer c.FireHook(context.WithoutCancel(ctx), hook.PostCompact, hook.Input{Trigger: hook.TriggerManual})
+	rep.Trigger, rep.History = agent.TriggerManual, hist
 	ev := agent.Event{Type: agent.EventCompaction, Time: time.Now(), SessionID: s.ID, Compaction: rep}
 	if err := c.rec.Record(ctx, ev); err != nil {
 		return nil, err

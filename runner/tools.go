@@ -30,7 +30,13 @@ func (c *Conversation) buildTools() error {
 	}
 	rec, logger := c.rec, c.s.logger
 	fence := c.s.cfg.Tenancy.fence(c.s.ws.Root)
-	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, OnStart: func(call tool.Call, pgid int) {
+	// A command may ask to run outside the sandbox, each time approved
+	// (SPEC TOOL-7); never a server caller's.
+	var outside exec.Backend
+	if c.s.cfg.Tenancy == nil && backend.Name() != "local" {
+		outside = &exec.Local{SpillDir: c.sessDir}
+	}
+	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, Unsandboxed: outside, OnStart: func(call tool.Call, pgid int) {
 		if err := rec.RecordProcess(call.ID, pgid); err != nil {
 			logger.Warn("could not journal a command's process group", "tool", call.Name, "err", err)
 		}
@@ -68,39 +74,61 @@ func (c *Conversation) buildTools() error {
 }
 
 // backend returns where commands run (SPEC TOOL-5), by the sandbox
-// setting: off runs on the host; on requires bubblewrap; auto uses
-// bubblewrap where it runs, else Landlock alone where the kernel has it
-// (weaker: see exec.Confined), else the host, each fallback said loudly.
-// Under bubblewrap, Landlock is a second layer when the kernel has it, and
-// sensitive files are hidden. A server's runs (Config.Tenancy) ignore the
-// setting: see [Setup.tenantBackend]. Long output spills into sessDir,
-// the session's directory.
+// settings (SPEC TOOL-7, see exec.PolicyOf): off runs on the host; on and
+// read-only require bubblewrap; workspace (auto) uses bubblewrap where it
+// runs, else Landlock alone where the kernel has it (weaker: see
+// exec.Confined), else the host, each fallback said loudly. Under
+// bubblewrap, Landlock is a second layer when the kernel has it, and
+// sensitive files are hidden; the session's temporary directory is
+// sessDir/tmp. A server's runs (Config.Tenancy) ignore the setting: see
+// [Setup.tenantBackend]. Long output spills into sessDir, the session's
+// directory.
 func (s *Setup) backend(sessDir string) (exec.Backend, error) {
 	local := exec.Local{SpillDir: sessDir}
 	if s.cfg.Tenancy != nil {
 		return s.tenantBackend(local, sessDir)
 	}
-	mode := s.ev.String(workspace.Sandbox)
-	if mode != "on" && mode != "auto" {
+	pol, err := s.sandboxPolicy()
+	if err != nil {
+		return nil, err
+	}
+	if pol.Profile == exec.ProfileOff {
 		return &local, nil
 	}
 	helper := exec.SelfHelper()
 	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: helper,
 		Hide: s.sandboxHide(), HidePaths: append(homeCredentials(s.cfg.Loaded.Paths.Home), s.cfg.Loaded.Paths.ProfilesFile())}
-	err := sb.Available()
+	if sessDir != "" {
+		sb.TempDir = filepath.Join(sessDir, "tmp")
+	}
+	if err := pol.Configure(sb, s.cfg.Loaded.Paths.Home, s.cfg.Getenv); err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	err = sb.Available()
 	switch {
 	case err == nil:
 		return sb, nil
-	case mode == "on":
+	case pol.Required:
 		return nil, fmt.Errorf("sandbox: %w", err)
 	case exec.LandlockABI() > 0:
-		s.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace, "+
-			"but .git, .rein and .claude inside it are not read-only and sensitive files are not hidden", err)
-		return &exec.Confined{Workspace: s.ws.Root, Local: local}, nil
+		s.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace and the toolchain caches, "+
+			"but .git, .rein and .claude inside it are not read-only, sensitive files are not hidden, and the network allow-list cannot apply (network off unless sandbox.network: on)", err)
+		return &exec.Confined{Workspace: s.ws.Root, Writable: append(sb.Writable, sb.Caches.Dirs...), AllowNetwork: sb.AllowNetwork, Local: local}, nil
 	}
 	s.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
 		"Install bubblewrap (apt-get install bubblewrap), or set sandbox: off to silence this", err)
 	return &local, nil
+}
+
+// sandboxPolicy is the sandbox the settings ask for (SPEC TOOL-7).
+func (s *Setup) sandboxPolicy() (exec.Policy, error) {
+	pol, err := exec.PolicyOf(s.ev.String(workspace.Sandbox), s.ev.String(workspace.SandboxNetwork),
+		workspace.SplitList(s.ev.String(workspace.SandboxAllowHosts)), s.ev.String(workspace.SandboxCaches),
+		workspace.SplitList(s.ev.String(workspace.SandboxWritable)))
+	if err != nil {
+		return exec.Policy{}, fmt.Errorf("sandbox: %w", err)
+	}
+	return pol, nil
 }
 
 // sandboxed reports whether commands will run under bubblewrap, which
@@ -110,8 +138,7 @@ func (s *Setup) sandboxed() bool {
 	if s.cfg.Tenancy != nil {
 		return (&exec.Sandbox{}).Available() == nil
 	}
-	mode := s.ev.String(workspace.Sandbox)
-	return (mode == "on" || mode == "auto") && (&exec.Sandbox{}).Available() == nil
+	return s.ev.String(workspace.Sandbox) != string(exec.ProfileOff) && (&exec.Sandbox{}).Available() == nil
 }
 
 // sandboxHide reports the files the sandbox hides: the sensitive files of

@@ -41,10 +41,14 @@ type answerInput struct {
 }
 
 func (s *Server) registerRuns() {
-	op := s.operation(http.MethodPost, "/sessions/{id}/messages", "send-message", "Send a message: queue a run", http.StatusAccepted, http.StatusNotFound, http.StatusConflict)
+	op := s.operation(http.MethodPost, "/sessions/{id}/messages", "send-message", "Send a message: queue a run", http.StatusAccepted, http.StatusNotFound, http.StatusConflict, http.StatusRequestEntityTooLarge)
 	op.Tags = []string{"runs"}
 	op.Description = "The run is stored as queued before the answer (202): it will run, in submission order after the " +
-		"session's earlier runs. Follow it on GET /sessions/{id}/events or poll GET /runs/{run_id}."
+		"session's earlier runs. Follow it on GET /sessions/{id}/events or poll GET /runs/{run_id}. " +
+		"Images go with the text (images): an image over 5 MiB, or images over 20 MiB in all, is 413; one whose " +
+		"bytes are no PNG, JPEG, GIF or WebP is 415; a declared media_type the bytes contradict, bad base64 or " +
+		"more than 20 images is 422."
+	op.MaxBodyBytes = s.messageBodyBytes()
 	huma.Register(s.api, op, s.sendMessage)
 
 	op = s.operation(http.MethodGet, "/sessions/{id}/runs", "list-runs", "List a session's runs, oldest first", http.StatusOK, http.StatusNotFound)
@@ -80,7 +84,11 @@ func (s *Server) sendMessage(ctx context.Context, in *messageInput) (*acceptedOu
 	if _, err := s.ownSession(ctx, c, in.ID); err != nil {
 		return nil, err
 	}
-	r, err := s.cfg.Runtime.Submit(ctx, session.Submission{SessionID: in.ID, Caller: c, Text: in.Body.Text,
+	imgs, err := decodeImages(in.Body.Images)
+	if err != nil {
+		return nil, err
+	}
+	r, err := s.cfg.Runtime.Submit(ctx, session.Submission{SessionID: in.ID, Caller: c, Text: in.Body.Text, Images: imgs,
 		Model: in.Body.Model, PermissionMode: in.Body.PermissionMode, MaxTurns: in.Body.MaxTurns, Agent: in.Body.Agent})
 	if err != nil {
 		return nil, s.fail(ctx, "queueing the run", err)

@@ -124,6 +124,13 @@ type Run struct {
 	// Prompt is the user message; empty continues a pending conversation
 	// (SPEC LOOP-9).
 	Prompt string `json:"prompt,omitempty"`
+	// Images go with Prompt in the user message. They are kept in the run
+	// record from the 202 until the run ends with its user message stored
+	// in the session log (which then holds them, like every block), so an
+	// acknowledged message survives a crash whatever process takes the run
+	// up; the run's end drops them from the record. The API's run views
+	// leave them out.
+	Images []llm.Image `json:"images,omitempty"`
 	// Options are the run's overrides as submitted (model, max turns,
 	// permission mode), JSON the runner reads.
 	Options json.RawMessage `json:"options,omitempty"`

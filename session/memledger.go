@@ -381,9 +381,13 @@ func CheckRunUpdate(r *Run) error {
 
 // UpdatedRun returns stored with the state of update (Status, StartedAt,
 // EndedAt, Reason, Error, Turns, Usage, CostUSD): what [Ledger.UpdateRun]
-// keeps.
+// keeps. A final update without Images drops the stored ones: the run's
+// user message, images included, is in the session log by then.
 func UpdatedRun(stored, update *Run) *Run {
 	c := copyRun(stored)
+	if update.Status.Final() && len(update.Images) == 0 {
+		c.Images = nil
+	}
 	c.Status, c.StartedAt, c.EndedAt = update.Status, update.StartedAt, update.EndedAt
 	c.Reason, c.Error, c.Turns, c.Usage, c.CostUSD = update.Reason, update.Error, update.Turns, update.Usage, update.CostUSD
 	return c

@@ -1,6 +1,10 @@
 package session
 
-import "errors"
+import (
+	"errors"
+
+	"github.com/reinhq/rein/llm"
+)
 
 // Submission is a message a caller posts to a session: the run it sets
 // off, with per-run overrides. Every front that starts runs (the server,
@@ -10,8 +14,13 @@ import "errors"
 type Submission struct {
 	SessionID string `json:"-"`
 	Caller    string `json:"-"`
-	// Text is the user message; empty continues a pending conversation.
+	// Text is the user message; empty (with no images) continues a
+	// pending conversation.
 	Text string `json:"-"`
+	// Images go with Text in the user message (SPEC LOOP-2), checked by
+	// the front (package attachment). They are stored with the queued run
+	// ([Run.Images]), never in its Options.
+	Images []llm.Image `json:"-"`
 	// Model, MaxTurns and PermissionMode override the configuration for
 	// this run when set.
 	Model          string `json:"model,omitempty"`

@@ -41,6 +41,7 @@ package workspace
 import (
 	"fmt"
 	"math"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,6 +61,7 @@ const (
 	KindEnum                 // one of Key.Enum
 	KindMode                 // a permission mode (permission.ParseMode)
 	KindFloat                // a number ≥ 0, such as 0.5
+	KindList                 // a list: a YAML sequence, or Key.Sep-separated text; kept one item a line
 )
 
 // Key is one setting.
@@ -77,6 +79,10 @@ type Key struct {
 	Min int
 	// Doc says what the setting does, for `rein config show` and the docs.
 	Doc string
+	// Sep separates the items of a KindList key written as text (the
+	// REIN_* variable, a flag); Item, when set, checks and normalises one.
+	Sep  string
+	Item func(string) (string, error)
 }
 
 // The setting names, for callers.
@@ -89,6 +95,10 @@ const (
 	MaxTokens          = "max_tokens"
 	ThinkingBudget     = "thinking_budget"
 	Sandbox            = "sandbox"
+	SandboxNetwork     = "sandbox.network"
+	SandboxAllowHosts  = "sandbox.allow_hosts"
+	SandboxCaches      = "sandbox.caches"
+	SandboxWritable    = "sandbox.writable"
 	SystemPrompt       = "system_prompt"
 	AppendSystemPrompt = "append_system_prompt"
 	SessionsDir        = "sessions_dir"
@@ -118,8 +128,16 @@ var keys = []Key{
 		Doc: "output tokens per reply (0: the adapter's default)"},
 	{Name: ThinkingBudget, Env: "REIN_THINKING_BUDGET", Default: "0", Kind: KindInt,
 		Doc: "reasoning tokens per reply (0: thinking off)"},
-	{Name: Sandbox, Env: "REIN_SANDBOX", Default: "auto", Kind: KindEnum, Enum: []string{"off", "on", "auto"},
-		Doc: "run commands confined: auto (bubblewrap, with Landlock inside; Landlock alone without bubblewrap; a warning when neither), on (bubblewrap required) or off"},
+	{Name: Sandbox, Env: "REIN_SANDBOX", Flag: "sandbox", Default: "workspace", Kind: KindEnum, Enum: []string{"workspace", "read-only", "off", "on", "auto"},
+		Doc: "the sandbox profile of commands (TOOL-7): workspace (the workspace, $TMPDIR and the toolchain caches writable; bubblewrap with Landlock inside, Landlock alone without bubblewrap, a warning when neither), read-only (only $TMPDIR writable; bubblewrap required), on (workspace, bubblewrap required), off (on the host); auto is workspace; a workspace may only tighten it"},
+	{Name: SandboxNetwork, Env: "REIN_SANDBOX_NETWORK", Default: "allow-list", Kind: KindEnum, Enum: []string{"allow-list", "off", "on"},
+		Doc: "the network of sandboxed commands: allow-list (only sandbox.allow_hosts, through rein's egress proxy; none when the list is empty), off, or on (every host); a workspace's allow-list or on applies once you trust it"},
+	{Name: SandboxAllowHosts, Env: "REIN_SANDBOX_ALLOW_HOSTS", Kind: KindList, Sep: ",", Item: checkHost,
+		Doc: "hosts sandboxed commands may reach (host, host:port, *.domain, an address; no port means 80 and 443; registries = the package registries; localhost:3000 = the host's own port 3000); a workspace's applies once you trust it"},
+	{Name: SandboxCaches, Env: "REIN_SANDBOX_CACHES", Default: "shared", Kind: KindEnum, Enum: []string{"shared", "isolated"},
+		Doc: "toolchain caches writable in the sandbox (Go, npm, pnpm, Yarn, pip, uv, cargo, Maven, Gradle, ~/.cache): shared (yours) or isolated (per workspace, under ~/.cache/rein); a workspace's shared applies once you trust it"},
+	{Name: SandboxWritable, Env: "REIN_SANDBOX_WRITABLE", Kind: KindList, Sep: string(os.PathListSeparator), Item: checkWritable,
+		Doc: "more directories sandboxed commands may write (absolute, or ~/…; protected paths stay protected); a workspace's apply once you trust it"},
 	{Name: SystemPrompt, Env: "REIN_SYSTEM_PROMPT", Flag: "system-prompt",
 		Doc: "replaces rein's own instructions in the system prompt"},
 	{Name: AppendSystemPrompt, Env: "REIN_APPEND_SYSTEM_PROMPT", Flag: "append-system-prompt",
@@ -181,6 +199,8 @@ func (k Key) Check(v string) (string, error) {
 		if !slices.Contains(k.Enum, v) {
 			return "", fmt.Errorf("%s: want one of %s, got %q", k.Name, strings.Join(k.Enum, ", "), v)
 		}
+	case KindList:
+		return k.checkList(v)
 	case KindMode:
 		m, err := permission.ParseMode(v)
 		if err != nil {

@@ -328,14 +328,20 @@ func (l *Loaded) definitionExtras() []Extra {
 // gatedValue reports whether a workspace file's setting needs trust:
 // sessions_dir (a path anywhere: where transcripts go, and what --continue
 // and --kill-orphans read back), a replay: model (a cassette of the
-// repository's, standing in for the model), and the settings that shape
-// the system prompt ([PromptSettings]).
+// repository's, standing in for the model), the settings that shape the
+// system prompt ([PromptSettings]), and what widens the sandbox (SPEC
+// TOOL-7): hosts, writable directories, a network other than off, and the
+// user's own caches.
 func gatedValue(name, v string) bool {
 	switch name {
-	case SessionsDir, SystemPrompt, AppendSystemPrompt:
+	case SessionsDir, SystemPrompt, AppendSystemPrompt, SandboxAllowHosts, SandboxWritable:
 		return true
 	case Model:
 		return strings.HasPrefix(v, "replay:")
+	case SandboxNetwork:
+		return v != "off"
+	case SandboxCaches:
+		return v == "shared"
 	}
 	return false
 }

@@ -12,6 +12,8 @@ func FuzzParseSettings(f *testing.F) {
 	for _, s := range []string{
 		"", "model: gpt-5\n", "permissions:\n  mode: bypass\n  allow: [bash]\n", "max_turns: 3\ntimeout: 5m\n",
 		"- a\n", "{model: [1]}", "permissions: ~\n", "a: &x 1\nb: *x\n", "\xff\xfe",
+		"sandbox:\n  profile: read-only\n  allow_hosts: [registries, \"localhost:3000\"]\n  writable: [~/x, /y/../z]\n",
+		"sandbox: {network: on, caches: isolated, allow_hosts: a.test}\n", "sandbox:\n  allow_hosts: [[a]]\n",
 	} {
 		f.Add([]byte(s))
 	}

@@ -323,7 +323,7 @@ var Guarded = map[string]map[string]int{
 		string(permission.ModeReadOnly):    3,
 		string(permission.ModePlan):        3,
 	},
-	Sandbox: {"off": 0, "auto": 1, "on": 2},
+	Sandbox: {"off": 0, "auto": 1, "workspace": 1, "on": 2, "read-only": 3},
 }
 
 // GuardedMax are the number keys a workspace file may only lower: the

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"path"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -95,6 +96,15 @@ func (s *Settings) walk(m *yaml.Node, prefix string) error {
 			return fmt.Errorf("line %d: a key must be plain text", kn.Line)
 		}
 		name := prefix + kn.Value
+		if name == sandboxProfile {
+			name = Sandbox
+		}
+		if name == Sandbox && vn.Kind == yaml.MappingNode {
+			if err := s.walk(vn, Sandbox+"."); err != nil {
+				return err
+			}
+			continue
+		}
 		if key, ok := Lookup(name); ok {
 			if err := s.set(key, vn); err != nil {
 				return err
@@ -165,10 +175,21 @@ func (s *Settings) set(k Key, n *yaml.Node) error {
 	if isNull(n) {
 		return nil
 	}
-	if n.Kind != yaml.ScalarNode {
+	raw := n.Value
+	switch {
+	case k.Kind == KindList && n.Kind == yaml.SequenceNode:
+		items := make([]string, 0, len(n.Content))
+		for _, it := range n.Content {
+			if it.Kind != yaml.ScalarNode || strings.ContainsRune(it.Value, '\n') {
+				return fmt.Errorf("line %d: %s: want a list of single values", it.Line, k.Name)
+			}
+			items = append(items, it.Value)
+		}
+		raw = strings.Join(items, "\n")
+	case n.Kind != yaml.ScalarNode:
 		return fmt.Errorf("line %d: %s: want a single value", n.Line, k.Name)
 	}
-	v, err := k.Check(n.Value)
+	v, err := k.Check(raw)
 	if err != nil {
 		return fmt.Errorf("line %d: %w", n.Line, err)
 	}

@@ -28,6 +28,7 @@ var commands = []slashCommand{
 	{name: "memory", args: "[add|rm TEXT]", help: "show AGENTS.md and memory in the prompt; add or remove a note"},
 	{name: "permission-mode", args: "[name]", help: "show or switch the permission mode (Shift+Tab cycles default → accept-edits → plan)"},
 	{name: "plan", args: "[prompt]", help: "switch to plan mode: read, plan, and present the plan for approval; a prompt is sent next"},
+	{name: "sandbox", help: "show the sandbox policy of commands: profile, writable, network, protected"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }
 

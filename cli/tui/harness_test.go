@@ -211,16 +211,19 @@ type fakeBackend struct {
 	info     Info
 	script   func(ctx context.Context, prompt string, ap permission.Approver, emit func(agent.Event) bool)
 	prompts  []string
+	images   [][]string
 	commands []string
 	cmdOut   map[string]string
 	cmdErr   error
 }
 
 // Submit implements Backend.
-func (f *fakeBackend) Submit(ctx context.Context, prompt string, ap permission.Approver) iter.Seq2[agent.Event, error] {
+func (f *fakeBackend) Submit(ctx context.Context, p Prompt, ap permission.Approver) iter.Seq2[agent.Event, error] {
+	prompt := p.Text
 	return func(yield func(agent.Event, error) bool) {
 		f.mu.Lock()
 		f.prompts = append(f.prompts, prompt)
+		f.images = append(f.images, p.Images)
 		script := f.script
 		f.mu.Unlock()
 		if script != nil {

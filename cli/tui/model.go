@@ -54,6 +54,10 @@ type model struct {
 	run   *runState // the run in progress, or nil
 	cmd   *cmdState // the slash command in progress, or nil
 	queue []string  // lines sent while busy, taken up when idle
+	// images are the image files dropped or pasted into the input box, by
+	// the number of their [Image #N] placeholder.
+	images   map[int]string
+	imageSeq int
 
 	// pending is scrollback text not printed yet; printing is set while a
 	// print is on its way, so prints keep their order.
@@ -167,6 +171,11 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 			// Pasted text is kept as is, newlines included; CR LF and CR
 			// (what many terminals send) become one newline.
 			msg.Content = strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
+			// A dropped or pasted image file becomes an attachment, shown
+			// as its placeholder (SPEC LOOP-2).
+			if p := pastedImage(msg.Content, m.info.WorkDir); p != "" {
+				msg.Content = m.attachImage(p)
+			}
 			return m.updateInput(msg)
 		}
 	case printedMsg:

@@ -485,7 +485,7 @@ func TestBackendStreamError(t *testing.T) {
 type errBackend struct{ *fakeBackend }
 
 // Submit yields one error.
-func (errBackend) Submit(context.Context, string, permission.Approver) iter.Seq2[agent.Event, error] {
+func (errBackend) Submit(context.Context, Prompt, permission.Approver) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) { yield(agent.Event{}, errors.New("provider unreachable")) }
 }
 

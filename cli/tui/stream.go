@@ -101,13 +101,13 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	}
 	m.run = r
 	appr := &approver{asks: r.asks, stop: r.stop, timeout: m.opts.AskTimeout, now: time.Now}
-	go r.pump(ctx, m.backend, prompt, appr)
+	go r.pump(ctx, m.backend, m.prompt(prompt), appr)
 	return tea.Batch(r.wait(), m.spin.Tick)
 }
 
 // pump drains the backend's stream into r.events, then closes it. Once the
 // UI is gone (stop) the stream is still drained, so the run ends properly.
-func (r *runState) pump(ctx context.Context, b Backend, prompt string, appr *approver) {
+func (r *runState) pump(ctx context.Context, b Backend, prompt Prompt, appr *approver) {
 	defer close(r.finished)
 	defer close(r.events)
 	defer r.cancel()

@@ -39,8 +39,9 @@ import (
 
 // Backend is what the TUI drives; package cli implements it over agent + session.
 type Backend interface {
-	// Submit starts a run for prompt; approver answers its permission questions.
-	Submit(ctx context.Context, prompt string, approver permission.Approver) iter.Seq2[agent.Event, error]
+	// Submit starts a run for prompt (its text and attached image files);
+	// approver answers its permission questions.
+	Submit(ctx context.Context, prompt Prompt, approver permission.Approver) iter.Seq2[agent.Event, error]
 	// Command runs a slash command other than /help and /exit: compact, clear, model, resume, cost, memory, sessions;
 	// args is the rest of the line. It returns text to show (markdown ok).
 	Command(ctx context.Context, name, args string) (string, error)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
 
 	"github.com/reinhq/rein/llm"
@@ -249,7 +250,11 @@ func imagePart(img *llm.Image) wireOutPart {
 	if len(img.Data) == 0 && img.URL != "" {
 		return wireOutPart{FileData: &wireFileData{FileURI: img.URL, MIMEType: img.MediaType}}
 	}
-	return wireOutPart{InlineData: &wireBlob{MIMEType: img.MediaType, Data: img.Data}}
+	mediaType := img.MediaType
+	if mediaType == "" {
+		mediaType = http.DetectContentType(img.Data) // the API needs the data's type, as the other adapters send it
+	}
+	return wireOutPart{InlineData: &wireBlob{MIMEType: mediaType, Data: img.Data}}
 }
 
 // functionResponse answers a call: {"output": text}, or {"error": text} when

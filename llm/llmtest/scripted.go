@@ -209,3 +209,19 @@ func cut(s string, n int) []string {
 func Call(id, name, input string) llm.ToolUse {
 	return llm.ToolUse{ID: id, Name: name, Input: json.RawMessage(input)}
 }
+
+// LastUserText is the first text block of the request's last user message
+// with text: what a scripted reply usually answers.
+func LastUserText(req *llm.Request) string {
+	for i := len(req.Messages) - 1; i >= 0; i-- {
+		if req.Messages[i].Role != llm.RoleUser {
+			continue
+		}
+		for _, b := range req.Messages[i].Content {
+			if t, ok := b.(*llm.Text); ok {
+				return t.Text
+			}
+		}
+	}
+	return ""
+}

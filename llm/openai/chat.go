@@ -77,7 +77,7 @@ func (p *Chat) params(req *llm.Request) *chatRequest {
 	}
 	for _, m := range p.c.prepare(req) {
 		if m.Role == llm.RoleAssistant {
-			out.Messages = append(out.Messages, chatAssistant(m))
+			out.Messages = append(out.Messages, chatAssistant(m, p.c.openAI))
 		} else {
 			out.Messages = appendChatUser(out.Messages, m)
 		}
@@ -137,8 +137,11 @@ func appendChatUser(out []chatMessage, m llm.Message) []chatMessage {
 // chatAssistant converts an assistant message. Visible reasoning goes back as
 // reasoning_content, as DeepSeek and other reasoning servers take it, and
 // OpenRouter's reasoning_details (kept as the thinking's signature) go back
-// verbatim; OpenAI never produces either, so it never receives them.
-func chatAssistant(m llm.Message) chatMessage {
+// verbatim. OpenAI itself (openAI) gets no reasoning_content, a field its
+// Chat Completions API does not have: a history the Responses adapter
+// wrote under the same provider name holds reasoning summaries, and they
+// stay out (found by llm/sdkcheck).
+func chatAssistant(m llm.Message, openAI bool) chatMessage {
 	var text, reasoning strings.Builder
 	a := chatMessage{Role: "assistant"}
 	for _, b := range m.Content {
@@ -168,6 +171,8 @@ func chatAssistant(m llm.Message) chatMessage {
 	if text.Len() > 0 || len(a.ToolCalls) == 0 {
 		a.Content = text.String()
 	}
-	a.ReasoningContent = extraString(reasoning.String())
+	if !openAI {
+		a.ReasoningContent = extraString(reasoning.String())
+	}
 	return a
 }

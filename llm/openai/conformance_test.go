@@ -11,11 +11,15 @@ import (
 
 // TestChatConformance runs the provider suite (PROV-1, PROV-5, PROV-7,
 // PROV-9) over the Chat Completions wire format.
+//
+// It runs as a compatible reasoning server (OpenRouter): OpenAI's own Chat
+// Completions streams no visible reasoning, and gets none back (the
+// "chat" golden body pins what OpenAI itself is sent).
 func TestChatConformance(t *testing.T) {
 	llmtest.RunConformance(t, llmtest.Harness{
-		Vendor: mockserver.OpenAIChat, Provider: "openai", Model: "gpt-4.1", OtherModel: "gpt-4.1-mini",
+		Vendor: mockserver.OpenAIChat, Provider: "openrouter", Model: "gpt-4.1", OtherModel: "gpt-4.1-mini",
 		New: func(baseURL, apiKey string) llm.Provider {
-			return openai.NewChat(openai.Config{APIKey: apiKey, BaseURL: baseURL + "/v1"})
+			return openai.NewChat(openai.Config{Name: "openrouter", APIKey: apiKey, BaseURL: baseURL + "/v1"})
 		},
 		// "stop" also answers a stop sequence, which reads back as end_turn.
 		StopReasons: []llm.StopReason{llm.StopEndTurn, llm.StopToolUse, llm.StopMaxTokens, llm.StopRefusal},

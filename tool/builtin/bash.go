@@ -50,6 +50,11 @@ type BashOptions struct {
 	// and the model is told so. 0 means the backend's limit
 	// (exec.DefaultMaxSpill, 64 MiB); negative means no limit.
 	MaxOutput int64
+	// Unsandboxed, when set, runs the calls that ask for it
+	// (unsandboxed: true) outside the sandbox (SPEC TOOL-7); the
+	// permission policy asks the user about every such call
+	// (permission: "runs outside the sandbox"). nil refuses them.
+	Unsandboxed exec.Backend
 }
 
 type bashIn struct {
@@ -57,6 +62,7 @@ type bashIn struct {
 	Timeout     float64 `json:"timeout,omitempty" jsonschema:"seconds (default 120, max 600)"`
 	Description string  `json:"description,omitempty" jsonschema:"what it does in 5-10 words, for the user"`
 	Dir         string  `json:"dir,omitempty" jsonschema:"working directory (default: workspace root)"`
+	Unsandboxed bool    `json:"unsandboxed,omitempty" jsonschema:"asks the user"`
 }
 
 const bashDesc = "Runs a bash command in the workspace; returns stdout and stderr combined, and the exit code. " +
@@ -116,10 +122,17 @@ func (b *bash) run(ctx context.Context, call tool.Call, in bashIn) (tool.Result,
 	if b.opts.OnStart != nil {
 		cmd.OnStart = func(pgid int) { b.opts.OnStart(call, pgid) }
 	}
-	out, err := b.backend.Run(ctx, cmd)
+	backend := b.backend
+	if in.Unsandboxed {
+		if b.opts.Unsandboxed == nil {
+			return tool.Errorf("Not run: commands cannot run outside the sandbox here (there is no sandbox to leave, or this run forbids it); run it without unsandboxed, or ask the user to run it"), nil
+		}
+		backend = b.opts.Unsandboxed
+	}
+	out, err := backend.Run(ctx, cmd)
 	if err != nil {
 		r := tool.Errorf("the command could not be run: %v", err)
-		r.Metadata = map[string]any{"backend": b.backend.Name()}
+		r.Metadata = map[string]any{"backend": backend.Name()}
 		return r, nil
 	}
 	return b.result(call, in, timeout, out), nil

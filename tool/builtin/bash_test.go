@@ -397,3 +397,21 @@ func TestBashVerifiedStep_LOOP11(t *testing.T) {
 		t.Errorf("plain command recorded as verified: %v", r.Metadata)
 	}
 }
+
+// TOOL-7: unsandboxed: true runs on the Unsandboxed backend (the policy
+// asked the user first); without one the command is refused, not run.
+func TestBashUnsandboxed_TOOL7(t *testing.T) {
+	c := newBash(t, BashOptions{})
+	r := c.run(context.Background(), map[string]any{"command": "echo hi", "unsandboxed": true})
+	if !r.IsError || !strings.Contains(r.TextOf(), "outside the sandbox") || c.be.runs.Load() != 0 {
+		t.Fatalf("without a backend outside: %q, runs %d", r.TextOf(), c.be.runs.Load())
+	}
+	outside := &recorder{Local: exec.Local{PipeGrace: 100 * time.Millisecond}}
+	c = newBash(t, BashOptions{Unsandboxed: outside})
+	if r := c.run(context.Background(), map[string]any{"command": "echo hi", "unsandboxed": true}); r.IsError || outside.runs.Load() != 1 || c.be.runs.Load() != 0 {
+		t.Fatalf("outside: %q, runs %d/%d", r.TextOf(), outside.runs.Load(), c.be.runs.Load())
+	}
+	if r := c.run(context.Background(), "echo hi"); r.IsError || outside.runs.Load() != 1 || c.be.runs.Load() != 1 {
+		t.Fatalf("inside: %q, runs %d/%d", r.TextOf(), outside.runs.Load(), c.be.runs.Load())
+	}
+}

@@ -75,7 +75,7 @@ func (b *backend) Command(_ context.Context, name, args string) (string, error) 
 const plan = "## Plan\n\nI'll run the **test suite** first:\n\n1. run `go test ./...`\n2. report what fails\n"
 
 // Submit implements tui.Backend: plan, a bash call that asks, a result.
-func (b *backend) Submit(ctx context.Context, prompt string, ap permission.Approver) iter.Seq2[agent.Event, error] {
+func (b *backend) Submit(ctx context.Context, _ tui.Prompt, ap permission.Approver) iter.Seq2[agent.Event, error] {
 	return func(yield func(agent.Event, error) bool) {
 		b.mu.Lock()
 		b.runs++
