@@ -216,7 +216,7 @@ func TestDoctorDefinitions(t *testing.T) {
 	te := newTestEnv(t)
 	te.userFile("agents/reviewer.md", agentFile("reviewer", "The user's.", "", "u"))
 	te.write(".rein/agents/reviewer.md", agentFile("reviewer", "The workspace's.", "", "w"))
-	te.write(".rein/agents/bad.md", "---\nname: bad\ndescription: Bad mode.\npermission_mode: dontAsk\n---\nx\n")
+	te.write(".rein/agents/bad.md", "---\nname: bad\ndescription: Bad mode.\npermission_mode: yolo\n---\nx\n")
 	_, out, _ := te.run("doctor")
 	for _, want := range []string{
 		".rein/agents/bad.md:4: permission_mode:",

@@ -72,7 +72,7 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, 
 		}
 		token = ts.Token
 	}
-	p, name := newAdapter(r.Profile, token)
+	p, name := newAdapter(r.Profile, token, r.Betas...)
 	return &runner.Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps,
 		Label: r.Profile.Name + "/" + r.Model, Warning: r.Warning}, nil
 }
@@ -81,11 +81,17 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, 
 // provider name it stamps on replies. The OpenAI kinds are "openai" (the
 // adapter sends OpenAI-only fields under that name); an OpenAI-compatible
 // endpoint goes by its profile's name. token, when set, is the OAuth
-// profile's bearer token source (PROV-4).
-func newAdapter(p registry.Profile, token func(context.Context) (string, error)) (llm.Provider, string) {
+// profile's bearer token source (PROV-4). betas are anthropic-beta flags
+// the model needs (registry.Resolved.Betas: the 1M-token window of a
+// `[1m]` model string); only the Anthropic adapter sends them.
+func newAdapter(p registry.Profile, token func(context.Context) (string, error), betas ...string) (llm.Provider, string) {
 	switch p.Provider {
 	case registry.KindAnthropic:
-		return anthropic.New(anthropic.Config{APIKey: p.APIKey, Token: token, BaseURL: p.BaseURL, Name: "anthropic"}), "anthropic"
+		var headers map[string]string
+		if len(betas) > 0 {
+			headers = map[string]string{"anthropic-beta": strings.Join(betas, ",")}
+		}
+		return anthropic.New(anthropic.Config{APIKey: p.APIKey, Token: token, BaseURL: p.BaseURL, Name: "anthropic", Headers: headers}), "anthropic"
 	case registry.KindOpenAI:
 		return openai.NewChat(openai.Config{APIKey: p.APIKey, Token: token, BaseURL: p.BaseURL, Name: "openai"}), "openai"
 	case registry.KindOpenAIResponses:

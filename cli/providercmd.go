@@ -33,7 +33,11 @@ runs its default model.`,
 
 // registryOf builds the registry of the user's profiles.
 func (a *App) registryOf(l *workspace.Loaded) (*registry.Registry, error) {
-	reg, err := registry.New(registry.Config{Profiles: l.Profiles.Profiles, Models: l.Models, Getenv: a.getenv})
+	rc, err := l.RegistryConfig(a.getenv)
+	if err != nil {
+		return nil, fail(ExitError, "%v", err)
+	}
+	reg, err := registry.New(rc)
 	if err != nil {
 		return nil, fail(ExitError, "%s: %v", l.Profiles.Path, err)
 	}

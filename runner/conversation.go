@@ -120,6 +120,9 @@ func (c *Conversation) Usage() (llm.Usage, float64) {
 // questions (nil: every question is denied, as in a headless run).
 func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 	s, m := c.s, c.s.model
+	if s.main != nil && s.main.PermissionMode == workspace.AgentModeDontAsk {
+		approver = nil // Claude Code's dontAsk: what is not pre-approved is denied, unasked
+	}
 	if c.compactor == nil {
 		c.compactor = compact.New(compact.Config{ContextWindow: m.Caps.ContextWindow, MaxOutput: m.Caps.MaxOutput,
 			Provider: llm.Retrying(m.Provider, llm.RetryPolicy{}), Model: m.Name,
@@ -131,10 +134,10 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 		System: c.system, Tools: c.runTools(approver), MaxTurns: s.maxTurns(), Timeout: s.ev.Duration(workspace.Timeout),
 		ToolTimeout: s.toolTimeout,
 		MaxTokens:   s.ev.Int(workspace.MaxTokens), Compactor: c.compactor, Price: m.Caps.Price.Cost, Logger: s.logger,
-		Permissions: &agent.Gate{Policy: s.policy, Approver: approver, Rules: s.policy, Auditor: c.audit,
+		Permissions: &agent.Gate{Policy: s.gate, Approver: approver, Rules: s.policy, Auditor: c.audit,
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now},
 		Reminder: c.planReminder,
-		Now:      s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
+		Now: s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.reg.Warnings(), c.agentWarnings(), s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
 	}
 	if b := s.ev.Int(workspace.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}

@@ -137,6 +137,12 @@ type Setup struct {
 	depth int
 
 	policy *permission.Engine
+	// gate is what decides the main agent's calls: policy, or policy
+	// within the main agent's tool rules (agentscope.go). mainRules is
+	// set when policy holds the main agent's own rules, which its
+	// sub-agents must not inherit.
+	gate      permission.Policy
+	mainRules bool
 	// subs caches the policies of sub-agents asking for a tighter mode.
 	subs *policyCache
 	// hookRegs are the hooks that apply; each conversation registers them
@@ -156,10 +162,12 @@ type Setup struct {
 	scanWarnings                   []string
 }
 
-// policyCache holds the permission policies of sub-agents, by mode.
+// policyCache holds the permission policies of sub-agents, by mode, and
+// those of agents with tool rules, by agent and mode.
 type policyCache struct {
-	mu sync.Mutex
-	m  map[string]*permission.Engine
+	mu     sync.Mutex
+	m      map[string]*permission.Engine
+	scoped map[string]*scopedPolicy
 }
 
 // NewSetup builds what the workspace of cfg determines: its model
@@ -182,7 +190,11 @@ func NewSetup(cfg Config) (*Setup, error) {
 	if l.Effective != nil && l.Effective.String(workspace.WorkspaceKind) == "chat" {
 		cfg.NoTools = true // a chat workspace: prompt, agent and model only (WS-2)
 	}
-	reg, err := registry.New(registry.Config{Profiles: l.Profiles.Profiles, Models: l.Models, Getenv: cfg.Getenv})
+	rc, err := l.RegistryConfig(cfg.Getenv)
+	if err != nil {
+		return nil, fmt.Errorf("models: %w", err)
+	}
+	reg, err := registry.New(rc)
 	if err != nil {
 		return nil, fmt.Errorf("provider profiles: %w", err)
 	}
@@ -337,26 +349,34 @@ func recordedEnv(system string, env agent.Environment) agent.Environment {
 // Config.RuleStore, by default .rein/settings.local.yaml.
 func (s *Setup) buildPolicy() error {
 	mode := s.ev.String(workspace.PermissionMode)
+	var sc agentScope
 	if s.main != nil {
 		mode = tighterMode(mode, s.main.PermissionMode)
+		sc = scopeOf(s.main, s.mayPreapprove(s.main))
 	}
-	p, err := s.newPolicy(permission.Mode(mode))
+	extra := slices.Concat(sc.deny, sc.allow)
+	p, err := s.newPolicy(permission.Mode(mode), extra...)
 	if err != nil {
 		return err
 	}
-	s.policy = p
+	s.policy, s.gate, s.mainRules = p, p, len(extra) > 0
+	if len(sc.only) > 0 || sc.agents != nil {
+		if s.gate, err = s.scope(s.main.Name, p, sc); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
 // newPolicy builds the permission policy of every settings layer, the
-// caller's kept rules and the run's rules, under mode.
-func (s *Setup) newPolicy(mode permission.Mode) (*permission.Engine, error) {
+// caller's kept rules, the run's rules and extra (an agent's), under mode.
+func (s *Setup) newPolicy(mode permission.Mode, extra ...permission.Rule) (*permission.Engine, error) {
 	store := s.cfg.RuleStore
 	if store == nil {
 		store = s.cfg.Loaded.RuleStore()
 	}
 	run := permission.Settings{Mode: mode, AskTimeout: s.ev.Duration(workspace.AskTimeout),
-		Rules: slices.Concat(s.cfg.CallerRules, s.cfg.RunRules), Store: store, SensitiveHidden: s.sandboxed(),
+		Rules: slices.Concat(s.cfg.CallerRules, s.cfg.RunRules, extra), Store: store, SensitiveHidden: s.sandboxed(),
 		Tenant: s.cfg.Tenancy != nil && s.cfg.Tenancy.RemoteCallers}
 	p, err := permission.NewPolicy(s.cfg.Loaded.Permissions(run))
 	if err != nil {

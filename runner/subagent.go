@@ -216,7 +216,9 @@ func allows(def *workspace.Agent, name string) bool {
 	if def.Tools != nil && !matchAny(toolPatterns(def.Tools), name) {
 		return false
 	}
-	return !matchAny(toolPatterns(def.DisallowedTools), name)
+	// A disallowed entry with a rule (Bash(rm:*)) denies the calls it
+	// matches; only a bare name takes the tool away (agentscope.go).
+	return !matchAny(toolPatterns(bareEntries(def.DisallowedTools)), name)
 }
 
 // build makes the agent of one sub-run: the definition's prompt over the
@@ -230,7 +232,13 @@ func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agen
 	if err != nil {
 		return nil, err
 	}
-	policy, err := s.subPolicy(def.PermissionMode)
+	mode, approver := def.PermissionMode, t.approver
+	if mode == workspace.AgentModeDontAsk {
+		// Claude Code's dontAsk: what is pre-approved runs, every
+		// question is answered no, and nobody is asked.
+		mode, approver = "", nil
+	}
+	policy, err := s.agentPolicy(&def, mode)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +246,7 @@ func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agen
 	if err != nil {
 		return nil, err
 	}
-	system := agent.BuildSystem(s.promptParts(def.Prompt))
+	system := agent.BuildSystem(s.promptParts(def.Prompt + t.skillText(def)))
 	maxTurns := s.ev.Int(workspace.MaxTurns)
 	if def.MaxTurns > 0 {
 		maxTurns = def.MaxTurns
@@ -252,7 +260,7 @@ func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agen
 		Compactor: compact.New(compact.Config{ContextWindow: m.Caps.ContextWindow, MaxOutput: m.Caps.MaxOutput,
 			Provider: llm.Retrying(m.Provider, llm.RetryPolicy{}), Model: m.Name, Logger: s.logger}),
 		Price: m.Caps.Price.Cost, Logger: s.logger, Now: s.cfg.Now,
-		Permissions: &agent.Gate{Policy: policy, Approver: t.approver, Rules: s.policy, Auditor: c.audit,
+		Permissions: &agent.Gate{Policy: policy, Approver: approver, Rules: s.policy, Auditor: c.audit,
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now, Agent: def.Name},
 	}
 	if c.hooks != nil {
@@ -299,11 +307,12 @@ func (t *tree) tools(def workspace.Agent, depth int) (*tool.Set, error) {
 }
 
 // toolPatterns maps a definition's tool names to rein's: a Claude Code
-// name to the tools it stands for, anything else as written.
+// name to the tools it stands for, anything else as written. An entry
+// with a rule (Bash(git diff:*)) stands for its tool.
 func toolPatterns(names []string) []string {
 	var out []string
 	for _, n := range names {
-		n = strings.TrimSpace(n)
+		n = toolName(n)
 		if rein, ok := tool.ClaudeToolNames[n]; ok {
 			out = append(out, rein...)
 			continue
@@ -326,7 +335,7 @@ func matchAny(patterns []string, name string) bool {
 // asks for mode: the parent's, or one under the tighter of the two modes.
 func (s *Setup) subPolicy(mode string) (*permission.Engine, error) {
 	parent := string(s.policy.Mode())
-	if mode = tighterMode(parent, mode); mode == parent {
+	if mode = tighterMode(parent, mode); mode == parent && !s.mainRules {
 		return s.policy, nil
 	}
 	s.subs.mu.Lock()

@@ -86,6 +86,7 @@ type engineSetup struct {
 	home, workspace map[string]string
 	env             map[string]string
 	trusted         bool
+	agent           string // the main agent (--agent)
 }
 
 // testEngine builds a conversation in a fresh HOME and workspace, with p as
@@ -112,7 +113,7 @@ func testEngine(t testing.TB, p llm.Provider, s engineSetup) *runner.Conversatio
 		}
 		l = load()
 	}
-	setup, err := runner.NewSetup(runner.Config{Loaded: l, Store: session.NewMemStore(), SessionsDir: t.TempDir(), Getenv: getenv,
+	setup, err := runner.NewSetup(runner.Config{Loaded: l, Store: session.NewMemStore(), SessionsDir: t.TempDir(), Getenv: getenv, Agent: s.agent,
 		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
 			return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: spec,
 				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil

@@ -59,3 +59,28 @@ func TestSensitiveSet(t *testing.T) {
 		t.Error("the zero SensitiveSet matches")
 	}
 }
+
+// COMPAT-1: Claude Code's tool names, old and new, name rein's tools; the
+// ones rein has no tool for are listed apart and nowhere else.
+func TestCOMPAT1ClaudeToolNames(t *testing.T) {
+	want := map[string]string{
+		"Read": "read_file", "Write": "write_file", "Edit": "edit_file", "MultiEdit": "multi_edit", "Glob": "glob",
+		"Grep": "grep", "LS": "list_dir", "Bash": "bash", "WebFetch": "web_fetch", "WebSearch": "web_search",
+		"TodoWrite": "todo_write", "Task": "task", "Agent": "task", "BashOutput": "job_output", "TaskOutput": "job_output",
+		"KillShell": "job_kill", "KillBash": "job_kill", "TaskStop": "job_kill", "ExitPlanMode": "exit_plan_mode",
+		"Skill": "skill", "SlashCommand": "skill", "AskUserQuestion": "ask_user",
+	}
+	for claude, rein := range want {
+		if got := ClaudeToolNames[claude]; len(got) == 0 || got[0] != rein {
+			t.Errorf("ClaudeToolNames[%s] = %v, want %s first", claude, got, rein)
+		}
+	}
+	for _, n := range ClaudeNoEquivalent {
+		if _, ok := ClaudeToolNames[n]; ok {
+			t.Errorf("%s is both mapped and without equivalent", n)
+		}
+	}
+	if !slices.Contains(ClaudeNoEquivalent, "NotebookEdit") {
+		t.Error("NotebookEdit is not reported as without equivalent")
+	}
+}

@@ -59,11 +59,20 @@ func (p Problem) String() string {
 //	name: reviewer
 //	description: Reviews a change for bugs and style.
 //	tools: read_file, grep, glob     # or a YAML list; omitted: every tool
-//	model: inherit                   # or a model string
+//	model: inherit                   # or a model string or alias (sonnet)
 //	permission_mode: read-only       # permissionMode in Claude Code's format
 //	max_turns: 20                    # maxTurns
 //	---
 //	You review code. …
+//
+// Claude Code's format is read in full (SPEC COMPAT-1): its tool names,
+// old and new (Read, Bash, Task/Agent, BashOutput/TaskOutput, …; see
+// tool.ClaudeToolNames); `tools` entries with a rule (`Bash(git diff:*)`),
+// which make the tool available for the calls the rule matches only, and
+// pre-approve those calls; `disallowedTools`, whose rules deny the calls
+// they match; `permissionMode` default, acceptEdits, plan, dontAsk,
+// bypassPermissions (refused from a workspace's agent); `maxTurns`;
+// `skills`. Fields rein does not honour are reported as problems.
 type Agent struct {
 	Name        string `json:"name"`
 	Description string `json:"description"`
@@ -72,16 +81,21 @@ type Agent struct {
 	// haiku) are kept as written.
 	Model string `json:"model,omitempty"`
 	// Tools are the tools allowed; nil means every tool the parent has,
-	// an empty list none. Claude Code names ("Read", "Bash", "Grep") are
-	// kept as written: the runner maps them.
+	// an empty list none. Claude Code names ("Read", "Bash", "Grep") and
+	// rules ("Bash(git diff:*)", see [SplitToolEntry]) are kept as
+	// written: the runner maps them.
 	Tools []string `json:"tools,omitempty"`
 	// DisallowedTools are taken away from Tools (or from the parent's).
 	DisallowedTools []string `json:"disallowed_tools,omitempty"`
-	// PermissionMode is a mode's canonical name (permission.ParseMode);
-	// "" inherits the parent's.
+	// PermissionMode is a mode's canonical name (permission.ParseMode),
+	// or [AgentModeDontAsk]; "" inherits the parent's. An agent never runs
+	// under a mode looser than its parent's.
 	PermissionMode string `json:"permission_mode,omitempty"`
 	// MaxTurns bounds the agent's turns; 0 inherits.
 	MaxTurns int `json:"max_turns,omitempty"`
+	// Skills are the skills whose instructions are loaded into the
+	// agent's system prompt when it starts (Claude Code's skills).
+	Skills []string `json:"skills,omitempty"`
 	// Prompt is the Markdown body: the agent's system prompt.
 	Prompt string `json:"-"`
 	// Path is the file ("builtin" for a built-in agent).

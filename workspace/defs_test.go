@@ -217,7 +217,7 @@ func TestLoadDefinitionsProblems_WS1(t *testing.T) {
 			msgs: []string{"no frontmatter", "has no description", "never closed"}},
 		{name: "agent: bad name, bad mode, bad max turns",
 			files: map[string]string{".rein/agents/a.md": "---\nname: has space\ndescription: d\n---\n",
-				".rein/agents/b.md": "---\nname: b\ndescription: d\npermissionMode: dontAsk\n---\n",
+				".rein/agents/b.md": "---\nname: b\ndescription: d\npermissionMode: yolo\n---\n",
 				".rein/agents/c.md": "---\nname: c\ndescription: d\n\nmaxTurns: many\n---\n"},
 			want: summary{Agents: []string{"c workspace .rein/agents/c.md", builtinAgents, generalAgent},
 				Problems: []string{".rein/agents/a.md:2", ".rein/agents/b.md:4", ".rein/agents/c.md:5"}},

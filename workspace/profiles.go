@@ -24,10 +24,17 @@ import (
 //	    base_url: https://llm.example.com/v1
 //	    api_key_env: WORK_LLM_KEY
 //	    default_model: qwen3-coder
+//	aliases:                       # model aliases (SPEC COMPAT-1)
+//	  sonnet: claude-sonnet-4-5    # replaces the built-in entry
+//	  fast: openrouter/anthropic/claude-haiku-4.5
 type Profiles struct {
 	// Default names the profile (or model) used when no layer sets a model.
 	Default  string             `yaml:"default,omitempty"`
 	Profiles []registry.Profile `yaml:"profiles,omitempty"`
+	// Aliases are the user's model aliases: a name to a model string (never
+	// an endpoint); they replace the built-in sonnet, opus and haiku
+	// (registry.Config.Aliases).
+	Aliases map[string]string `yaml:"aliases,omitempty"`
 	// Path is the file read; empty for a parsed document.
 	Path string `yaml:"-"`
 }
@@ -116,25 +123,66 @@ func WriteFileAtomic(path string, data []byte, perm fs.FileMode) error {
 	return atomicfile.Write(path, data, perm)
 }
 
-// modelsFile is .rein/models.yaml: models added to the registry's table.
+// modelsFile is .rein/models.yaml: models added to the registry's table,
+// and model aliases the workspace adds (SPEC COMPAT-1).
+//
+//	models:
+//	  - {name: qwen3-coder, provider: ollama, context_window: 262144, max_output: 65536}
+//	aliases:
+//	  review: claude-opus-4-5      # new names only: sonnet, opus, haiku stay the user's
 type modelsFile struct {
-	Models []registry.Model `yaml:"models"`
+	Models  []registry.Model  `yaml:"models"`
+	Aliases map[string]string `yaml:"aliases,omitempty"`
 }
 
-// ParseModels reads a models.yaml document.
+// ParseModels reads a models.yaml document's models.
 func ParseModels(data []byte) ([]registry.Model, error) {
+	m, err := parseModelsFile(data)
+	return m.Models, err
+}
+
+// ParseModelAliases reads a models.yaml document's aliases.
+func ParseModelAliases(data []byte) (map[string]string, error) {
+	m, err := parseModelsFile(data)
+	return m.Aliases, err
+}
+
+func parseModelsFile(data []byte) (modelsFile, error) {
 	var m modelsFile
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	dec.KnownFields(true)
 	if err := dec.Decode(&m); err != nil && !errors.Is(err, io.EOF) {
-		return nil, fmt.Errorf("not a valid models file: %w", err)
+		return modelsFile{}, fmt.Errorf("not a valid models file: %w", err)
 	}
 	for i, md := range m.Models {
 		if md.Name == "" || md.Provider == "" {
-			return nil, fmt.Errorf("models[%d]: name and provider are required", i)
+			return modelsFile{}, fmt.Errorf("models[%d]: name and provider are required", i)
 		}
 	}
-	return m.Models, nil
+	return m, nil
+}
+
+// RegistryConfig is the model registry's configuration of what l read:
+// the user's profiles and aliases, the workspace's models and aliases
+// (.rein/models.yaml, read again here: a workspace's aliases may only add
+// names, see registry.Config.WorkspaceAliases). A models file that no
+// longer parses is an error naming it.
+func (l *Loaded) RegistryConfig(getenv func(string) string) (registry.Config, error) {
+	cfg := registry.Config{Profiles: l.Profiles.Profiles, Models: l.Models, Getenv: getenv, Aliases: l.Profiles.Aliases}
+	if l.Workspace.Root == "" {
+		return cfg, nil
+	}
+	data, err := readConfig(l.Workspace.Models())
+	if errors.Is(err, fs.ErrNotExist) {
+		return cfg, nil
+	}
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.WorkspaceAliases, err = ParseModelAliases(data); err != nil {
+		return cfg, fmt.Errorf("%s: %w", l.Workspace.Models(), err)
+	}
+	return cfg, nil
 }
 
 // LoadModels reads a models.yaml file; a missing file adds no models.

@@ -75,12 +75,20 @@ func unknownModel(provider, name string) Model {
 // for prompts up to 200k tokens, OpenAI's and Google's cache writes carry no
 // surcharge). Each call returns a fresh slice.
 //
-// Newer models the vendors list (Claude Opus 5, Sonnet 5, GPT-5.x, Gemini
-// 3.1) are not here yet; users add them in .rein/models.yaml, and an unknown
-// model still runs on conservative defaults.
+// Claude Opus 5 and Sonnet 5 are here because the sonnet and opus aliases
+// name them (alias.go; platform.claude.com's model pages: 1M context, 128K
+// output, $5/$25 and $2/$10). Other newer models the vendors list (GPT-5.x,
+// Gemini 3.1) are not here yet; users add them in .rein/models.yaml, and an
+// unknown model still runs on conservative defaults.
 func builtinModels() []Model {
 	return []Model{
 		// Anthropic: cache writes (five-minute) at 1.25× input, reads at 0.1×.
+		{Name: "claude-opus-5", Provider: "anthropic", ContextWindow: 1_000_000, MaxOutput: 128_000,
+			Vision: true, Thinking: true, ToolResultImages: true, PromptCaching: true,
+			Price: Price{InputPerMTok: 5, OutputPerMTok: 25, CacheReadPerMTok: 0.5, CacheWritePerMTok: 6.25}},
+		{Name: "claude-sonnet-5", Provider: "anthropic", ContextWindow: 1_000_000, MaxOutput: 128_000,
+			Vision: true, Thinking: true, ToolResultImages: true, PromptCaching: true,
+			Price: Price{InputPerMTok: 2, OutputPerMTok: 10, CacheReadPerMTok: 0.2, CacheWritePerMTok: 2.5}},
 		{Name: "claude-opus-4-5", Provider: "anthropic", ContextWindow: 200_000, MaxOutput: 64_000,
 			Vision: true, Thinking: true, ToolResultImages: true, PromptCaching: true,
 			Price: Price{InputPerMTok: 5, OutputPerMTok: 25, CacheReadPerMTok: 0.5, CacheWritePerMTok: 6.25}},

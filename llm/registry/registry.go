@@ -41,6 +41,14 @@ type Config struct {
 	// Getenv reads the environment for keys and base URLs (os.Getenv in the
 	// CLI); nil reads nothing.
 	Getenv func(string) string
+	// Aliases are the user's model aliases (config.yaml `aliases:`): a name
+	// to a model string. They replace the built-in entries of the same name
+	// (sonnet, opus, haiku). See alias.go.
+	Aliases map[string]string
+	// WorkspaceAliases are a workspace's (.rein/models.yaml `aliases:`):
+	// they may only add names; one that redefines an alias is ignored with
+	// a warning ([Registry.Warnings]).
+	WorkspaceAliases map[string]string
 }
 
 // Registry resolves model strings against profiles and a model table. It is
@@ -49,6 +57,8 @@ type Registry struct {
 	profiles map[string]Profile
 	models   map[string]map[string]Model // vendor → name → model
 	getenv   func(string) string
+	aliases  map[string]string // alias → model string
+	warnings []string
 }
 
 // New builds a registry from the built-ins and cfg. It fails on a profile
@@ -80,6 +90,10 @@ func New(cfg Config) (*Registry, error) {
 			return nil, fmt.Errorf("registry: model %q: name and provider are required", m.Name)
 		}
 		r.addModel(m)
+	}
+	var err error
+	if r.aliases, r.warnings, err = buildAliases(cfg); err != nil {
+		return nil, fmt.Errorf("registry: %w", err)
 	}
 	return r, nil
 }
@@ -147,9 +161,25 @@ func Parse(model string) (provider, name string, err error) {
 // (built-in or configured); "gemini/…" is accepted for google. A bare name is
 // attributed by prefix (claude- → anthropic; gpt-, o1, o3, o4, chatgpt- →
 // openai; gemini- → google), and a bare profile name means that profile's
-// default model. Anything else is a *ParseError suggesting the three closest
-// known model names.
+// default model. An alias (sonnet, opus, haiku, opusplan, the user's) is
+// replaced by its model string first, and a `[1m]` suffix is dropped (see
+// [Registry.Resolve] for what it does). Anything else is a *ParseError
+// suggesting the three closest known model names.
 func (r *Registry) Parse(model string) (provider, name string, err error) {
+	e, err := r.expand(model)
+	if err != nil {
+		return "", "", err
+	}
+	provider, name, err = r.parse(e.spec)
+	if pe, ok := err.(*ParseError); ok && e.spec != strings.TrimSpace(model) {
+		pe.Reason = fmt.Sprintf("%s (the alias or suffix of %q stands for %q)", pe.Reason, strings.TrimSpace(model), e.spec)
+		pe.Input = model
+	}
+	return provider, name, err
+}
+
+// parse is Parse of a model string without aliases.
+func (r *Registry) parse(model string) (provider, name string, err error) {
 	s := strings.TrimSpace(model)
 	if s == "" {
 		return "", "", &ParseError{Input: model, Reason: "empty model name"}
@@ -348,24 +378,55 @@ type Resolved struct {
 	// Warning is one line for the caller to log when Caps are defaults; empty
 	// otherwise.
 	Warning string
+	// LongContext: the model string asked for the 1M-token variant (the
+	// `[1m]` suffix); Caps.ContextWindow is LongContextWindow.
+	LongContext bool
+	// Betas are anthropic-beta flags the adapter must send for this model
+	// ([BetaContext1M] for `[1m]` on a model whose own window is smaller).
+	Betas []string
+	// PlanModel, for opusplan, is the model string plan mode runs (opus's
+	// target); empty otherwise. Plan mode is not in this build: runs use
+	// Model, the sonnet half.
+	PlanModel string
 }
 
 // Resolve parses a model string and resolves it. An unknown model on a known
 // provider is not an error: Caps holds conservative defaults (128k context,
 // 8k output, no images, no price) and Warning says so.
+//
+// Aliases resolve first (`sonnet` → claude-sonnet-5; see alias.go). The
+// `[1m]` suffix asks for the 1M-token context variant: Caps.ContextWindow
+// becomes LongContextWindow and, on an Anthropic profile whose model has a
+// smaller window of its own, Betas holds [BetaContext1M] for the adapter to
+// send. On another kind of profile the suffix is an error: only Anthropic
+// serves that variant.
 func (r *Registry) Resolve(model string) (Resolved, error) {
+	e, err := r.expand(model)
+	if err != nil {
+		return Resolved{}, err
+	}
 	provider, name, err := r.Parse(model)
 	if err != nil {
 		return Resolved{}, err
 	}
 	p := r.profiles[provider]
-	res := Resolved{Profile: Auth(p, r.getenv), Model: name}
+	res := Resolved{Profile: Auth(p, r.getenv), Model: name, PlanModel: e.plan}
 	if caps, ok := r.Lookup(provider, name); ok {
 		res.Caps = caps
-		return res, nil
+	} else {
+		res.Caps = unknownModel(p.vendor(), name)
+		res.Warning = fmt.Sprintf("unknown model %s for provider %s: using conservative defaults (128k context); add it to .rein/models.yaml",
+			name, provider)
 	}
-	res.Caps = unknownModel(p.vendor(), name)
-	res.Warning = fmt.Sprintf("unknown model %s for provider %s: using conservative defaults (128k context); add it to .rein/models.yaml",
-		name, provider)
+	if e.long {
+		if p.Provider != KindAnthropic {
+			return Resolved{}, &ParseError{Input: model, Reason: fmt.Sprintf("the [1m] suffix asks for Anthropic's 1M-token context variant, and profile %s is not an Anthropic one; drop the suffix", provider)}
+		}
+		res.LongContext = true
+		if res.Caps.ContextWindow < LongContextWindow {
+			res.Caps.ContextWindow = LongContextWindow
+			res.Betas = []string{BetaContext1M}
+		}
+	}
 	return res, nil
 }

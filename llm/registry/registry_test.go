@@ -59,7 +59,7 @@ func TestParseErrors(t *testing.T) {
 		{"", []string{"empty model name"}, nil},
 		{"   ", []string{"empty model name"}, nil},
 		{"clade-sonet-4-5", []string{"cannot tell its provider", "did you mean claude-sonnet-4-5", "provider/model"},
-			[]string{"claude-sonnet-4-5", "claude-sonnet-4", "claude-opus-4-5"}},
+			[]string{"claude-sonnet-4-5", "claude-sonnet-4", "claude-sonnet-5"}},
 		{"gpt5-mini", []string{"did you mean gpt-5-mini", "write provider/model"}, nil},
 		{"llama3", []string{"cannot tell its provider", "ollama/llama3"}, nil},
 		{"o3x", []string{"cannot tell its provider"}, nil},
