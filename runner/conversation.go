@@ -137,7 +137,7 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 		Permissions: &agent.Gate{Policy: s.gate, Approver: approver, Rules: s.policy, Auditor: c.audit,
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now},
 		Reminder: c.planReminder,
-		Now: s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.reg.Warnings(), c.agentWarnings(), s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
+		Now:      s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.reg.Warnings(), c.agentWarnings(), s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
 	}
 	if b := s.ev.Int(workspace.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}
