@@ -1,8 +1,10 @@
 package runner
 
 import (
+	"fmt"
 	"slices"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
@@ -64,3 +66,18 @@ func (c *Conversation) planReminder() string {
 		"plan (the steps, the files each changes, how the result will be checked); the user approves it or sends it " +
 		"back with feedback.\n</system-reminder>"
 }
+
+// ApprovePlan implements agent.PlanApprover for an agent with tool rules:
+// the answer to its plan switches the policy beneath the scope.
+func (p *scopedPolicy) ApprovePlan(a permission.Answer) (permission.Mode, error) {
+	pa, ok := p.base.(agent.PlanApprover)
+	if !ok {
+		return "", fmt.Errorf("the policy of agent %s has no plan mode to leave", p.agent)
+	}
+	return pa.ApprovePlan(a)
+}
+
+var (
+	_ agent.PlanApprover = (*permission.Engine)(nil)
+	_ agent.PlanApprover = (*scopedPolicy)(nil)
+)
