@@ -301,7 +301,9 @@ func finalText(d *agent.DoneEvent) string {
 // the send of a new message (a part after the first, the file, or the
 // first part where there is no progress message to edit) that the
 // platform took but whose answer never reached the gateway — cut off by
-// a stop or a crash, or lost on the way: it is sent again at start.
+// a stop or a crash, or lost on the way: it is sent again at start, with
+// the same [Outgoing.Key], which a platform taking idempotency keys
+// (Feishu; a webhook receiver that keeps them) posts once.
 func (f *follower) finish(ctx context.Context, runID, text string) {
 	if !f.c.done(runID) {
 		return
@@ -326,7 +328,7 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 		if i < p.parts {
 			continue // taken before a restart
 		}
-		m := Outgoing{ChatID: f.c.chatID, Text: part}
+		m := Outgoing{ChatID: f.c.chatID, Text: part, Key: fmt.Sprintf("%s/%d", runID, i)}
 		if i == 0 && p.sent && !p.failed && f.r.limits.CanEdit {
 			err = f.r.edit(ctx, p.ref, m)
 		} else {
@@ -339,7 +341,7 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 	}
 	if err == nil && len(files) > 0 && p.parts <= len(parts) {
 		// On its own: a retry of a refused upload does not post the text again.
-		if _, err = f.r.send(ctx, Outgoing{ChatID: f.c.chatID, Files: files}); err == nil {
+		if _, err = f.r.send(ctx, Outgoing{ChatID: f.c.chatID, Files: files, Key: runID + "/file"}); err == nil {
 			taken(len(parts) + 1)
 		}
 	}
