@@ -317,8 +317,16 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 		files = []Attachment{{Name: "reply.md", MIME: "text/markdown", Data: []byte(text)}}
 		parts = parts[:1]
 	}
-	// taken records that the platform took the first n parts.
+	// taken records that the platform took the first n parts, when a send
+	// follows (after the last, marking the run answered records it).
+	last := len(parts)
+	if len(files) > 0 {
+		last++
+	}
 	taken := func(n int) {
+		if n == last {
+			return
+		}
 		if err := f.g.cfg.State.partsSent(context.WithoutCancel(ctx), runID, n); err != nil {
 			f.g.log.Warn("a sent part of a reply could not be recorded; a restart may send it again", "run_id", runID, "err", err)
 		}
@@ -331,6 +339,12 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 		m := Outgoing{ChatID: f.c.chatID, Text: part, Key: fmt.Sprintf("%s/%d", runID, i)}
 		if i == 0 && p.sent && !p.failed && f.r.limits.CanEdit {
 			err = f.r.edit(ctx, p.ref, m)
+			if _, again := RetryAfter(err); err != nil && !again && ctx.Err() == nil {
+				// The progress message cannot be edited (deleted, or a
+				// restart's, too old): the part goes as a new message.
+				f.g.log.Warn("the progress message could not be edited into the reply; it is sent anew", "run_id", runID, "err", err)
+				_, err = f.r.send(ctx, m)
+			}
 		} else {
 			_, err = f.r.send(ctx, m)
 		}
@@ -341,9 +355,7 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 	}
 	if err == nil && len(files) > 0 && p.parts <= len(parts) {
 		// On its own: a retry of a refused upload does not post the text again.
-		if _, err = f.r.send(ctx, Outgoing{ChatID: f.c.chatID, Files: files, Key: runID + "/file"}); err == nil {
-			taken(len(parts) + 1)
-		}
+		_, err = f.r.send(ctx, Outgoing{ChatID: f.c.chatID, Files: files, Key: runID + "/file"})
 	}
 	if err != nil {
 		if ctx.Err() != nil {
