@@ -32,6 +32,9 @@ type gate struct {
 	// refuse makes the platform refuse every edit for good (the message
 	// was deleted).
 	refuse bool
+	// until, when set, ends the hold instead of the gateway's stop: the
+	// held call then returns as it would have.
+	until <-chan struct{}
 
 	mu   sync.Mutex
 	seen int
@@ -72,12 +75,17 @@ func (g *gate) call(ctx context.Context, kind string, m gateway.Outgoing, do fun
 	if !held {
 		return do()
 	}
+	var err error
 	if g.pass {
-		if err := do(); err != nil {
+		if err = do(); err != nil {
 			return err
 		}
 	}
 	close(g.held)
+	if g.until != nil {
+		<-g.until
+		return err
+	}
 	<-ctx.Done() // the gateway stops: the call is cut off
 	return ctx.Err()
 }
