@@ -24,8 +24,8 @@
 // parts not taken; each part carries an [Outgoing.Key] that platforms
 // with idempotency keys deduplicate by. The one window left: a new
 // message that a platform without such keys took, whose answer the
-// gateway never got (a stop or crash mid-call, a lost answer), is sent
-// again. Runs of one chat go one at a time (the session's
+// gateway's state never got (a stop or crash mid-call, a crash in the
+// one database write after it, a lost answer), is sent again. Runs of one chat go one at a time (the session's
 // lane); /stop cancels them. Chats are kept in a pool and dropped from
 // memory when idle; their state lives in the stores.
 package gateway

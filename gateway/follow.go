@@ -300,8 +300,9 @@ func finalText(d *agent.DoneEvent) string {
 // changes nothing — and sends only the parts not taken. What is left is
 // the send of a new message (a part after the first, the file, or the
 // first part where there is no progress message to edit) that the
-// platform took but whose answer never reached the gateway — cut off by
-// a stop or a crash, or lost on the way: it is sent again at start, with
+// platform took but whose answer never reached the state — cut off by a
+// stop or a crash (in the call, or in the one database write after it),
+// or lost on the way: it is sent again, by the retry or at start, with
 // the same [Outgoing.Key], which a platform taking idempotency keys
 // (Feishu; a webhook receiver that keeps them) posts once.
 func (f *follower) finish(ctx context.Context, runID, text string) {
