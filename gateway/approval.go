@@ -21,6 +21,12 @@ type approval struct {
 	ref                  MessageRef
 	question             string
 	settled              bool
+	// sent: the question's send returned (ref is set when it went out).
+	// A user can answer before — the platform shows the question before
+	// its answer reaches the gateway —, and then owed is the outcome that
+	// ask edits into the question once the send returns.
+	sent bool
+	owed string
 }
 
 // actionPrefix begins the data of an approval's buttons: "perm:TOKEN:once".
@@ -59,11 +65,14 @@ func (g *Gateway) ask(ctx context.Context, c *chat, runID string, p *agent.Permi
 	ref, err := c.r.send(ctx, m)
 	if err != nil {
 		g.log.Warn("a permission question could not be sent; the run's timeout will deny it", "chat", c.key, "err", err)
-		return
 	}
 	g.mu.Lock()
-	a.ref = ref
+	a.ref, a.sent = ref, true
+	owed := a.owed
 	g.mu.Unlock()
+	if owed != "" {
+		g.edited(a, ref, owed)
+	}
 }
 
 // compactJSON is raw JSON on one line.
@@ -141,12 +150,23 @@ func (g *Gateway) decided(ctx context.Context, runID string, p *agent.Permission
 	g.settle(ctx, a, outcome)
 }
 
-// settle edits the question into its outcome, without buttons.
+// settle edits the question into its outcome, without buttons (once
+// its send returned: ask does it then).
 func (g *Gateway) settle(ctx context.Context, a *approval, outcome string) {
 	g.mu.Lock()
 	delete(g.approvals, a.token)
+	if !a.sent {
+		a.owed = outcome
+		g.mu.Unlock()
+		return
+	}
 	ref := a.ref
 	g.mu.Unlock()
+	g.edited(a, ref, outcome)
+}
+
+// edited edits the question at ref into its outcome, in the background.
+func (g *Gateway) edited(a *approval, ref MessageRef, outcome string) {
 	if ref.ID == "" || !a.c.r.limits.CanEdit {
 		return
 	}
