@@ -105,12 +105,24 @@ type hookFile struct {
 	err       error
 }
 
-// loadHooks reads the user's hooks and the workspace's (.rein/hooks.yaml,
-// .claude/settings.json). A file that does not parse is kept with its
-// error: [Loaded.Hooks] reports it when the file would apply.
+// loadHooks reads the user's hooks (Claude Code's managed and user
+// settings, then rein's hooks.yaml) and the workspace's (.rein/hooks.yaml,
+// .claude/settings.json, .claude/settings.local.json). A file that does
+// not parse is kept with its error: [Loaded.Hooks] reports it when the
+// file would apply.
 func (l *Loaded) loadHooks() {
-	for _, f := range []hookFile{{path: l.Paths.UserHooks()},
-		{path: l.Workspace.Hooks(), workspace: true}, {path: l.Workspace.ClaudeSettings(), workspace: true}} {
+	var files []hookFile
+	for _, p := range l.Paths.ClaudeManagedFiles() {
+		files = append(files, hookFile{path: p})
+	}
+	user := l.Paths.ClaudeUserSettings()
+	files = append(files, hookFile{path: user}, hookFile{path: l.Paths.UserHooks()},
+		hookFile{path: l.Workspace.Hooks(), workspace: true})
+	if p := l.Workspace.ClaudeSettings(); p != user {
+		files = append(files, hookFile{path: p, workspace: true})
+	}
+	files = append(files, hookFile{path: l.Workspace.ClaudeLocalSettings(), workspace: true})
+	for _, f := range files {
 		f.specs, f.err = hook.Load(f.path)
 		l.hooks = append(l.hooks, f)
 	}
@@ -248,6 +260,7 @@ func (l *Loaded) extras() []Extra {
 			}
 		}
 	}
+	out = append(out, l.claudeExtras()...)
 	for _, f := range l.hooks {
 		if !f.workspace {
 			continue
