@@ -189,6 +189,14 @@ func claudeFileRule(action permission.Decision, name, spec string, hasSpec bool,
 	if err != nil {
 		return nil, "", err
 	}
+	if glob == "**" { // every path: the rule on the whole tool
+		rules, _, err := parsed(action, family)
+		if err != nil {
+			return nil, "", err
+		}
+		rules, _, err = withCompanion(action, family, "", rules)
+		return rules, note, err
+	}
 	rules, _, err := parsed(action, family+"("+glob+")")
 	if err != nil {
 		return nil, "", err
