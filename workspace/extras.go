@@ -123,9 +123,20 @@ func (l *Loaded) loadHooks() {
 	}
 	files = append(files, hookFile{path: l.Workspace.ClaudeLocalSettings(), workspace: true})
 	for _, f := range files {
+		if f.workspace && l.claudeOutside(f.path) {
+			continue // not read: loadClaude reports it
+		}
 		f.specs, f.err = hook.Load(f.path)
 		l.hooks = append(l.hooks, f)
 	}
+}
+
+// claudeOutside reports a workspace's Claude Code settings file that a
+// symbolic link takes outside the workspace (see readClaudeSettings).
+func (l *Loaded) claudeOutside(path string) bool {
+	return slices.ContainsFunc(l.Claude, func(f ClaudeFile) bool {
+		return f.Path == path && f.Scope.workspace() && slices.ContainsFunc(f.Unmapped, func(u string) bool { return strings.HasPrefix(u, "not read: ") })
+	})
 }
 
 // Hooks returns the hooks that apply: the user's, and the workspace's once
