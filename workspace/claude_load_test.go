@@ -23,7 +23,9 @@ func newClaudeEnv(t *testing.T) *claudeEnv {
 	return &claudeEnv{trustEnv: newTrustEnv(t), managed: t.TempDir()}
 }
 
-func (e *claudeEnv) home(rel, content string) { write(e.t, filepath.Join(e.trustEnv.home, rel), content) }
+func (e *claudeEnv) home(rel, content string) {
+	write(e.t, filepath.Join(e.trustEnv.home, rel), content)
+}
 
 func (e *claudeEnv) loadErr() (*Loaded, error) {
 	return Load(Options{WorkDir: e.ws, ClaudeManagedDir: e.managed, Getenv: func(k string) string { return e.env[k] }})
@@ -159,12 +161,12 @@ func TestClaudeSettingsMode(t *testing.T) {
 func TestClaudeSettingsReported(t *testing.T) {
 	e := newClaudeEnv(t)
 	e.write(".claude/settings.json", `{"$schema": "x", "model": "opus", "statusLine": {"type": "command", "command": "x"},
-		"permissions": {"deny": ["Bash(git * main)", "Agent(Explore)"], "additionalDirectories": ["../docs/"], "defaultMode": "auto",
-		"allow": ["Write(src/**)"]}}`)
+		"permissions": {"deny": ["Agent(Explore)"], "additionalDirectories": ["../docs/"], "defaultMode": "auto",
+		"allow": ["Write(src/**)", "Bash(git * main)"]}}`)
 	l := e.load()
 	for _, want := range []string{
 		"Claude Code project settings .claude/settings.json: keys rein does not use: model, statusLine",
-		"deny rule Bash(git * main) not applied: rein matches a command exactly or by its leading words",
+		"allow rule Bash(git * main) not applied: rein's allow rules match a command exactly or by its leading words",
 		"deny rule Agent(Explore) not applied",
 		"additionalDirectories (../docs/) not applied",
 		"defaultMode auto not applied",

@@ -52,8 +52,9 @@ var claudeParamRE = regexp.MustCompile(`^(run_in_background|timeout|description|
 //	mcp__server, mcp__server__*, mcp__server__tool
 //	Agent, Task                   the task tool (sub-agents)
 //
-// Not mapped: `*` inside a command (`Bash(git * main)`, `Bash(ls*)`),
-// parameter rules (`Agent(model:opus)`), sub-agent names (`Agent(Explore)`),
+// A `*` inside a command (`Bash(git * main)`, `Bash(ls*)`) maps in deny and
+// ask rules (a glob over the command's words), not in allow rules. Not
+// mapped: parameter rules (`Agent(model:opus)`), sub-agent names (`Agent(Explore)`),
 // `Skill(...)`, `Cd(...)`, PowerShell, and tools rein does not have.
 func TranslateClaudeRule(action permission.Decision, text string, base ClaudeRuleBase) (rules []permission.Rule, note string, err error) {
 	text = strings.TrimSpace(text)
@@ -152,7 +153,10 @@ func claudeBash(action permission.Decision, spec string) ([]permission.Rule, str
 		p = strings.TrimSpace(s) + ":*"
 	}
 	if strings.Contains(strings.TrimSuffix(p, ":*"), "*") {
-		return nil, "", fmt.Errorf("rein matches a command exactly or by its leading words (`git diff *`, `git diff:*`), not with * elsewhere; rewrite it as a prefix rule or list the commands")
+		if action != permission.DecisionAllow { // a glob over the words, as Claude Code matches it
+			return parsed(action, "Bash("+spec+")")
+		}
+		return nil, "", fmt.Errorf("rein's allow rules match a command exactly or by its leading words (`git diff *`, `git diff:*`), not with * elsewhere; rewrite it as a prefix rule or list the commands")
 	}
 	if strings.TrimSuffix(p, ":*") == "" {
 		return parsed(action, "Bash")
