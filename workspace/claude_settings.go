@@ -301,7 +301,7 @@ func readClaudeSettings(path string, scope ClaudeScope, base ClaudeRuleBase, roo
 	}
 	parsed, err := ParseClaudeSettings(data, scope, base)
 	if err != nil {
-		return f, fmt.Errorf("Claude Code settings %s: %w", path, err)
+		return f, fmt.Errorf("%s: Claude Code settings: %w", path, err)
 	}
 	parsed.Path = path
 	return parsed, nil
