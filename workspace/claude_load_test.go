@@ -407,3 +407,32 @@ func FuzzParseClaudeSettings(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkReadClaudeJSON reads a ~/.claude.json of a long-used Claude Code
+// (about 4 MiB of project history) for its MCP servers, as every Load does.
+func BenchmarkReadClaudeJSON(b *testing.B) {
+	dir := b.TempDir()
+	var sb strings.Builder
+	sb.WriteString(`{"mcpServers": {"memory": {"command": "npx", "args": ["-y", "mem"]}}, "projects": {`)
+	for i := range 2000 {
+		if i > 0 {
+			sb.WriteString(",")
+		}
+		sb.WriteString(`"/home/u/src/p` + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + `": {"history": [` +
+			strings.Repeat(`{"display": "fix the failing test in the parser please", "pastedContents": {}},`, 40) +
+			`{}], "mcpServers": {}}`)
+	}
+	sb.WriteString(`}}`)
+	path := filepath.Join(dir, ".claude.json")
+	if err := os.WriteFile(path, []byte(sb.String()), 0o600); err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(sb.Len()))
+	b.ResetTimer()
+	for b.Loop() {
+		servers, probs := readClaudeJSON(path, "/home/u/src/pa", envReader{getenv: func(string) string { return "" }})
+		if len(servers) != 1 || len(probs) != 0 {
+			b.Fatal(servers, probs)
+		}
+	}
+}
