@@ -233,6 +233,21 @@ func TestClaudeSettingsHooks(t *testing.T) {
 	}
 }
 
+// TestClaudeUserHooksUnsupported: a hook type rein does not run, in the
+// user's Claude Code settings, leaves that file's hooks out with a warning
+// instead of stopping every run.
+func TestClaudeUserHooksUnsupported(t *testing.T) {
+	e := newClaudeEnv(t)
+	e.home(".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "prompt", "prompt": "done?"}]}]}}`)
+	l := e.load()
+	if specs, err := l.Hooks(); err != nil || len(specs) != 0 {
+		t.Errorf("hooks %v, err %v", specs, err)
+	}
+	if !has(l.Warnings, "hooks not loaded") || !has(l.ClaudeUnmapped, `type "prompt" hooks are not supported`) {
+		t.Errorf("not reported: %q", l.ClaudeUnmapped)
+	}
+}
+
 // TestClaudeJSONMCP: ~/.claude.json's user servers and this project's load
 // as the user's; another project's do not.
 func TestClaudeJSONMCP(t *testing.T) {

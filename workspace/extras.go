@@ -127,6 +127,13 @@ func (l *Loaded) loadHooks() {
 			continue // not read: loadClaude reports it
 		}
 		f.specs, f.err = hook.Load(f.path)
+		if f.err != nil && !f.workspace && f.path != l.Paths.UserHooks() {
+			// Claude Code's own user or managed file, written for Claude
+			// Code's hook types (prompt, agent, …): its hooks are left out
+			// and said so, rather than stopping every run.
+			l.ClaudeUnmapped = append(l.ClaudeUnmapped, fmt.Sprintf("Claude Code settings %s: hooks not loaded: %v", f.path, f.err))
+			f.specs, f.err = nil, nil
+		}
 		l.hooks = append(l.hooks, f)
 	}
 }
