@@ -70,6 +70,11 @@ type Config struct {
 	// results) and stored with it: the history stays append-only, so the
 	// prompt cache keeps its prefix. See notice.go.
 	Notices func() []string
+	// Reminder, when set, returns a note for the model appended, like the
+	// task focus, to the newest user message of each request — after the
+	// cache-stable prefix, never stored — or "" for none. The runner's says
+	// the session is in plan mode (SPEC PERM-7) while it is.
+	Reminder func() string
 	// Warnings are reported in every run_start: what the caller's
 	// configuration ignored, such as an untrusted workspace's extras
 	// (SPEC PERM-5).

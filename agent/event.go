@@ -34,6 +34,7 @@ const (
 	// run_start and done, renamed so that a stream has exactly one of each.
 	EventSubagentStart EventType = "subagent_start"
 	EventSubagentEnd   EventType = "subagent_end"
+	// EventPlan is in plan.go.
 )
 
 // Durable reports whether events of this type change what is stored: they
@@ -74,6 +75,8 @@ type Event struct {
 	Message    *llm.Message     `json:"message,omitempty"`
 	// Done is set on done and subagent_end.
 	Done *DoneEvent `json:"done,omitempty"`
+	// Plan is set on plan (SPEC PERM-7).
+	Plan *PlanEvent `json:"plan,omitempty"`
 }
 
 // RunStart opens a run.
@@ -209,6 +212,8 @@ type DoneEvent struct {
 	DurationMS int64  `json:"duration_ms"`
 	// Focus is the task state after the run (LOOP-11); the session keeps it.
 	Focus *Focus `json:"focus,omitempty"`
+	// Plan is the plan the run stopped at, with reason plan_ready (PERM-7).
+	Plan string `json:"plan,omitempty"`
 }
 
 // Reason is why a run ended (SPEC LOOP-3).
@@ -228,6 +233,7 @@ const (
 	// ReasonBudget: the run used up its token or cost budget
 	// ([Config.TokenBudget], [Config.CostBudget]).
 	ReasonBudget Reason = "budget"
+	// ReasonPlanReady is in plan.go.
 )
 
 // Stats counts what a run did (SPEC LOOP-7); persisted with the run record.

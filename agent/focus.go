@@ -23,6 +23,9 @@ type Focus struct {
 	// exited 0, e.g. "go test ./..."), newest last (at most 20; a check run
 	// again moves to the end).
 	Verified []string `json:"verified,omitempty"`
+	// Plan is the newest plan presented with exit_plan_mode (PERM-7),
+	// approved or not: compaction keeps it verbatim.
+	Plan string `json:"plan,omitempty"`
 }
 
 // FileRead is one file the agent read.

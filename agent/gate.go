@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/reinhq/rein/permission"
@@ -38,7 +39,7 @@ var _ Permissions = (*Gate)(nil)
 
 func (g *Gate) request(c Check) permission.Request {
 	return permission.Request{Tool: c.Call.Name, Origin: c.Origin, Input: c.Call.Input, Meta: c.Meta, WorkDir: c.Call.WorkDir,
-		SessionID: c.Call.SessionID, RunID: c.Call.RunID, CallID: c.Call.ID, Agent: g.Agent}
+		SessionDir: c.Call.SessionDir, SessionID: c.Call.SessionID, RunID: c.Call.RunID, CallID: c.Call.ID, Agent: g.Agent}
 }
 
 // Decide asks the policy.
@@ -57,6 +58,9 @@ func (g *Gate) Decide(ctx context.Context, c Check) (Verdict, error) {
 // Ask puts the question to the approver, waiting at most Timeout, and keeps
 // an "always" answer as rules.
 func (g *Gate) Ask(ctx context.Context, c Check, reason string) (Answer, error) {
+	if isPlanCall(c) {
+		return g.askPlan(ctx, c, reason)
+	}
 	if g.Approver == nil {
 		return Answer{By: ByPolicy, Stop: g.StopOnDeny, Message: "no one can answer permission questions in this run; " +
 			"allow the tool with --allowed-tools or a permission rule, or choose another permission mode"}, nil
@@ -161,4 +165,55 @@ func (g *Gate) logger() *slog.Logger {
 		return g.Logger
 	}
 	return slog.New(slog.DiscardHandler)
+}
+
+// PlanApprover is a policy with a plan mode: the user's answer to
+// exit_plan_mode switches its mode ([permission.Engine.ApprovePlan]).
+type PlanApprover interface {
+	ApprovePlan(a permission.Answer) (permission.Mode, error)
+}
+
+// askPlan puts a plan to the approver (SPEC PERM-7): once approves it into
+// default mode, always into accept-edits — keeping no rule, so the next
+// plan asks again — and deny sends it back with the user's message. With
+// no approver, or no answer in time, the run ends with [ReasonPlanReady].
+func (g *Gate) askPlan(ctx context.Context, c Check, reason string) (Answer, error) {
+	if g.Approver == nil {
+		return Answer{By: ByPolicy, End: ReasonPlanReady,
+			Message: "the plan waits for the user's approval: no one can approve it in this run, which ends here"}, nil
+	}
+	req := g.request(c)
+	prompt := permission.Prompt{Request: req, Reason: reason}
+	timeout := g.Timeout
+	if timeout <= 0 {
+		timeout = permission.DefaultAskTimeout
+	}
+	v, err := permission.Ask(ctx, g.Approver, prompt, timeout)
+	if err != nil {
+		return Answer{}, err
+	}
+	a := Answer{By: ByUser}
+	if v.TimedOut {
+		a.By = ByTimeout
+	}
+	pa, ok := g.Policy.(PlanApprover)
+	switch {
+	case v.TimedOut:
+		a.End, a.Message = ReasonPlanReady, "nobody answered about the plan in time: the run stops at its plan, which waits for approval"
+	case v.Answer == permission.AnswerDeny:
+		a.Message = "the user sent the plan back; you are still in plan mode: revise the plan and present it again with exit_plan_mode"
+		if fb := strings.TrimSpace(v.Message); fb != "" {
+			a.Message += ". The user's feedback: " + fb
+		}
+	case !ok:
+		a.Message = "the policy has no plan mode to leave"
+	default:
+		mode, err := pa.ApprovePlan(v.Answer)
+		if err != nil {
+			a.Message = err.Error()
+			break
+		}
+		a.Allow, a.Mode = true, string(mode)
+	}
+	return a, nil
 }

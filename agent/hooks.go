@@ -94,6 +94,11 @@ func (r *run) modelHook(ctx context.Context, req *llm.Request) string {
 	if s := r.focus.Section(); s != "" && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == llm.RoleUser {
 		req.Messages = appendToLastUser(req.Messages, s)
 	}
+	if r.cfg.Reminder != nil && len(req.Messages) > 0 && req.Messages[len(req.Messages)-1].Role == llm.RoleUser {
+		if s := r.cfg.Reminder(); s != "" {
+			req.Messages = appendToLastUser(req.Messages, s)
+		}
+	}
 	if r.cfg.Hooks == nil || !r.cfg.Hooks.Has(hook.PreModelRequest) {
 		return ""
 	}

@@ -72,6 +72,11 @@ type Answer struct {
 	By Decider
 	// Message is passed to the model with a deny.
 	Message string
+	// End: deny and end the run with this reason (ReasonPlanReady: a plan
+	// nobody can approve in this run).
+	End Reason
+	// Mode is the permission mode an approved plan switched to (PERM-7).
+	Mode string
 }
 
 // Audit is the record of one tool call (SPEC PERM-4).

@@ -49,6 +49,9 @@ type run struct {
 	paired int
 	// stopForced counts how often stop hooks kept the run going.
 	stopForced int
+	// end is the reason a permission answer ended the run with, when it
+	// is not permission_denied (a plan waiting for approval).
+	end Reason
 }
 
 // ending is how a run ends.
@@ -188,7 +191,10 @@ func (r *run) step(ctx context.Context) (ending, bool) {
 		if ctx.Err() != nil {
 			return ending{reason: ReasonCancelled}, false
 		}
-		if stop != "" {
+		switch {
+		case stop != "" && r.end == ReasonPlanReady:
+			return ending{reason: ReasonPlanReady}, false
+		case stop != "":
 			return ending{reason: ReasonPermissionDenied, err: errors.New(stop)}, false
 		}
 		return ending{}, true
@@ -229,6 +235,9 @@ func (r *run) classifyCancel(parent, ctx context.Context, end ending) ending {
 func (r *run) finish(parent context.Context, end ending) {
 	done := &DoneEvent{Reason: end.reason, Turns: r.turn, Usage: r.usage, CostUSD: r.cost, Stats: r.stats,
 		DurationMS: r.cfg.Now().Sub(r.started).Milliseconds(), Text: r.finalText(), Focus: &r.focus}
+	if end.reason == ReasonPlanReady {
+		done.Plan = r.focus.Plan
+	}
 	if end.err != nil && end.reason != ReasonCompleted && end.reason != ReasonCancelled {
 		done.Error = end.err.Error()
 		r.emit(Event{Type: EventError, Error: &ErrorEvent{Kind: errorKind(end), Message: end.err.Error(), Fatal: true}})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 )
 
@@ -41,7 +42,10 @@ func (r *run) runTools(ctx context.Context, uses []*llm.ToolUse, cut bool) (resu
 			r.addSpent(o.spent)
 			r.focus.observe(uses[batch[i]].Name, o.metadata, o.result.IsError)
 			if o.stop != "" && stop == "" {
-				stop = o.stop
+				stop, r.end = o.stop, o.end
+			}
+			if o.plan != "" {
+				r.focus.Plan = o.plan
 			}
 		}
 	}
@@ -87,6 +91,8 @@ type outcome struct {
 	result   *llm.ToolResult
 	outcome  ToolOutcome
 	stop     string
+	end      Reason // the run's end a permission answer asked for
+	plan     string // the plan an exit_plan_mode call presented
 	metadata map[string]any
 	spent    *Spent // a sub-agent's usage, nil for other tools
 }
@@ -168,7 +174,7 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 	block := toResultBlock(u.ID, res)
 	emit(Event{Type: EventToolEnd, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Origin: check.Origin, IsError: res.IsError, Output: res.TextOf(),
 		Images: countImages(res.Content), DurationMS: dur.Milliseconds(), Metadata: res.Metadata, Outcome: o}})
-	return outcome{result: block, outcome: o, stop: v.stop, metadata: res.Metadata, spent: spent}
+	return outcome{result: block, outcome: o, stop: v.stop, end: v.end, plan: v.plan, metadata: res.Metadata, spent: spent}
 }
 
 // verdict is the gate's decision on a call.
@@ -177,6 +183,8 @@ type verdict struct {
 	by      Decider // who decided (SPEC PERM-4)
 	always  bool    // the user's allow was kept as a rule
 	stop    string
+	end     Reason          // the run's end the answer asked for (with stop)
+	plan    string          // the plan put to the user (exit_plan_mode)
 	context string          // added to the result by a pre_tool_use or permission_request hook
 	input   json.RawMessage // the input a permission_request hook's allow rewrote, or nil
 }
@@ -344,10 +352,11 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 	if err != nil {
 		return verdict{Verdict: Verdict{Decision: Deny, Reason: "the permission check failed: " + err.Error()}, by: ByPolicy}
 	}
+	plan := v.Decision == Ask && isPlanCall(c)
 	switch {
 	case v.Decision == Deny:
 		return verdict{Verdict: v, by: ByPolicy}
-	case say == hook.PermissionAllow:
+	case say == hook.PermissionAllow && !plan:
 		return verdict{Verdict: Verdict{Decision: Allow, Reason: "allowed by a pre_tool_use hook"}, by: ByHook}
 	case say == hook.PermissionAsk && v.Decision == Allow:
 		v = Verdict{Decision: Ask, Reason: "a pre_tool_use hook asks for confirmation"}
@@ -356,6 +365,9 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 		return verdict{Verdict: v, by: ByPolicy}
 	}
 	ph := r.permissionHook(ctx, c, v.Reason)
+	if plan && ph.denied == "" {
+		ph.allowed = false // a hook may refuse a plan, never approve it
+	}
 	if ph.denied != "" || ph.allowed {
 		d, reason := Allow, firstNonEmpty(ph.reason, "allowed by a permission_request hook")
 		if ph.denied != "" {
@@ -370,6 +382,11 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 	case <-ctx.Done():
 		return refused(ByPolicy, "the run was cancelled before the question was asked")
 	}
+	var planText string
+	if plan {
+		planText = permission.PlanOf(c.Call.Input)
+		emit(Event{Type: EventPlan, Plan: &PlanEvent{CallID: c.Call.ID, Status: PlanProposed, Plan: planText}})
+	}
 	emit(Event{Type: EventPermissionRequest, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Input: c.Call.Input, Reason: v.Reason}})
 	r.notify(ctx, "rein needs your permission to run "+c.Call.Name)
 	a, err := p.Ask(ctx, c, v.Reason)
@@ -380,7 +397,8 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 	if a.By == "" {
 		a.By = ByUser
 	}
-	out := verdict{Verdict: Verdict{Decision: Allow, Rule: v.Rule, Reason: v.Reason}, by: a.By, always: a.Allow && a.Always, context: ph.context}
+	out := verdict{Verdict: Verdict{Decision: Allow, Rule: v.Rule, Reason: v.Reason}, by: a.By, always: a.Allow && a.Always && !plan,
+		context: ph.context, plan: planText}
 	if !a.Allow {
 		out.Decision, out.Reason = Deny, a.Message
 		if out.Reason == "" {
@@ -389,6 +407,12 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 		if a.Stop {
 			out.stop = deniedMessage(a.By, "") + " (" + c.Call.Name + "), which stops the run"
 		}
+		if a.End != "" {
+			out.stop, out.end = firstNonEmpty(a.Message, "the run stops here"), a.End
+		}
+	}
+	if plan {
+		emit(Event{Type: EventPlan, Plan: planAnswered(c, planText, a)})
 	}
 	emit(Event{Type: EventPermissionDecision, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name,
 		Decision: out.Decision, By: a.By, Always: a.Always, Reason: out.Reason}})

@@ -90,7 +90,7 @@ type Message struct {
 	Text           string  `json:"text" doc:"The user message; empty continues a pending conversation."`
 	Model          string  `json:"model,omitempty" maxLength:"200" doc:"Model for this run; empty keeps the session's or the server's."`
 	MaxTurns       int     `json:"max_turns,omitempty" minimum:"0" maximum:"10000" doc:"Model calls allowed; 0 keeps the default."`
-	PermissionMode string  `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,bypass" doc:"Permission mode for this run; empty keeps the default."`
+	PermissionMode string  `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,plan,bypass" doc:"Permission mode for this run; empty keeps the default. plan: read-only exploration ending with a plan to approve (SPEC PERM-7): the plan arrives as a plan event with a permission_request to answer."`
 	Agent          string  `json:"agent,omitempty" maxLength:"64" pattern:"^[A-Za-z0-9_-]*$" doc:"Agent definition to run as (rein agents list); empty runs rein's own."`
 	Images         []Image `json:"images,omitempty" maxItems:"20" doc:"Images that go with the text in the user message (at most 20, 5 MiB each and 20 MiB in all, decoded). A model without vision gets a note in their place."`
 }
@@ -133,8 +133,8 @@ type RunList struct {
 // PermissionAnswer is the body of POST /runs/{id}/permissions/{call_id}: the
 // answer to a permission_request event (SPEC PERM-3).
 type PermissionAnswer struct {
-	Answer  string `json:"answer" enum:"once,always,deny" doc:"once: run this call; always: run it and keep a rule; deny: do not run it."`
-	Message string `json:"message,omitempty" maxLength:"2000" doc:"With deny: what the model is told instead."`
+	Answer  string `json:"answer" enum:"once,always,deny" doc:"once: run this call; always: run it and keep a rule; deny: do not run it. For a plan (exit_plan_mode, see the plan event): once approves it into default mode, always into accept-edits (no rule is kept), deny sends it back."`
+	Message string `json:"message,omitempty" maxLength:"2000" doc:"With deny: what the model is told instead; for a plan, the user's feedback."`
 }
 
 // AuditRecord is one record of the audit trail (SPEC API-7).

@@ -50,6 +50,9 @@ func (a *lineApprover) readLine(ctx context.Context) (string, error) {
 
 // Approve implements permission.Approver.
 func (a *lineApprover) Approve(ctx context.Context, p permission.Prompt) (permission.Verdict, error) {
+	if permission.IsPlanApproval(p.Request) {
+		return a.approvePlan(ctx, p)
+	}
 	what := inputSummary(p.Request.Input)
 	who := p.Request.Tool
 	if p.Request.Agent != "" {

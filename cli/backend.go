@@ -8,6 +8,7 @@ import (
 
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/memory"
+	"github.com/reinhq/rein/permission"
 )
 
 var _ tui.Backend = (*engine)(nil)
@@ -46,6 +47,10 @@ func (e *engine) Command(ctx context.Context, name, args string) (string, error)
 		return e.memoryCommand(ctx, args)
 	case "jobs":
 		return e.jobsCommand(ctx, args)
+	case "permission-mode":
+		return e.modeCommand(args)
+	case "plan":
+		return e.modeCommand(string(permission.ModePlan))
 	case "sandbox":
 		return e.sandboxText()
 	}

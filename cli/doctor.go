@@ -127,6 +127,10 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 		if slices.Contains(l.Trust.Warnings, w) {
 			continue // checkTrust says it
 		}
+		if slices.Contains(l.ClaudeUnmapped, w) {
+			r.add("claude code settings", statusWarning, w, "rein does not apply this entry as written: rewrite it as said, or write the rule rein's way in .rein/settings.yaml (docs/workspace.md)")
+			continue
+		}
 		if slices.Contains(l.Refused, w) {
 			r.add("credentials", statusWarning, w, "remove the variable from the workspace's declaration; to pass it, declare the server, hook or action in your user configuration")
 			continue

@@ -21,7 +21,7 @@ import (
 // ExitNotReady is the exit code of `rein run --dry-run` when a real run
 // would not start, or would start without part of what the workspace
 // configures (SPEC CLI-5): a check is blocked.
-const ExitNotReady = 10
+const ExitNotReady = 11
 
 // dryRunHelp is the --dry-run part of `rein run --help`.
 const dryRunHelp = `--dry-run shows everything up to the first model call, and calls no model
@@ -36,7 +36,7 @@ effects, so context such a hook adds is not in the request. The MCP servers a
 run would start (yours, and a trusted workspace's) are started, since their
 tools are part of the request, and stopped at the end; an untrusted
 workspace's are not. --output json prints one object (docs/cli.md). The exit
-code is 0 when ready, 10 when a check is blocked, 2 for bad flags.
+code is 0 when ready, 11 when a check is blocked, 2 for bad flags.
 
 `
 

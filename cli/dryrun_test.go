@@ -179,7 +179,7 @@ func TestDryRunText_CLI5(t *testing.T) {
 }
 
 // CLI-5: not ready — a missing key (naming its variable), a model that does
-// not resolve, an untrusted workspace's extras — exits 10 with the check
+// not resolve, an untrusted workspace's extras — exits 11 (ExitNotReady) with the check
 // that blocks; bad flags are usage errors.
 func TestDryRunNotReady_CLI5(t *testing.T) {
 	tests := []struct {

@@ -20,6 +20,7 @@ const (
 	ExitMaxTokens        = 7
 	ExitRefusal          = 8
 	ExitBudget           = 9
+	ExitPlanReady        = 10  // plan mode: the run stopped at its plan, which waits for approval (PERM-7)
 	ExitCancelled        = 130 // interrupted (Ctrl-C), as shells report SIGINT
 )
 
@@ -40,6 +41,7 @@ var exitCodes = []struct {
 	{agent.ReasonMaxTokens, ExitMaxTokens, "the reply hit the output token limit"},
 	{agent.ReasonRefusal, ExitRefusal, "the model refused"},
 	{agent.ReasonBudget, ExitBudget, "the run's token or cost budget ran out"},
+	{agent.ReasonPlanReady, ExitPlanReady, "plan mode: the run stopped at its plan (printed on stdout), which waits for approval"},
 	{agent.ReasonCancelled, ExitCancelled, "cancelled (Ctrl-C, SIGTERM, or the terminal closed)"},
 }
 

@@ -42,7 +42,7 @@ func addRunFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringVarP(&o.output, "output", "o", "text", "output format: text, json or stream-json")
 	f.StringVarP(&o.model, "model", "m", "", "model: provider/model, a bare name (claude-…, gpt-…, gemini-…), a profile, or replay:PATH")
 	f.IntVar(&o.maxTurns, "max-turns", 0, "most model calls for this prompt (default 100)")
-	f.StringVar(&o.permissionMode, "permission-mode", "", "strict, default, accept-edits, read-only or bypass")
+	f.StringVar(&o.permissionMode, "permission-mode", "", "strict, default, accept-edits, read-only, plan (read, then a plan to approve) or bypass")
 	f.StringVar(&o.sandbox, "sandbox", "", "the sandbox profile of commands for this run: workspace, read-only, on or off (see rein doctor)")
 	f.StringArrayVar(&o.allowedTools, "allowed-tools", nil, "allow rules, comma-separated: \"bash(git diff:*),read_file\"")
 	f.StringArrayVar(&o.disallowedTools, "disallowed-tools", nil, "deny rules; a bare tool name also hides the tool from the model")

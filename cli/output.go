@@ -60,6 +60,8 @@ type result struct {
 	CostUSD    float64      `json:"cost_usd"`
 	DurationMS int64        `json:"duration_ms"`
 	Stats      agent.Stats  `json:"stats"`
+	// Plan is the plan a plan-mode run stopped at (reason plan_ready).
+	Plan string `json:"plan,omitempty"`
 }
 
 // jsonSink writes one object when the run is done.
@@ -75,7 +77,7 @@ func (s *jsonSink) event(ev agent.Event) error {
 	d := ev.Done
 	line, err := jsonLine(result{Type: "result", SessionID: ev.SessionID, RunID: ev.RunID, Model: s.model,
 		Reason: d.Reason, ExitCode: exitCode(d.Reason), Text: d.Text, Error: d.Error, Turns: d.Turns,
-		Usage: d.Usage, CostUSD: d.CostUSD, DurationMS: d.DurationMS, Stats: d.Stats})
+		Usage: d.Usage, CostUSD: d.CostUSD, DurationMS: d.DurationMS, Stats: d.Stats, Plan: d.Plan})
 	if err != nil {
 		return err
 	}
@@ -97,6 +99,10 @@ func (s *textSink) event(ev agent.Event) error {
 	switch ev.Type {
 	case agent.EventDone:
 		s.spin.stop()
+		if d := ev.Done; d != nil && d.Reason == agent.ReasonPlanReady && d.Plan != "" {
+			_, err := io.WriteString(s.out, strings.TrimRight(d.Plan, "\n")+"\n") // the plan is the answer (PERM-7)
+			return err
+		}
 		if d := ev.Done; d != nil && d.Text != "" {
 			_, err := io.WriteString(s.out, strings.TrimRight(d.Text, "\n")+"\n")
 			return err
@@ -221,6 +227,13 @@ func endMessage(d *agent.DoneEvent, sessionID string) string {
 		return "the model refused to answer" + why
 	case agent.ReasonCancelled:
 		return "cancelled" + resume
+	case agent.ReasonPlanReady:
+		msg := "plan mode: the run stopped at its plan (above), which waits for your approval"
+		if sessionID != "" {
+			msg += fmt.Sprintf("\nApprove it with: rein run --resume %s --permission-mode accept-edits \"The plan is approved: carry it out.\""+
+				"\n(or --permission-mode default to confirm each edit); or send feedback with --permission-mode plan", sessionID)
+		}
+		return msg
 	}
 	return "the run failed" + why + resume
 }

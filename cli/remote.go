@@ -87,6 +87,7 @@ func (a *App) runRemote(cmd *cobra.Command, o *runOptions, prompt string, fromSt
 func (a *App) followRun(ctx context.Context, c *client.Client, sid, runID string, approver permission.Approver, out sink) (*agent.DoneEvent, error) {
 	stream := context.WithoutCancel(ctx)
 	cancelled := false
+	plan := "" // the plan the run was stopped at (no terminal to approve it)
 	for ev, err := range c.Events(stream, sid, 0) {
 		if err != nil {
 			return nil, remoteErr(err)
@@ -102,7 +103,14 @@ func (a *App) followRun(ctx context.Context, c *client.Client, sid, runID string
 			continue // another run's event, or one this rein does not know
 		}
 		if e.Type == agent.EventPermissionRequest && e.Permission != nil {
+			if approver == nil && e.Permission.Tool == permission.ExitPlanModeTool {
+				plan = a.stopAtPlan(stream, c, runID, *e.Permission)
+				continue
+			}
 			a.answerRemote(ctx, c, runID, *e.Permission, approver)
+		}
+		if e.Type == agent.EventDone && e.Done != nil && plan != "" {
+			e.Done.Reason, e.Done.Plan, e.Done.Error = agent.ReasonPlanReady, plan, ""
 		}
 		if werr := out.event(e); werr != nil {
 			return nil, fail(ExitError, "writing the output: %v", werr)
@@ -314,4 +322,15 @@ func (a *App) remoteShow(ctx context.Context, id string, asJSON bool) error {
 		fmt.Fprintln(w, line)
 	}
 	return nil
+}
+
+// stopAtPlan ends a remote plan-mode run at its plan when no terminal can
+// approve it, as a local headless run ends (SPEC PERM-7): the API's
+// answers cannot say "stop", so the run is cancelled and its end reported
+// as plan_ready with the plan. It returns the plan.
+func (a *App) stopAtPlan(ctx context.Context, c *client.Client, runID string, p agent.PermissionEvent) string {
+	if _, err := c.Cancel(ctx, runID); err != nil {
+		fmt.Fprintf(a.Stderr, "rein: stopping the run at its plan: %v\n", err)
+	}
+	return permission.PlanOf(p.Input)
 }

@@ -313,6 +313,7 @@ func (p *pass) replace(ctx context.Context, cut int) error {
 	if err != nil {
 		return err
 	}
+	text = withPlan(text, p.focus())
 	p.msgs = withSummary(text, p.msgs[cut:])
 	p.summary, p.snipped = text, false
 	p.layers = append(p.layers, layer)

@@ -21,6 +21,12 @@ type approval struct {
 	ref                  MessageRef
 	question             string
 	settled              bool
+	// sent: the question's send returned (ref is set when it went out).
+	// A user can answer before — the platform shows the question before
+	// its answer reaches the gateway —, and then owed is the outcome that
+	// ask edits into the question once the send returns.
+	sent bool
+	owed string
 }
 
 // actionPrefix begins the data of an approval's buttons: "perm:TOKEN:once".
@@ -41,7 +47,10 @@ func (g *Gateway) ask(ctx context.Context, c *chat, runID string, p *agent.Permi
 		a.question += "\n" + clip(compactJSON(p.Input), 600)
 	}
 	m := Outgoing{ChatID: c.chatID, Text: a.question}
-	if c.r.limits.Buttons {
+	if isPlanQuestion(p) {
+		m = planQuestion(a, p, c.r.limits.Buttons)
+		m.ChatID, a.question = c.chatID, m.Text
+	} else if c.r.limits.Buttons {
 		m.Buttons = []Button{
 			{Label: "Allow once", Data: actionPrefix + a.token + ":once"},
 			{Label: "Always allow", Data: actionPrefix + a.token + ":always"},
@@ -56,11 +65,14 @@ func (g *Gateway) ask(ctx context.Context, c *chat, runID string, p *agent.Permi
 	ref, err := c.r.send(ctx, m)
 	if err != nil {
 		g.log.Warn("a permission question could not be sent; the run's timeout will deny it", "chat", c.key, "err", err)
-		return
 	}
 	g.mu.Lock()
-	a.ref = ref
+	a.ref, a.sent = ref, true
+	owed := a.owed
 	g.mu.Unlock()
+	if owed != "" {
+		g.edited(a, ref, owed)
+	}
 }
 
 // compactJSON is raw JSON on one line.
@@ -87,10 +99,14 @@ func (g *Gateway) answer(ctx context.Context, r *route, chatID, user, token, ver
 	a.settled = true
 	g.mu.Unlock()
 	v := permission.Verdict{Answer: permission.Answer(verdict)}
+	plan := strings.HasPrefix(a.question, "📋")
 	switch v.Answer {
 	case permission.AnswerOnce, permission.AnswerAlways:
 	case permission.AnswerDeny:
 		v.Message = "the user denied it in the chat"
+		if plan {
+			v.Message = planSentBack
+		}
 	default:
 		return "", fmt.Errorf("answer %q: want once, always or deny", verdict)
 	}
@@ -99,6 +115,10 @@ func (g *Gateway) answer(ctx context.Context, r *route, chatID, user, token, ver
 	}
 	outcome := map[permission.Answer]string{permission.AnswerOnce: "✅ Allowed once", permission.AnswerAlways: "✅ Always allowed",
 		permission.AnswerDeny: "⛔ Denied"}[v.Answer] + " by " + user
+	if plan {
+		outcome = map[permission.Answer]string{permission.AnswerOnce: "✅ Plan approved (edits are confirmed)",
+			permission.AnswerAlways: "✅ Plan approved (edits run)", permission.AnswerDeny: "↩️ Sent back: say what to change"}[v.Answer] + " by " + user
+	}
 	g.settle(ctx, a, outcome)
 	return outcome, nil
 }
@@ -130,12 +150,23 @@ func (g *Gateway) decided(ctx context.Context, runID string, p *agent.Permission
 	g.settle(ctx, a, outcome)
 }
 
-// settle edits the question into its outcome, without buttons.
+// settle edits the question into its outcome, without buttons (once
+// its send returned: ask does it then).
 func (g *Gateway) settle(ctx context.Context, a *approval, outcome string) {
 	g.mu.Lock()
 	delete(g.approvals, a.token)
+	if !a.sent {
+		a.owed = outcome
+		g.mu.Unlock()
+		return
+	}
 	ref := a.ref
 	g.mu.Unlock()
+	g.edited(a, ref, outcome)
+}
+
+// edited edits the question at ref into its outcome, in the background.
+func (g *Gateway) edited(a *approval, ref MessageRef, outcome string) {
 	if ref.ID == "" || !a.c.r.limits.CanEdit {
 		return
 	}

@@ -112,6 +112,13 @@ type Outgoing struct {
 	// Files are sent with the message (after it, where the platform sends
 	// files separately).
 	Files []Attachment
+	// Key, when set, names this message for good: a send of the same part
+	// of the same reply again — a retry whose first try's answer was
+	// lost, or a restarted gateway's — carries the same Key. A channel
+	// whose platform takes an idempotency key passes it on (Feishu's
+	// uuid, the webhook's "key"), so that the platform posts it once;
+	// others ignore it. Progress messages have none.
+	Key string
 }
 
 // Button is one button under a message.

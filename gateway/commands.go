@@ -15,6 +15,7 @@ const helpText = `Commands:
 /model [provider/model] — show or set this chat's model
 /cost — tokens and cost of this conversation
 /memory — what I remember about you
+/plan TEXT — plan TEXT without changing anything, then approve the plan
 /approve ID [always], /deny ID — answer a permission question`
 
 // command splits "/name@bot arg" into its name and argument; ok is false
@@ -27,7 +28,7 @@ func command(text string) (name, arg string, ok bool) {
 	head, _, _ = strings.Cut(head[1:], "@") // Telegram: /stop@my_bot in groups
 	name = strings.ToLower(head)
 	switch name {
-	case "start", "help", "new", "stop", "model", "cost", "memory", "approve", "deny":
+	case "start", "help", "new", "stop", "model", "cost", "memory", "approve", "deny", "plan":
 		return name, strings.TrimSpace(arg), true
 	}
 	return "", "", false // "/etc/hosts is broken" is a message

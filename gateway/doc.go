@@ -13,12 +13,19 @@
 //	  hints as edits of one message (at the platform's edit rate),
 //	  permission questions as buttons, the final reply split at the
 //	  platform's size → Channel.Send/Edit (retried on 429 and outages)
-//	  → State: answered
+//	  → State: the progress message, the parts taken, answered
 //
 // An update is acknowledged only once stored, so a crash loses none; it
 // is handled once however often the platform delivers it; a reply is sent
 // once, and a restart delivers the replies of runs that ended while the
-// gateway was down. Runs of one chat go one at a time (the session's
+// gateway was down. Across a stop the state carries a reply's progress
+// message and the parts the platform took, so a restarted gateway edits
+// that message again (a repeated edit changes nothing) and sends only the
+// parts not taken; each part carries an [Outgoing.Key] that platforms
+// with idempotency keys deduplicate by. The one window left: a new
+// message that a platform without such keys took, whose answer the
+// gateway's state never got (a stop or crash mid-call, a crash in the
+// one database write after it, a lost answer), is sent again. Runs of one chat go one at a time (the session's
 // lane); /stop cancels them. Chats are kept in a pool and dropped from
 // memory when idle; their state lives in the stores.
 package gateway

@@ -110,6 +110,7 @@ type follower struct {
 type progress struct {
 	ref      MessageRef
 	sent     bool
+	parts    int  // the parts of the final reply the platform took (a restart's: from the state)
 	failed   bool // the platform refused it: no more edits
 	text     strings.Builder
 	hints    []string
@@ -135,7 +136,7 @@ func (f *follower) handle(ctx context.Context, ev *eventbus.Event) {
 	if e.Subagent != nil && e.Type != agent.EventPermissionRequest && e.Type != agent.EventPermissionDecision {
 		return // a sub-agent's progress stays in its transcript
 	}
-	p := f.progressOf(ev.RunID)
+	p := f.progressOf(ctx, ev.RunID)
 	switch e.Type {
 	case agent.EventTextDelta:
 		p.text.WriteString(e.Text)
@@ -165,10 +166,20 @@ func (f *follower) handle(ctx context.Context, ev *eventbus.Event) {
 	f.flush(ctx, f.g.cfg.Now())
 }
 
-func (f *follower) progressOf(runID string) *progress {
+// progressOf returns the run's progress message, as far as this
+// follower or, before a restart, another one got with it (the state).
+func (f *follower) progressOf(ctx context.Context, runID string) *progress {
 	p := f.progress[runID]
 	if p == nil {
 		p = &progress{}
+		d, err := f.g.cfg.State.delivery(ctx, runID)
+		if err != nil {
+			f.g.log.Warn("how far a reply got could not be read; it is sent whole", "run_id", runID, "err", err)
+		}
+		if d.MessageID != "" {
+			p.ref, p.sent = MessageRef{ChatID: f.c.chatID, ID: d.MessageID}, true
+		}
+		p.parts = d.Parts
 		f.progress[runID] = p
 	}
 	return p
@@ -181,7 +192,7 @@ func (f *follower) flush(ctx context.Context, now time.Time) {
 	if !f.r.limits.CanEdit {
 		return
 	}
-	for _, p := range f.progress {
+	for runID, p := range f.progress {
 		if !p.dirty || p.failed || (p.sent && now.Sub(p.lastEdit) < f.r.limits.EditEvery) {
 			continue
 		}
@@ -195,6 +206,14 @@ func (f *follower) flush(ctx context.Context, now time.Time) {
 		if !p.sent {
 			p.ref, err = f.r.ch.Send(ctx, m)
 			p.sent = err == nil
+			if p.sent {
+				// Before any edit can show the reply: a restart edits this
+				// message into the reply rather than sending it again.
+				if err := f.g.cfg.State.progressSent(context.WithoutCancel(ctx), runID, p.ref.ID); err != nil {
+					f.g.log.Warn("a progress message could not be recorded; a restart sends the reply as a new message",
+						"run_id", runID, "err", err)
+				}
+			}
 		} else {
 			err = f.r.ch.Edit(ctx, p.ref, m)
 		}
@@ -259,6 +278,8 @@ func finalText(d *agent.DoneEvent) string {
 		return text
 	case agent.ReasonCancelled:
 		return "⏹ Stopped."
+	case agent.ReasonPlanReady: // nobody answered the plan in time (PERM-7)
+		return "📋 The plan waits for approval: tell me to go ahead, or what to change.\n\n" + clip(d.Plan, maxPlanShown)
 	}
 	note := "⚠️ The run ended: " + string(d.Reason)
 	if d.Error != "" {
@@ -274,11 +295,23 @@ func finalText(d *agent.DoneEvent) string {
 // its first part, the rest after it — and marks the run answered. A reply
 // of more than three parts goes as its first part and a file where the
 // platform takes files.
+//
+// A reply is sent once across restarts: the progress message and the
+// parts the platform took are in the state (written as each goes out),
+// so a restarted gateway edits the same message again — an edit repeated
+// changes nothing — and sends only the parts not taken. What is left is
+// the send of a new message (a part after the first, the file, or the
+// first part where there is no progress message to edit) that the
+// platform took but whose answer never reached the state — cut off by a
+// stop or a crash (in the call, or in the one database write after it),
+// or lost on the way: it is sent again, by the retry or at start, with
+// the same [Outgoing.Key], which a platform taking idempotency keys
+// (Feishu; a webhook receiver that keeps them) posts once.
 func (f *follower) finish(ctx context.Context, runID, text string) {
 	if !f.c.done(runID) {
 		return
 	}
-	p := f.progress[runID]
+	p := f.progressOf(ctx, runID)
 	delete(f.progress, runID)
 	f.g.dropApprovals(runID)
 	parts := Split(text, f.r.limits.MaxText)
@@ -287,21 +320,45 @@ func (f *follower) finish(ctx context.Context, runID, text string) {
 		files = []Attachment{{Name: "reply.md", MIME: "text/markdown", Data: []byte(text)}}
 		parts = parts[:1]
 	}
+	// taken records that the platform took the first n parts, when a send
+	// follows (after the last, marking the run answered records it).
+	last := len(parts)
+	if len(files) > 0 {
+		last++
+	}
+	taken := func(n int) {
+		if n == last {
+			return
+		}
+		if err := f.g.cfg.State.partsSent(context.WithoutCancel(ctx), runID, n); err != nil {
+			f.g.log.Warn("a sent part of a reply could not be recorded; a restart may send it again", "run_id", runID, "err", err)
+		}
+	}
 	var err error
 	for i, part := range parts {
-		m := Outgoing{ChatID: f.c.chatID, Text: part}
-		if i == 0 && p != nil && p.sent && !p.failed && f.r.limits.CanEdit {
+		if i < p.parts {
+			continue // taken before a restart
+		}
+		m := Outgoing{ChatID: f.c.chatID, Text: part, Key: fmt.Sprintf("%s/%d", runID, i)}
+		if i == 0 && p.sent && !p.failed && f.r.limits.CanEdit {
 			err = f.r.edit(ctx, p.ref, m)
+			if _, again := RetryAfter(err); err != nil && !again && ctx.Err() == nil {
+				// The progress message cannot be edited (deleted, or a
+				// restart's, too old): the part goes as a new message.
+				f.g.log.Warn("the progress message could not be edited into the reply; it is sent anew", "run_id", runID, "err", err)
+				_, err = f.r.send(ctx, m)
+			}
 		} else {
 			_, err = f.r.send(ctx, m)
 		}
 		if err != nil {
 			break
 		}
+		taken(i + 1)
 	}
-	if err == nil && len(files) > 0 {
+	if err == nil && len(files) > 0 && p.parts <= len(parts) {
 		// On its own: a retry of a refused upload does not post the text again.
-		_, err = f.r.send(ctx, Outgoing{ChatID: f.c.chatID, Files: files})
+		_, err = f.r.send(ctx, Outgoing{ChatID: f.c.chatID, Files: files, Key: runID + "/file"})
 	}
 	if err != nil {
 		if ctx.Err() != nil {

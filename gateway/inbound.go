@@ -43,6 +43,9 @@ func (h *handler) HandleMessage(ctx context.Context, m Inbound) error {
 	if len(text) > maxInboundText {
 		text = text[:maxInboundText] + "\n[message cut at 32 KiB]"
 	}
+	if taken, err := g.planCommand(ctx, r, m, text); taken {
+		return err
+	}
 	if cmd, arg, ok := command(text); ok {
 		if fresh, err := g.cfg.State.take(ctx, r.name, m.ID, chatKey(r.name, m.ChatID), text, stateAnswered, g.cfg.Now()); err != nil || !fresh {
 			return err
@@ -83,6 +86,11 @@ func (h *handler) HandleMessage(ctx context.Context, m Inbound) error {
 // submit turns a stored update into a run of the chat's session and
 // follows it; c.mu is held.
 func (g *Gateway) submit(ctx context.Context, c *chat, updateID, text string) error {
+	return g.submitMode(ctx, c, updateID, text, c.r.PermissionMode)
+}
+
+// submitMode is submit with the run's permission mode (a /plan's).
+func (g *Gateway) submitMode(ctx context.Context, c *chat, updateID, text, mode string) error {
 	after, err := g.cfg.Ledger.LastEventID(ctx, c.sessionID)
 	if err != nil {
 		return err
@@ -92,7 +100,7 @@ func (g *Gateway) submit(ctx context.Context, c *chat, updateID, text string) er
 		model = c.r.Model
 	}
 	run, err := g.cfg.Service.Submit(ctx, session.Submission{SessionID: c.sessionID, Caller: c.key, Text: text,
-		Model: model, PermissionMode: c.r.PermissionMode})
+		Model: model, PermissionMode: mode})
 	if errors.Is(err, session.ErrInvalid) {
 		// A bad /model or mode: the user is told; the update is handled.
 		g.reply(c.r, c.chatID, "⚠️ "+err.Error())

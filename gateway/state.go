@@ -105,6 +105,49 @@ func (s *State) answered(ctx context.Context, runID string) error {
 	return err
 }
 
+// delivery is how far a run's reply got: the message showing its
+// progress (its id on the platform, "" when none was sent) and how many
+// parts of the reply the platform took.
+type delivery struct {
+	MessageID string
+	Parts     int
+}
+
+// delivery returns how far the reply of a run got; the zero delivery for
+// a run whose reply never started (or that no update became).
+func (s *State) delivery(ctx context.Context, runID string) (delivery, error) {
+	var d delivery
+	err := s.db.QueryRowContext(ctx, `SELECT reply_message, reply_parts FROM inbox WHERE run_id = ? LIMIT 1`, runID).
+		Scan(&d.MessageID, &d.Parts)
+	if errors.Is(err, sql.ErrNoRows) {
+		return delivery{}, nil
+	}
+	return d, err
+}
+
+// progressSent records the message showing a run's progress: the reply's
+// first part will be an edit of it, after a restart too.
+func (s *State) progressSent(ctx context.Context, runID, messageID string) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE inbox SET reply_message = ? WHERE run_id = ?`, messageID, runID)
+	return err
+}
+
+// partsSent records that the platform took the first n parts of a run's
+// reply: a restart does not send them again.
+func (s *State) partsSent(ctx context.Context, runID string, n int) error {
+	_, err := s.db.ExecContext(ctx, `UPDATE inbox SET reply_parts = ? WHERE run_id = ?`, n, runID)
+	return err
+}
+
+// Unanswered counts the updates taken whose handling is not finished:
+// stored but not yet a run, or a run whose reply has not gone out. A
+// restart resumes them.
+func (s *State) Unanswered(ctx context.Context) (int, error) {
+	var n int
+	err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM inbox WHERE state != ?`, stateAnswered).Scan(&n)
+	return n, err
+}
+
 // pending is an update not yet answered.
 type pending struct {
 	Channel, UpdateID, ChatKey, Text, RunID, State string

@@ -1,16 +1,18 @@
 // Package permission decides whether a tool call may run (SPEC PERM-1 …
-// PERM-4).
+// PERM-4, PERM-7).
 //
 // A [Policy] turns a [Request] (tool name, input, [tool.Meta], workspace) into
 // an [Outcome]: allow, ask or deny, with a reason and the [Rule] that decided.
 // The policy built by [NewPolicy] applies, in order: deny rules from every
 // layer, the built-in denies (sensitive files such as .env and keys; anything
-// that changes state in read-only mode), ask rules, the asks of every mode
+// that changes state in read-only mode; in plan mode anything but reads,
+// read-only commands and the session's plan file — plan.go), the plan
+// approval (exit_plan_mode asks in plan mode, and only there), ask rules, the asks of every mode
 // (a dynamic shell command when shell deny or ask rules exist; a change to
 // the files that decide what runs: .rein, .claude, .git/hooks, .git/config),
 // the other built-in asks (shell commands that cannot be parsed or are
-// dynamic, redirections out of the workspace), allow rules, and last the
-// [Mode]'s default for the tool's category. Deny always wins.
+// dynamic, redirections out of the workspace), allow rules (not in strict
+// and plan mode), and last the [Mode]'s default for the tool's category. Deny always wins.
 //
 // Rules read like `bash(git diff:*)`, `read_file(src/**)`,
 // `web_fetch(domain:example.com)`, `mcp__github__*` or `Action(deploy)`

@@ -118,8 +118,10 @@ func (e *Engine) Add(ctx context.Context, r Rule) error {
 	return nil
 }
 
-// Decide applies, in order: deny rules, built-in denies, ask rules, built-in
-// asks, allow rules, the mode's default (SPEC PERM-1, PERM-2).
+// Decide applies, in order: deny rules, built-in denies (plan mode's
+// included), the plan approval (PERM-7), ask rules, built-in asks, allow
+// rules (not in strict and plan mode), the mode's default (SPEC PERM-1,
+// PERM-2).
 func (e *Engine) Decide(ctx context.Context, req Request) (Outcome, error) {
 	if err := ctx.Err(); err != nil {
 		return Outcome{}, err
@@ -206,6 +208,9 @@ func (d *decider) decide() Outcome {
 	if o, ok := d.builtinDeny(); ok {
 		return o
 	}
+	if o, ok := d.planTool(); ok {
+		return o
+	}
 	if o, ok := d.unsandboxed(); ok {
 		return o
 	}
@@ -229,7 +234,7 @@ func (d *decider) decide() Outcome {
 			return o
 		}
 	}
-	if d.mode != ModeStrict {
+	if d.mode != ModeStrict && d.mode != ModePlan { // plan mode: rules never widen it (PERM-7)
 		if o, ok := d.allowRules(); ok {
 			return o
 		}
@@ -325,8 +330,8 @@ func (d *decider) unsandboxed() (Outcome, bool) {
 	if in.Unsandboxed == nil || in.Unsandboxed == false {
 		return Outcome{}, false
 	}
-	if d.mode == ModeReadOnly {
-		return Outcome{Decision: DecisionDeny, Reason: d.f.req.Tool + " outside the sandbox is denied in read-only mode"}, true
+	if d.mode == ModeReadOnly || d.mode == ModePlan {
+		return Outcome{Decision: DecisionDeny, Reason: d.f.req.Tool + " outside the sandbox is denied in " + string(d.mode) + " mode"}, true
 	}
 	return Outcome{Decision: DecisionAsk, Reason: d.f.req.Tool + " asks to run outside the sandbox: the user confirms every such command"}, true
 }
@@ -334,7 +339,7 @@ func (d *decider) unsandboxed() (Outcome, bool) {
 // wholeToolAllowed reports an allow rule for the whole tool, which also
 // silences the built-in asks of the shell analysis.
 func (d *decider) wholeToolAllowed() bool {
-	if d.mode == ModeStrict {
+	if d.mode == ModeStrict || d.mode == ModePlan {
 		return false
 	}
 	for i := range d.rules {
@@ -355,6 +360,9 @@ func (d *decider) builtinDeny() (Outcome, bool) {
 		}
 	}
 	if o, ok := d.shellSensitive(); ok {
+		return o, true
+	}
+	if o, ok := d.planDeny(); ok {
 		return o, true
 	}
 	if d.mode != ModeReadOnly {
@@ -488,6 +496,8 @@ func (d *decider) modeDefault() Outcome {
 	switch d.mode {
 	case ModeBypass:
 		return Outcome{Decision: DecisionAllow, Reason: "bypass mode runs every tool call no rule denies"}
+	case ModePlan:
+		return d.planDefault()
 	case ModeReadOnly:
 		if cat == tool.CategoryNetwork || d.f.host != "" {
 			return ask("read-only mode asks before %s reaches the network", d.f.req.Tool)

@@ -112,14 +112,14 @@ func TestModeByCategory_PERM1(t *testing.T) {
 
 func TestParseMode_PERM1(t *testing.T) {
 	for in, want := range map[string]Mode{"": ModeDefault, "strict": ModeStrict, "accept-edits": ModeAcceptEdits,
-		"acceptEdits": ModeAcceptEdits, "read-only": ModeReadOnly, "plan": ModeReadOnly, "bypass": ModeBypass, " Default ": ModeDefault} {
+		"acceptEdits": ModeAcceptEdits, "read-only": ModeReadOnly, "plan": ModePlan, "bypass": ModeBypass, " Default ": ModeDefault} {
 		got, err := ParseMode(in)
 		if err != nil || got != want {
 			t.Errorf("ParseMode(%q) = %q, %v; want %q", in, got, err, want)
 		}
 	}
 	_, err := ParseMode("yolo")
-	if err == nil || !strings.Contains(err.Error(), "strict, read-only, default, accept-edits, bypass") {
+	if err == nil || !strings.Contains(err.Error(), "strict, read-only, plan, default, accept-edits, bypass") {
 		t.Errorf("ParseMode(yolo) error %v does not list the modes", err)
 	}
 }

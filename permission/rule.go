@@ -32,7 +32,8 @@ const (
 // whose argument matches Pattern (SPEC PERM-2).
 //
 // Pattern depends on the tool: for bash it is a command, exact (`git status`)
-// or a prefix of words (`git diff:*`); `domain:host` matches a URL input's
+// or a prefix of words (`git diff:*`), or — in deny and ask rules only — a
+// glob over the words (`git * main`: see shellglob.go); `domain:host` matches a URL input's
 // host; anything else is a doublestar path glob, absolute (`/etc/**`, `~/x`)
 // or relative to the workspace (`src/**`). An empty Pattern matches every call
 // of the tool. Tool may hold `*` wildcards (`mcp__github__*`), or be a Claude
@@ -194,6 +195,9 @@ func compileRule(r Rule) (compiled, error) {
 		sp, err := parseShellPattern(p)
 		if err != nil {
 			return c, fmt.Errorf("permission: rule %q: %w", r, err)
+		}
+		if sp.glob != nil && r.Action == DecisionAllow {
+			return c, fmt.Errorf("permission: rule %q: a * inside a command is read in deny and ask rules only; an allow rule names the command's leading words (`git diff:*`)", r)
 		}
 		c.kind, c.shell = kindShell, sp
 	case strings.HasPrefix(p, "domain:"):

@@ -52,7 +52,7 @@ func TestParseRuleErrors_PERM2(t *testing.T) {
 		{"allow", "bash()", "empty pattern"},
 		{"allow", "ba sh", "use letters, digits"},
 		{"allow", "bash(git $(x):*)", "no $ or globs"},
-		{"allow", "bash(git * diff)", "only a trailing :* wildcard"},
+		{"allow", "bash(git * diff)", "deny and ask rules only"},
 		{"allow", "bash(git diff > x)", "command prefix"},
 		{"allow", "bash(a; b)", "command prefix"},
 		{"allow", "mcp__*(x)", "exact tool name"},
@@ -73,7 +73,8 @@ func TestParseRuleErrors_PERM2(t *testing.T) {
 // compiles.
 func FuzzParseRule(f *testing.F) {
 	for _, s := range []string{"bash(git diff:*)", "read_file(src/**)", "web_fetch(domain:example.com)", "bash",
-		"mcp__github__*", `bash(echo "a b" 'c')`, "Edit(/etc/**)", "bash(x:*)", "a(b(c))", "bash($(", "read_file({a,b}/**)"} {
+		"mcp__github__*", `bash(echo "a b" 'c')`, "Edit(/etc/**)", "bash(x:*)", "a(b(c))", "bash($(", "read_file({a,b}/**)",
+		"bash(git * main)", "bash(* install *)", "bash(ls*)", "bash(a:* b)"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {

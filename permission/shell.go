@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"path/filepath"
+	"regexp"
 	"strings"
 
 	"github.com/reinhq/rein/internal/shellparse"
@@ -46,6 +47,9 @@ type shellPattern struct {
 	words  []string
 	prefix bool // `words:*`: the command starts with words
 	any    bool // `*`
+	// glob, when set, matches the joined words instead (`git * main`,
+	// deny and ask rules only: see shellglob.go).
+	glob *regexp.Regexp
 }
 
 // parseShellPattern reads `git diff:*` (prefix), `git diff *` (the same) or an
@@ -54,6 +58,9 @@ func parseShellPattern(p string) (shellPattern, error) {
 	p = strings.TrimSpace(p)
 	if p == "*" {
 		return shellPattern{any: true}, nil
+	}
+	if shellGlob(p) {
+		return parseShellGlob(p)
 	}
 	sp := shellPattern{}
 	if s, ok := strings.CutSuffix(p, ":*"); ok {
@@ -85,6 +92,9 @@ func parseShellPattern(p string) (shellPattern, error) {
 func (sp shellPattern) match(ws []word) bool {
 	if sp.any {
 		return true
+	}
+	if sp.glob != nil {
+		return sp.matchGlob(ws)
 	}
 	if len(ws) < len(sp.words) || (!sp.prefix && len(ws) != len(sp.words)) {
 		return false

@@ -55,6 +55,9 @@ var runSubcommands = map[string]string{"go": "run", "cargo": "run", "deno": "run
 // For a workspace action it is the action's rule (`Action(deploy)`).
 // Nil when no safe rule exists (a command built at run time).
 func Suggest(r Request) []Rule {
+	if IsPlanApproval(r) {
+		return nil // "always" approves a plan into accept-edits; it keeps no rule (PERM-7)
+	}
 	if r.Origin == tool.OriginAction && checkToolName(r.Tool) == nil && !strings.Contains(r.Tool, "*") {
 		return []Rule{{Action: DecisionAllow, Tool: ActionRuleTool, Pattern: r.Tool, Source: SourceSession}}
 	}

@@ -26,16 +26,22 @@ const (
 	// ModeReadOnly runs only read-only tools inside the workspace and denies
 	// everything else.
 	ModeReadOnly Mode = "read-only"
+	// ModePlan is read-only exploration before a change (SPEC PERM-7): read
+	// tools inside the workspace, read-only shell commands, writes to the
+	// session's plan file only; the model ends it with exit_plan_mode,
+	// which the user approves into default or accept-edits mode (see
+	// [Engine.ApprovePlan]) or sends back with feedback.
+	ModePlan Mode = "plan"
 	// ModeBypass runs everything except what deny rules and the sensitive-file
 	// protection deny, and what ask rules ask about.
 	ModeBypass Mode = "bypass"
 )
 
 // Modes lists the valid modes, most restrictive first.
-var Modes = []Mode{ModeStrict, ModeReadOnly, ModeDefault, ModeAcceptEdits, ModeBypass}
+var Modes = []Mode{ModeStrict, ModeReadOnly, ModePlan, ModeDefault, ModeAcceptEdits, ModeBypass}
 
 // ParseMode reads a mode name. The empty string is [ModeDefault]; a few
-// spellings from other tools (acceptEdits, bypassPermissions, plan) are
+// spellings from other tools (acceptEdits, bypassPermissions) are
 // accepted too.
 func ParseMode(s string) (Mode, error) {
 	switch strings.ToLower(strings.TrimSpace(s)) {
@@ -45,8 +51,10 @@ func ParseMode(s string) (Mode, error) {
 		return ModeStrict, nil
 	case "accept-edits", "accept_edits", "acceptedits":
 		return ModeAcceptEdits, nil
-	case "read-only", "read_only", "readonly", "plan":
+	case "read-only", "read_only", "readonly":
 		return ModeReadOnly, nil
+	case "plan":
+		return ModePlan, nil
 	case "bypass", "bypasspermissions", "bypass-permissions":
 		return ModeBypass, nil
 	}
@@ -92,6 +100,9 @@ type Request struct {
 	// WorkDir is the workspace root; paths outside it ask or deny. Empty
 	// means the process's working directory.
 	WorkDir string
+	// SessionDir is the session's private directory, where its plan file
+	// lives ([PlanFile]); empty when there is none.
+	SessionDir string
 	// SessionID, RunID and CallID identify the call for prompts and audit.
 	SessionID, RunID, CallID string
 	// Agent names the sub-agent making the call (SPEC AGENT-4), so a

@@ -138,8 +138,9 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 		MaxTokens:   s.ev.Int(workspace.MaxTokens), Compactor: c.compactor, Price: m.Caps.Price.Cost, Logger: s.logger,
 		Permissions: &agent.Gate{Policy: s.gate, Approver: approver, Rules: s.policy, Auditor: c.audit,
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now},
-		Notices: c.notices(),
-		Now:     s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.reg.Warnings(), c.agentWarnings(), s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
+		Notices:  c.notices(),
+		Reminder: c.planReminder,
+		Now:      s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.reg.Warnings(), c.agentWarnings(), s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
 	}
 	if b := s.ev.Int(workspace.ThinkingBudget); b > 0 {
 		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}

@@ -166,7 +166,7 @@ func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEve
 // statusOf maps a done reason to the run's final state.
 func statusOf(r agent.Reason) session.RunStatus {
 	switch r {
-	case agent.ReasonCompleted:
+	case agent.ReasonCompleted, agent.ReasonPlanReady: // a plan waiting for approval is a normal end (PERM-7)
 		return session.RunCompleted
 	case agent.ReasonCancelled:
 		return session.RunCancelled

@@ -31,8 +31,9 @@ const DepthEnv = "REIN_AGENT_DEPTH"
 // nothing (subagents.max_depth).
 const DefaultMaxDepth = 3
 
-// subagentTools are left out of every sub-agent: it has no user to ask.
-var subagentTools = []string{builtin.AskUserName}
+// subagentTools are left out of every sub-agent: it has no user to ask,
+// and no plan of its own to present (PERM-7).
+var subagentTools = []string{builtin.AskUserName, builtin.ExitPlanModeName}
 
 // tree is what the task tools of one run share: the definitions, the
 // approver every question of the tree goes to (one at a time), and the
@@ -430,7 +431,7 @@ func (s *Setup) maxDepth() int { return s.ev.Int(workspace.SubagentMaxDepth) }
 // task tool while sub-agents may still nest and agents are defined. Its
 // tree shares approver among every agent the run starts.
 func (c *Conversation) runTools(approver permission.Approver) *tool.Set {
-	set := c.tools
+	set := c.withPlanTool(c.tools)
 	if asker, ok := approver.(builtin.Asker); ok && set != nil {
 		if _, has := set.Get(builtin.AskUserName); has {
 			swapped, err := set.Swap(builtin.NewAskUser(asker))

@@ -36,8 +36,14 @@ func (c *Conversation) buildTools() error {
 	if c.s.cfg.Tenancy == nil && backend.Name() != "local" {
 		outside = &exec.Local{SpillDir: c.sessDir}
 	}
+	// Claude Code's env settings reach the commands, screened and trust-gated
+	// by package workspace (SPEC COMPAT-1, PERM-5).
+	var bashEnv func(tool.Call) []string
+	if env := c.s.cfg.Loaded.ClaudeEnv(); len(env) > 0 {
+		bashEnv = func(tool.Call) []string { return slices.Clone(env) }
+	}
 	c.jobs = c.newJobs()
-	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, Unsandboxed: outside, OnStart: func(call tool.Call, pgid int) {
+	bash := builtin.NewBash(backend, builtin.BashOptions{Fence: fence, Env: bashEnv, Unsandboxed: outside, OnStart: func(call tool.Call, pgid int) {
 		if err := rec.RecordProcess(call.ID, pgid); err != nil {
 			logger.Warn("could not journal a command's process group", "tool", call.Name, "err", err)
 		}

@@ -69,7 +69,10 @@ func (s *Server) registerRuns() {
 	op.Description = fmt.Sprintf("Answers the permission_request event of call_id (SPEC PERM-3). A question nobody "+
 		"answers within %s is denied; no pending question for the call is a 404. always keeps a rule that allows "+
 		"calls like this one from now on, for the caller in the workspace's directory only: it is kept in the server's "+
-		"store, never in the workspace's files, and applies to no other caller nor to the CLI.", s.cfg.AskTimeout)
+		"store, never in the workspace's files, and applies to no other caller nor to the CLI. The question of an "+
+		"exit_plan_mode call is a plan to approve (SPEC PERM-7, the plan event): once approves it into default mode, "+
+		"always into accept-edits for the rest of the run (no rule is kept), deny with a message sends it back to the "+
+		"model as feedback.", s.cfg.AskTimeout)
 	huma.Register(s.api, op, s.answerPermission)
 }
 

@@ -51,7 +51,7 @@ func parseAgent(path string, data []byte, fallback string) (a Agent, probs []Pro
 	if n, key := m.get("permission_mode", "permissionMode"); n != nil {
 		mode, ok := agentMode(n)
 		if !ok {
-			d.problem(n, "%s: %s is not a permission mode (strict, default, accept-edits, read-only, bypass, or Claude Code's default, acceptEdits, plan, dontAsk, bypassPermissions): the agent is not loaded, rather than run under a mode it did not ask for", key, kindName(n))
+			d.problem(n, "%s: %s is not a permission mode (strict, default, accept-edits, read-only, plan, bypass, or Claude Code's default, acceptEdits, plan, dontAsk, bypassPermissions): the agent is not loaded, rather than run under a mode it did not ask for", key, kindName(n))
 			return Agent{}, d.probs, false
 		}
 		if mode == agentModeAuto {

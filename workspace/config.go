@@ -120,7 +120,7 @@ var keys = []Key{
 	{Name: Model, Env: "REIN_MODEL", Flag: "model",
 		Doc: "the model: provider/model, a bare model name, a profile name, or replay:PATH"},
 	{Name: PermissionMode, Env: "REIN_PERMISSION_MODE", Flag: "permission-mode", Default: "default", Kind: KindMode,
-		Doc: "strict, default, accept-edits, read-only or bypass"},
+		Doc: "strict, default, accept-edits, read-only, plan or bypass"},
 	{Name: AskTimeout, Env: "REIN_ASK_TIMEOUT", Default: "5m", Kind: KindDuration,
 		Doc: "how long a permission question waits before the answer is deny"},
 	{Name: MaxTurns, Env: "REIN_MAX_TURNS", Flag: "max-turns", Default: "100", Kind: KindInt, Min: 1,

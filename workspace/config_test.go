@@ -159,7 +159,7 @@ func TestEnvLayer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{Model: "gpt-5", PermissionMode: "read-only"}
+	want := map[string]string{Model: "gpt-5", PermissionMode: "plan"}
 	if diff := cmp.Diff(want, l.Values); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
 	}

@@ -297,7 +297,7 @@ func TestParseAgent_AGENT1(t *testing.T) {
 		{name: "rein, CRLF and a byte order mark",
 			data: "\ufeff---\r\nname: fixer\r\ndescription: Fixes.\r\ntools: [read_file, edit_file]\r\nmodel: sonnet\r\npermission_mode: plan\r\nmax_turns: 3\r\ndisallowed_tools: [bash]\r\n---\r\nFix it.\r\nThen test.\r\n",
 			want: Agent{Name: "fixer", Description: "Fixes.", Model: "sonnet", Tools: []string{"read_file", "edit_file"},
-				DisallowedTools: []string{"bash"}, PermissionMode: "read-only", MaxTurns: 3, Prompt: "Fix it.\nThen test."}},
+				DisallowedTools: []string{"bash"}, PermissionMode: "plan", MaxTurns: 3, Prompt: "Fix it.\nThen test."}},
 		{name: "name from the file; no tools at all",
 			data: "---\ndescription: Thinks.\ntools: []\n---\n",
 			want: Agent{Name: "fallback", Description: "Thinks.", Tools: []string{}}},

@@ -105,15 +105,45 @@ type hookFile struct {
 	err       error
 }
 
-// loadHooks reads the user's hooks and the workspace's (.rein/hooks.yaml,
-// .claude/settings.json). A file that does not parse is kept with its
-// error: [Loaded.Hooks] reports it when the file would apply.
+// loadHooks reads the user's hooks (Claude Code's managed and user
+// settings, then rein's hooks.yaml) and the workspace's (.rein/hooks.yaml,
+// .claude/settings.json, .claude/settings.local.json). A file that does
+// not parse is kept with its error: [Loaded.Hooks] reports it when the
+// file would apply.
 func (l *Loaded) loadHooks() {
-	for _, f := range []hookFile{{path: l.Paths.UserHooks()},
-		{path: l.Workspace.Hooks(), workspace: true}, {path: l.Workspace.ClaudeSettings(), workspace: true}} {
+	var files []hookFile
+	for _, p := range l.Paths.ClaudeManagedFiles() {
+		files = append(files, hookFile{path: p})
+	}
+	user := l.Paths.ClaudeUserSettings()
+	files = append(files, hookFile{path: user}, hookFile{path: l.Paths.UserHooks()},
+		hookFile{path: l.Workspace.Hooks(), workspace: true})
+	if p := l.Workspace.ClaudeSettings(); p != user {
+		files = append(files, hookFile{path: p, workspace: true})
+	}
+	files = append(files, hookFile{path: l.Workspace.ClaudeLocalSettings(), workspace: true})
+	for _, f := range files {
+		if f.workspace && l.claudeOutside(f.path) {
+			continue // not read: loadClaude reports it
+		}
 		f.specs, f.err = hook.Load(f.path)
+		if f.err != nil && !f.workspace && f.path != l.Paths.UserHooks() {
+			// Claude Code's own user or managed file, written for Claude
+			// Code's hook types (prompt, agent, …): its hooks are left out
+			// and said so, rather than stopping every run.
+			l.ClaudeUnmapped = append(l.ClaudeUnmapped, fmt.Sprintf("Claude Code settings %s: hooks not loaded: %v", f.path, f.err))
+			f.specs, f.err = nil, nil
+		}
 		l.hooks = append(l.hooks, f)
 	}
+}
+
+// claudeOutside reports a workspace's Claude Code settings file that a
+// symbolic link takes outside the workspace (see readClaudeSettings).
+func (l *Loaded) claudeOutside(path string) bool {
+	return slices.ContainsFunc(l.Claude, func(f ClaudeFile) bool {
+		return f.Path == path && f.Scope.workspace() && slices.ContainsFunc(f.Unmapped, func(u string) bool { return strings.HasPrefix(u, "not read: ") })
+	})
 }
 
 // Hooks returns the hooks that apply: the user's, and the workspace's once
@@ -248,6 +278,7 @@ func (l *Loaded) extras() []Extra {
 			}
 		}
 	}
+	out = append(out, l.claudeExtras()...)
 	for _, f := range l.hooks {
 		if !f.workspace {
 			continue

@@ -22,7 +22,7 @@ import (
 // servers (.rein/mcp.yaml, .mcp.json).
 var TrustFiles = []string{
 	".rein/settings.yaml", ".rein/settings.local.yaml", ".rein/hooks.yaml", ".rein/mcp.yaml",
-	".claude/settings.json", ".mcp.json",
+	".claude/settings.json", ".claude/settings.local.json", ".mcp.json",
 }
 
 // TrustDirs are the workspace directories, relative to its root, walked

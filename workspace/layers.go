@@ -28,23 +28,25 @@ type layers struct {
 // the workspace's definitions; the workspace's may not read the variables
 // credential names (see [isCredential]).
 func readLayers(p Paths, ws Workspace, workspace bool, getenv func(string) string, credential func(string) bool) *layers {
-	ls := &layers{builtin: &layer{agents: BuiltinAgents()}, user: readUser(p, getenv)}
+	ls := &layers{builtin: &layer{agents: BuiltinAgents()}, user: readUser(p, ws.Root, getenv)}
 	if workspace && ws.Root != "" {
 		ls.workspace = readWorkspace(ws, p, envReader{getenv: getenv, refuse: credential})
 	}
 	return ls
 }
 
-// readUser reads the user's definitions: Claude Code's (~/.claude), then
-// rein's (the config directory), which win.
-func readUser(p Paths, getenv func(string) string) *layer {
+// readUser reads the user's definitions: Claude Code's (~/.claude, and
+// the MCP servers of ~/.claude.json for the user and the workspace at
+// root), then rein's (the config directory), which win.
+func readUser(p Paths, root string, getenv func(string) string) *layer {
 	s := newScope(OriginUser, "")
 	l := &layer{}
 	l.agents = append(s.agents(p.ClaudeAgentsDir()), s.agents(p.UserAgentsDir())...)
 	l.skills = append(s.skills(p.ClaudeSkillsDir()), s.skills(p.UserSkillsDir())...)
 	l.actions = s.actions(p.UserActionsDir())
-	l.mcp = s.mcpFile(p.UserMCP(), envReader{getenv: getenv}, parseMCPYAML)
-	l.probs = s.probs
+	claude, probs := readClaudeJSON(p.ClaudeJSON(), root, envReader{getenv: getenv})
+	l.mcp = append(claude, s.mcpFile(p.UserMCP(), envReader{getenv: getenv}, parseMCPYAML)...)
+	l.probs = append(probs, s.probs...)
 	return l
 }
 

@@ -25,6 +25,13 @@ type Paths struct {
 	ConfigDir string
 	// DataDir holds sessions: $XDG_DATA_HOME/rein, else ~/.local/share/rein.
 	DataDir string
+	// ClaudeConfigDir is $CLAUDE_CONFIG_DIR: where Claude Code keeps the
+	// user's settings.json and .claude.json instead of ~/.claude and
+	// ~/.claude.json; empty when unset.
+	ClaudeConfigDir string
+	// ClaudeManagedDir holds Claude Code's managed settings
+	// (managed-settings.json, managed-settings.d/): /etc/claude-code.
+	ClaudeManagedDir string
 }
 
 // PathsFrom computes the paths from the environment.
@@ -33,7 +40,7 @@ func PathsFrom(getenv func(string) string) Paths {
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	p := Paths{Home: home}
+	p := Paths{Home: home, ClaudeConfigDir: getenv("CLAUDE_CONFIG_DIR"), ClaudeManagedDir: ClaudeManagedDir}
 	switch {
 	case getenv("REIN_CONFIG_DIR") != "":
 		p.ConfigDir = getenv("REIN_CONFIG_DIR")
@@ -49,6 +56,9 @@ func PathsFrom(getenv func(string) string) Paths {
 	}
 	return p
 }
+
+// ClaudeManagedDir is where Claude Code's managed settings live on Linux.
+const ClaudeManagedDir = "/etc/claude-code"
 
 // UserSettings is the user's settings file.
 func (p Paths) UserSettings() string { return filepath.Join(p.ConfigDir, "settings.yaml") }
@@ -147,6 +157,8 @@ type Options struct {
 	Getenv func(string) string
 	// Flags maps setting names to the values flags gave.
 	Flags map[string]string
+	// ClaudeManagedDir, when set, replaces [ClaudeManagedDir] (tests).
+	ClaudeManagedDir string
 }
 
 // Loaded is the configuration of one invocation: every layer read, and the
@@ -172,6 +184,15 @@ type Loaded struct {
 	// permissions or runs code applies only once the user trusted it
 	// (SPEC PERM-5).
 	Trust Trust
+	// Claude are Claude Code's settings files as read (managed, user,
+	// project, local: see [ClaudeFile]); their rules, mode and env join
+	// rein's (SPEC COMPAT-1).
+	Claude []ClaudeFile
+	// ClaudeUnmapped says, one line each, what Claude Code's settings hold
+	// that rein does not apply, or applies with another meaning: rules it
+	// cannot translate, keys it does not use, variables refused. They are
+	// in Warnings too; `rein doctor` lists them.
+	ClaudeUnmapped []string
 	// Refused say, one line each, what the workspace's declarations named
 	// of rein's credentials and were refused, trusted or not (SPEC PERM-5,
 	// MCP-2; see [Loaded.Credential]); they are in Warnings too.
@@ -179,6 +200,7 @@ type Loaded struct {
 
 	hooks      []hookFile
 	trustStore *TrustStore
+	claudeEnv  []string // ClaudeEnv
 	// defs are the definitions that apply, allDefs those with the
 	// workspace's whether it is trusted or not; both set by Load.
 	defs, allDefs *Definitions
@@ -192,6 +214,9 @@ func Load(opts Options) (*Loaded, error) {
 		getenv = func(string) string { return "" }
 	}
 	l := &Loaded{Paths: PathsFrom(getenv)}
+	if opts.ClaudeManagedDir != "" {
+		l.Paths.ClaudeManagedDir = opts.ClaudeManagedDir
+	}
 	l.Workspace = FindWorkspace(opts.WorkDir, l.Paths.Home)
 	if opts.Root != "" {
 		l.Workspace = Workspace{Root: filepath.Clean(opts.Root)}
@@ -213,6 +238,9 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	l.screenModels()
+	if err := l.loadClaude(); err != nil {
+		return nil, err
+	}
 	l.loadHooks()
 	l.screenHookEnv()
 	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
@@ -222,6 +250,7 @@ func Load(opts Options) (*Loaded, error) {
 	}
 	l.Warnings = append(l.Warnings, l.Refused...)
 	l.loadTrust()
+	l.screenClaudeEnv()
 	l.defs = l.allDefs
 	if !l.Trust.Trusted {
 		l.defs = l.withHookClashes(defs.merge(false), false)
@@ -236,9 +265,14 @@ func Load(opts Options) (*Loaded, error) {
 		return nil, err
 	}
 	user := l.User.Layer(SourceUser)
-	local := l.gate(l.guard(l.Local, user, flags, env))
-	project := l.gate(l.guard(l.Project, user, flags, env))
-	l.Effective = Resolve(flags, env, local, project, user, l.profileLayer(), l.defaults(getenv))
+	ccManaged, ccUser := l.claudeMode(ClaudeManaged).Layer(SourceUser), l.claudeMode(ClaudeUser).Layer(SourceUser)
+	userAll := firstOf(ccManaged, user, ccUser) // what a workspace may only tighten
+	local := l.gate(l.guard(l.Local, userAll, flags, env))
+	ccLocal := l.gate(l.guard(l.claudeMode(ClaudeLocal), userAll, flags, env))
+	project := l.gate(l.guard(l.Project, userAll, flags, env))
+	ccProject := l.gate(l.guard(l.claudeMode(ClaudeProject), userAll, flags, env))
+	l.Effective = Resolve(flags, env, local, ccLocal, project, ccProject, ccManaged, user, ccUser, l.profileLayer(), l.defaults(getenv))
+	l.Warnings = append(l.Warnings, l.ClaudeUnmapped...)
 	l.Warnings = append(l.Warnings, l.Trust.Warnings...)
 	return l, nil
 }
@@ -321,6 +355,7 @@ var Guarded = map[string]map[string]int{
 		string(permission.ModeDefault):     2,
 		string(permission.ModeStrict):      3,
 		string(permission.ModeReadOnly):    3,
+		string(permission.ModePlan):        3,
 	},
 	Sandbox: {"off": 0, "auto": 1, "workspace": 1, "on": 2, "read-only": 3},
 }
@@ -441,13 +476,15 @@ func (l *Loaded) defaults(getenv func(string) string) Layer {
 	return d
 }
 
-// Permissions merges the permission settings of every file with the run's
-// (mode, ask timeout, rules from flags), in the order of package
-// permission: user, workspace, run. An untrusted workspace's allow rules
+// Permissions merges the permission settings of every file — rein's and
+// Claude Code's ([ClaudeFile]) — with the run's (mode, ask timeout, rules
+// from flags), in the order of package permission: user, workspace, run. An untrusted workspace's allow rules
 // (but those the user approved there) and sensitive-file exceptions are
-// left out (SPEC PERM-5).
+// left out (SPEC PERM-5), the allow rules of its .claude files too.
 func (l *Loaded) Permissions(run permission.Settings) permission.Settings {
-	return permission.Merge(l.User.Permissions, l.workspacePermissions(l.Project), l.workspacePermissions(l.Local), run)
+	return permission.Merge(l.User.Permissions, l.claudePermissions(ClaudeManaged), l.claudePermissions(ClaudeUser),
+		l.workspacePermissions(l.Project), l.claudePermissions(ClaudeProject),
+		l.workspacePermissions(l.Local), l.claudePermissions(ClaudeLocal), run)
 }
 
 // Unknown lists the unknown keys of every settings file, prefixed with the

@@ -112,16 +112,14 @@ func (m *model) answerKey(k string) tea.Cmd {
 	a := m.currentAsk()
 	var v permission.Verdict
 	var echo string
+	plan := isPlanAsk(a)
 	switch strings.ToLower(k) {
-	case "y":
-		v, echo = permission.Verdict{Answer: permission.AnswerOnce}, "allowed once"
-	case "a":
-		v, echo = permission.Verdict{Answer: permission.AnswerAlways}, "allowed always"
-		if rules := ruleList(a.prompt.Suggested); rules != "" {
-			echo += ": " + rules
+	case "y", "a", "n", "esc":
+		if plan {
+			v, echo, _ = planVerdict(k)
+			break
 		}
-	case "n", "esc":
-		v, echo = permission.Verdict{Answer: permission.AnswerDeny, Message: "the user denied this call"}, "denied"
+		v, echo = m.permissionVerdict(a, k)
 	default:
 		return nil
 	}
@@ -136,6 +134,22 @@ func (m *model) answerKey(k string) tea.Cmd {
 	}
 	m.print(m.st.dim.Render(fmt.Sprintf("  ⎿  %s %s", a.prompt.Request.Tool, echo)))
 	return nil
+}
+
+// permissionVerdict is the answer to a tool call by key (y, a, n, Esc).
+func (m *model) permissionVerdict(a *ask, k string) (v permission.Verdict, echo string) {
+	switch strings.ToLower(k) {
+	case "y":
+		v, echo = permission.Verdict{Answer: permission.AnswerOnce}, "allowed once"
+	case "a":
+		v, echo = permission.Verdict{Answer: permission.AnswerAlways}, "allowed always"
+		if rules := ruleList(a.prompt.Suggested); rules != "" {
+			echo += ": " + rules
+		}
+	default:
+		v, echo = permission.Verdict{Answer: permission.AnswerDeny, Message: "the user denied this call"}, "denied"
+	}
+	return v, echo
 }
 
 // expireAsks drops questions the approver no longer waits for (timed out,

@@ -27,6 +27,8 @@ var commands = []slashCommand{
 	{name: "cost", help: "show tokens and cost of this session"},
 	{name: "jobs", args: "[kill ID]", help: "list this session's background jobs; stop one"},
 	{name: "memory", args: "[add|rm TEXT]", help: "show AGENTS.md and memory in the prompt; add or remove a note"},
+	{name: "permission-mode", args: "[name]", help: "show or switch the permission mode (Shift+Tab cycles default → accept-edits → plan)"},
+	{name: "plan", args: "[prompt]", help: "switch to plan mode: read, plan, and present the plan for approval; a prompt is sent next"},
 	{name: "sandbox", help: "show the sandbox policy of commands: profile, writable, network, protected"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }
@@ -85,6 +87,10 @@ func (m *model) command(name, args string) tea.Cmd {
 		}
 		m.print(m.st.warn.Render(msg + " Type /help for the list."))
 		return nil
+	}
+	if name == "plan" && args != "" {
+		m.queue = append([]string{args}, m.queue...) // sent once plan mode is on (PERM-7)
+		args = ""
 	}
 	m.seq++
 	ctx, cancel := context.WithCancel(m.ctx)
@@ -174,6 +180,7 @@ func helpText() string {
 	b.WriteString("\n**Keys**\n\n")
 	b.WriteString("- `Enter` send · `Alt+Enter` / `Ctrl+J` new line · `↑` `↓` history\n")
 	b.WriteString("- `Ctrl+C` interrupt the run; at the prompt clear it, twice to exit · `Ctrl+D` exit\n")
-	b.WriteString("- permission questions: `y` allow once · `a` always · `n` deny\n")
+	b.WriteString("- `Shift+Tab` cycle the permission mode: default → accept-edits → plan\n")
+	b.WriteString("- permission questions: `y` allow once · `a` always · `n` deny; a plan: `y` approve into default · `a` into accept-edits · `n` keep planning\n")
 	return b.String()
 }

@@ -243,6 +243,11 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return m.submit()
 	case "ctrl+z":
 		return tea.Suspend
+	case "shift+tab": // the mode cycle (CLI-6, PERM-7)
+		if !m.busy() {
+			return m.command("permission-mode", "next")
+		}
+		return m.setNotice("The mode changes between runs: press Shift+Tab again once this one ends")
 	case "up", "ctrl+p":
 		if m.input.Line() == 0 && m.input.LineInfo().RowOffset == 0 {
 			if s, ok := m.hist.prev(m.input.Value()); ok {

@@ -167,6 +167,9 @@ func (m *model) liveRoom() int {
 // askView is the permission question: the tool, its input, the reason, the
 // keys and the time left.
 func (m *model) askView(a *ask) string {
+	if isPlanAsk(a) {
+		return m.planAskView(a)
+	}
 	p := a.prompt
 	w := max(20, m.width-4)
 	var b strings.Builder

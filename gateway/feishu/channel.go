@@ -34,7 +34,9 @@ type sentMessage struct {
 // Each part goes with a uuid, Feishu's idempotency key: when a part fails
 // for now and the gateway sends m again, the parts already posted are
 // skipped and the failed one is sent with the same uuid, so a part whose
-// answer was lost is not posted twice.
+// answer was lost is not posted twice. A message with a Key (a part of a
+// reply) takes its uuids from it, so that a restarted gateway sending the
+// part again is deduplicated by Feishu too (within its hour).
 func (c *Channel) Send(ctx context.Context, m gateway.Outgoing) (gateway.MessageRef, error) {
 	hasCard := m.Text != "" || len(m.Buttons) > 0
 	n := len(m.Files)
@@ -45,7 +47,7 @@ func (c *Channel) Send(ctx context.Context, m gateway.Outgoing) (gateway.Message
 		return gateway.MessageRef{}, errEmpty
 	}
 	key := outgoingKey(m)
-	st := c.partials.take(key, n)
+	st := c.partials.take(key, n, m.Key)
 	for i := len(st.refs); i < n; i++ {
 		var ref gateway.MessageRef
 		var err error

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/gateway"
+	"github.com/reinhq/rein/gateway/feishu/feishufake"
 )
 
 func TestSendFiles(t *testing.T) {
@@ -90,5 +91,39 @@ func TestSendRetriedOnce(t *testing.T) {
 	}
 	if n := len(e.p.Messages("5001")); n != 3 {
 		t.Errorf("%d messages; want 3", n)
+	}
+}
+
+// GW-2 (a reply is sent once): a part of a reply whose answer was lost
+// when the gateway stopped is sent again by the restarted gateway — a new
+// Channel, which kept nothing — with the same uuid, derived from the
+// part's Key: Feishu posts it once. Without a Key, a new channel's send
+// is a new message.
+func TestSendKeyedOnceAcrossRestart(t *testing.T) {
+	e := setup(t)
+	m := gateway.Outgoing{ChatID: "5001", Text: "the reply", Key: "run_1/0",
+		Files: []gateway.Attachment{{Name: "r.txt", MIME: "text/plain", Data: []byte("r")}}}
+	e.p.LoseAnswers(1)
+	if _, err := e.ch.Send(t.Context(), m); err == nil {
+		t.Fatal("Send with the answer lost succeeded; want an error")
+	}
+	restarted, err := New("feishu", Config{AppID: feishufake.AppID, APIURL: e.p.URL()}, e.p.Getenv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref, err := restarted.Send(t.Context(), m)
+	if err != nil {
+		t.Fatalf("the restarted channel's Send: %v", err)
+	}
+	msgs := e.p.Messages("5001")
+	if len(msgs) != 2 || msgs[0].ID != ref.ID || msgs[0].Text != "the reply" || len(msgs[1].Files) != 1 {
+		t.Fatalf("the chat holds %+v; want the card once (ref %s) and the file", msgs, ref.ID)
+	}
+	m.Key = "run_1/1" // another part of the same text is another message
+	if _, err := restarted.Send(t.Context(), m); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(e.p.Messages("5001")); n != 4 {
+		t.Errorf("%d messages; want 4 (the second part's card and file)", n)
 	}
 }

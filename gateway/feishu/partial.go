@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"fmt"
 	"sync"
 
 	"github.com/reinhq/rein/gateway"
@@ -28,8 +29,10 @@ type partials struct {
 	order [][32]byte
 }
 
-// take removes and returns the partial of key, or a new one of n parts.
-func (p *partials) take(key [32]byte, n int) *partial {
+// take removes and returns the partial of key, or a new one of n parts:
+// its uuids derived from stable (an [gateway.Outgoing.Key]) when set, else
+// random.
+func (p *partials) take(key [32]byte, n int, stable string) *partial {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if st, ok := p.m[key]; ok && len(st.uuids) == n {
@@ -37,9 +40,14 @@ func (p *partials) take(key [32]byte, n int) *partial {
 		return st
 	}
 	st := &partial{}
-	for range n {
+	for i := range n {
 		b := make([]byte, 16)
-		rand.Read(b)
+		if stable != "" {
+			sum := sha256.Sum256(fmt.Appendf(nil, "rein reply part\x00%s\x00%d", stable, i))
+			copy(b, sum[:])
+		} else {
+			rand.Read(b)
+		}
 		st.uuids = append(st.uuids, hex.EncodeToString(b))
 	}
 	return st

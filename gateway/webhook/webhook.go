@@ -146,6 +146,11 @@ type Outbound struct {
 	Text      string           `json:"text"`
 	Buttons   []gateway.Button `json:"buttons,omitempty"`
 	Files     []FileJSON       `json:"files,omitempty"`
+	// Key (send: a part of a reply) is the same every time the gateway
+	// sends that part — a retry after a lost answer, or after a restart:
+	// a receiver that keeps the keys it took, for an hour, answers a
+	// repeat with the message it posted and posts nothing.
+	Key string `json:"key,omitempty"`
 }
 
 // maxBody caps an inbound request (attachments are base64).
@@ -226,7 +231,7 @@ func httpError(w http.ResponseWriter, code int, msg string) {
 
 // Send implements gateway.Channel.
 func (c *Channel) Send(ctx context.Context, m gateway.Outgoing) (gateway.MessageRef, error) {
-	out := Outbound{Type: "send", ChatID: m.ChatID, Text: m.Text, Buttons: m.Buttons}
+	out := Outbound{Type: "send", ChatID: m.ChatID, Text: m.Text, Buttons: m.Buttons, Key: m.Key}
 	for _, f := range m.Files {
 		out.Files = append(out.Files, FileJSON(f))
 	}

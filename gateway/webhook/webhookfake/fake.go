@@ -35,6 +35,7 @@ type Platform struct {
 	target   string
 	msgs     map[string][]*gatewaytest.Message // by chat
 	byID     map[string]*gatewaytest.Message
+	byKey    map[string]*gatewaytest.Message // the sends' keys: a repeat is not posted again
 	next     int
 	updates  int
 	last     []byte // the newest update's body and path
@@ -45,7 +46,8 @@ type Platform struct {
 
 // New starts the fake's callback server on 127.0.0.1.
 func New(t testing.TB) *Platform {
-	p := &Platform{msgs: map[string][]*gatewaytest.Message{}, byID: map[string]*gatewaytest.Message{}, client: &http.Client{Timeout: 30 * time.Second}}
+	p := &Platform{msgs: map[string][]*gatewaytest.Message{}, byID: map[string]*gatewaytest.Message{},
+		byKey: map[string]*gatewaytest.Message{}, client: &http.Client{Timeout: 30 * time.Second}}
 	p.srv = httptest.NewServer(http.HandlerFunc(p.callback))
 	t.Cleanup(p.srv.Close)
 	return p
@@ -85,6 +87,10 @@ func (p *Platform) callback(w http.ResponseWriter, r *http.Request) {
 	}
 	switch out.Type {
 	case "send":
+		if m := p.byKey[out.Key]; out.Key != "" && m != nil {
+			fmt.Fprintf(w, `{"message_id":%q}`, m.ID) // a repeat: as the receiver docs/gateway.md describes
+			return
+		}
 		p.next++
 		m := &gatewaytest.Message{ID: strconv.Itoa(p.next), Text: out.Text, Buttons: out.Buttons}
 		for _, f := range out.Files {
@@ -92,6 +98,9 @@ func (p *Platform) callback(w http.ResponseWriter, r *http.Request) {
 		}
 		p.msgs[out.ChatID] = append(p.msgs[out.ChatID], m)
 		p.byID[m.ID] = m
+		if out.Key != "" {
+			p.byKey[out.Key] = m
+		}
 		fmt.Fprintf(w, `{"message_id":%q}`, m.ID)
 	case "edit":
 		m := p.byID[out.MessageID]
