@@ -1,7 +1,6 @@
 package attachment
 
 import (
-	"bytes"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -68,20 +67,8 @@ var (
 var MediaTypes = []string{"image/png", "image/jpeg", "image/gif", "image/webp"}
 
 // Sniff returns the media type of data from its magic bytes, or "" when it
-// is none of [MediaTypes].
-func Sniff(data []byte) string {
-	switch {
-	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(data, []byte("\xff\xd8\xff")):
-		return "image/jpeg"
-	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
-		return "image/gif"
-	case len(data) >= 12 && bytes.Equal(data[:4], []byte("RIFF")) && bytes.Equal(data[8:12], []byte("WEBP")):
-		return "image/webp"
-	}
-	return ""
-}
+// is none of [MediaTypes] (llm.SniffImage).
+func Sniff(data []byte) string { return llm.SniffImage(data) }
 
 // normalType lowercases a declared media type and drops its parameters;
 // image/jpg, a common misspelling, is image/jpeg.

@@ -1,6 +1,9 @@
 package llm
 
-import "strconv"
+import (
+	"bytes"
+	"strconv"
+)
 
 // MoveToolResultImages returns msgs with every image inside a tool result moved
 // into a user message placed right after the message holding that result
@@ -121,4 +124,21 @@ func hasImages(msgs []Message) bool {
 		}
 	}
 	return false
+}
+
+// SniffImage returns the media type of data from its magic bytes — PNG,
+// JPEG, GIF or WebP, the types every vision vendor takes — or "" when it is
+// none of them. A declared type is never trusted over it.
+func SniffImage(data []byte) string {
+	switch {
+	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
+		return "image/png"
+	case bytes.HasPrefix(data, []byte("\xff\xd8\xff")):
+		return "image/jpeg"
+	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
+		return "image/gif"
+	case len(data) >= 12 && bytes.Equal(data[:4], []byte("RIFF")) && bytes.Equal(data[8:12], []byte("WEBP")):
+		return "image/webp"
+	}
+	return ""
 }

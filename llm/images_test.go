@@ -150,3 +150,20 @@ func TestReplaceImages(t *testing.T) { // LOOP-8: no vision → images become a 
 		t.Error("a history with no image was copied, want the same slice")
 	}
 }
+
+// LOOP-8: images are known by their magic bytes.
+func TestSniffImage(t *testing.T) {
+	tests := []struct{ data, want string }{
+		{"\x89PNG\r\n\x1a\nxxxx", "image/png"},
+		{"\xff\xd8\xff\xe0", "image/jpeg"},
+		{"GIF87a..", "image/gif"},
+		{"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"},
+		{"RIFF\x00\x00\x00\x00WAVE", ""},
+		{"hello", ""},
+	}
+	for _, tt := range tests {
+		if got := llm.SniffImage([]byte(tt.data)); got != tt.want {
+			t.Errorf("%q: %q, want %q", tt.data, got, tt.want)
+		}
+	}
+}

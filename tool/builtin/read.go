@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/jsonschema-go/jsonschema"
+
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/tool"
@@ -76,7 +77,7 @@ func (r *fileReader) run(ctx context.Context, call tool.Call, in readIn) (tool.R
 		return tool.Errorf("cannot read %s: %v", in.Path, err), nil
 	}
 	meta := map[string]any{"path": abs, "bytes": len(data)}
-	if mt := imageType(data); mt != "" {
+	if mt := llm.SniffImage(data); mt != "" {
 		if len(data) > readMaxImage {
 			return tool.Errorf("%s is a %s image of %s, more than the %s read_file returns",
 				in.Path, mt, sizeText(int64(len(data))), sizeText(readMaxImage)), nil
@@ -176,22 +177,6 @@ func linesOf(text string, start, end int) string {
 		}
 	}
 	return b.String()
-}
-
-// imageType returns the media type of an image read_file returns as such,
-// from its magic bytes; "" when data is no such image.
-func imageType(data []byte) string {
-	switch {
-	case bytes.HasPrefix(data, []byte("\x89PNG\r\n\x1a\n")):
-		return "image/png"
-	case bytes.HasPrefix(data, []byte("\xff\xd8\xff")):
-		return "image/jpeg"
-	case bytes.HasPrefix(data, []byte("GIF87a")), bytes.HasPrefix(data, []byte("GIF89a")):
-		return "image/gif"
-	case len(data) >= 12 && bytes.Equal(data[:4], []byte("RIFF")) && bytes.Equal(data[8:12], []byte("WEBP")):
-		return "image/webp"
-	}
-	return ""
 }
 
 // looksBinary says whether data is not text: it holds a NUL byte, or much

@@ -118,22 +118,6 @@ func TestReadFileImageCap(t *testing.T) {
 	mustContain(t, res, true, "image/gif", "5.0 MB")
 }
 
-func TestImageType(t *testing.T) {
-	tests := []struct{ data, want string }{
-		{"\x89PNG\r\n\x1a\nxxxx", "image/png"},
-		{"\xff\xd8\xff\xe0", "image/jpeg"},
-		{"GIF87a..", "image/gif"},
-		{"RIFF\x00\x00\x00\x00WEBPVP8 ", "image/webp"},
-		{"RIFF\x00\x00\x00\x00WAVE", ""},
-		{"hello", ""},
-	}
-	for _, tt := range tests {
-		if got := imageType([]byte(tt.data)); got != tt.want {
-			t.Errorf("%q: %q, want %q", tt.data, got, tt.want)
-		}
-	}
-}
-
 func TestLooksBinary(t *testing.T) {
 	tests := []struct {
 		data string
