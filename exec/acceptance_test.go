@@ -131,13 +131,9 @@ func TestAcceptGoBuildDeniedIsExplained_TOOL7(t *testing.T) {
 	}
 	writeFiles(t, ws, map[string]string{"go.mod": "module m\n\ngo 1.22\n", "main.go": "package main\n\nfunc main() {}\n"})
 	// Under /tmp the sandbox shows an empty tmpfs; a directory of the host
-	// elsewhere shows the denial itself.
-	home, _ := os.UserHomeDir()
-	ro, err := os.MkdirTemp(home, ".rein-accept-ro-")
-	if err != nil {
-		t.Skipf("environment: cannot make a directory in the home: %v", err)
-	}
-	t.Cleanup(func() { os.RemoveAll(ro) })
+	// elsewhere shows the denial itself. The home may be under /tmp (CI
+	// runs the tests in a fresh HOME there), so /var/tmp is the fallback.
+	ro := hostDirOutsideTmp(t)
 	out, err := s.Run(context.Background(), Command{Script: "go build -o hello .", Dir: ws, Timeout: toolchainGuard,
 		Env: []string{"GOCACHE=" + ro}})
 	if err != nil {
@@ -386,4 +382,27 @@ curl -fsS "http://localhost:$(cat port)/"; status=$?; kill $srv; exit $status`})
 	if !bytes.Contains(out.Combined, []byte("dev-server-up")) {
 		t.Fatalf("output %q", out.Combined)
 	}
+}
+
+// hostDirOutsideTmp makes a directory of the host outside /tmp (which the
+// sandbox replaces with a tmpfs): in the home, else in /var/tmp; the test
+// skips, saying why, when neither can hold one.
+func hostDirOutsideTmp(t *testing.T) string {
+	t.Helper()
+	home, _ := os.UserHomeDir()
+	var tried []string
+	for _, dir := range []string{home, "/var/tmp"} {
+		if dir == "" || dir == "/tmp" || strings.HasPrefix(dir, "/tmp/") {
+			continue
+		}
+		d, err := os.MkdirTemp(dir, ".rein-accept-ro-")
+		if err != nil {
+			tried = append(tried, err.Error())
+			continue
+		}
+		t.Cleanup(func() { os.RemoveAll(d) })
+		return d
+	}
+	t.Skipf("environment: no directory of the host outside /tmp to make one in (home %q; %v)", home, tried)
+	return ""
 }
