@@ -39,13 +39,18 @@
 // splits across processes (API-5). The history mirror (API-6) is package
 // mirror, which the Service reaches through [Mirror].
 //
-// The files: setup.go (Config, Model, Setup), conversation.go, bind.go
-// (Create, Resume, Heal), submit.go (Submit, Compact), dryrun.go (DryRun:
-// the first request without calling the model), recorder.go;
-// tools.go, capabilities.go, mcp.go, kb.go, memory.go, subagent.go and
-// tenancy.go build what a Setup offers; images.go the images of a user
-// message (mentions resolved in the workspace, submissions checked);
-// service.go, schedule.go,
-// execute.go, split.go, approve.go and callerrules.go are the Service;
-// observe.go its metrics and traces.
+// The files:
+//   - the Setup: setup.go (Config, Model, Setup), tools.go (the session's
+//     tools and where commands run), capabilities.go, mcp.go and
+//     mcpreview.go (skills, actions, MCP servers and their review), kb.go,
+//     memory.go, subagent.go (the task tool), agentdefs.go and
+//     agentscope.go (agent definitions and their tool rules), plan.go (plan
+//     mode's approval), tenancy.go (a server's confinement), contentscan.go;
+//   - the Conversation: conversation.go, bind.go (Create, Resume, Heal),
+//     submit.go (Submit, Compact), images.go (a user message's images),
+//     jobs.go (background jobs), dryrun.go (the first request without a
+//     model call), recorder.go, hooklog.go;
+//   - the Service: service.go, schedule.go, execute.go, split.go,
+//     approve.go, callerrules.go, servicejobs.go; observe.go its metrics
+//     and traces.
 package runner
