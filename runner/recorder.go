@@ -134,20 +134,13 @@ func (r *Recorder) subagent(ctx context.Context, e agent.Event) error {
 // RecordProcess journals the process group a call started; give it to the
 // shell tool's OnStart hook. It returns once the entry is durable.
 func (r *Recorder) RecordProcess(callID string, pgid int) error {
-	r.mu.Lock()
-	run, ctx := r.runID, r.runCtx
-	r.mu.Unlock()
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	return r.append(ctx, session.Entry{Kind: session.KindToolProcess, RunID: run,
-		ToolProcess: &session.ToolProcess{CallID: callID, PGID: pgid, Start: session.ProcessStart(pgid)}})
+	return r.RecordJob(callID, "", pgid)
 }
 
-// RecordJob journals the process group of a background job (SPEC
-// TOOL-8): its call has its result, but the job runs on, and a crash
-// must leave it findable ([session.Load] reports it). It returns once
-// the entry is durable.
+// RecordJob journals the process group of background job jobID (SPEC
+// TOOL-8; "" for a foreground call): its call has its result, but the job
+// runs on, and a crash must leave it findable ([session.Load] reports
+// it). It returns once the entry is durable.
 func (r *Recorder) RecordJob(callID, jobID string, pgid int) error {
 	r.mu.Lock()
 	run, ctx := r.runID, r.runCtx
