@@ -18,8 +18,11 @@
 // policy's set, tool.SensitiveSet) is refused with an error. A mention of
 // any other file is left as written: unlike Claude Code, which pastes the
 // file's contents into the prompt, rein lets the model read it with
-// read_file, where the permission policy, hooks and audit apply. The files:
+// read_file, where the permission policy, hooks and audit apply. A custom
+// slash command's body is different: written by the user (or a trusted
+// workspace) to paste files, its `@path` of a text file is pasted as Claude
+// Code does ([Resolver.Text], within the same bounds). The files:
 // image.go (limits, sniffing, base64), file.go (reading an image file),
-// mention.go (finding and resolving mentions), message.go (the user
-// message).
+// mention.go (finding and resolving mentions), text.go (a text file a
+// command pastes), message.go (the user message).
 package attachment

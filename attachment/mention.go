@@ -114,11 +114,7 @@ func (r Resolver) resolve(p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("@%s: %w: the workspace %s: %v", p, ErrInvalid, r.Root, err)
 	}
-	abs := p
-	if !filepath.IsAbs(abs) {
-		abs = filepath.Join(r.Root, p)
-	}
-	abs = filepath.Clean(abs)
+	abs := joinRoot(r.Root, p)
 	real, err := filepath.EvalSymlinks(abs)
 	if err != nil {
 		return "", fmt.Errorf("@%s: %w: %v in the workspace %s; fix the path, or write the @ apart from it", p, ErrInvalid, noSuchFile(err), r.Root)
@@ -131,6 +127,14 @@ func (r Resolver) resolve(p string) (string, error) {
 		return "", fmt.Errorf("@%s: %w: it is a sensitive file (%s); rein attaches none", p, ErrInvalid, pat)
 	}
 	return real, nil
+}
+
+// joinRoot is p, relative to root unless absolute, cleaned.
+func joinRoot(root, p string) string {
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	return filepath.Clean(p)
 }
 
 // inside reports whether p is base or lies below it.

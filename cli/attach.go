@@ -18,17 +18,11 @@ import (
 
 // Submit implements tui.Backend: a run with a new id of the prompt's text
 // and images (the files attached and the `@file.png` mentions, see
-// [engine.userMessage]). An attachment that cannot be read ends the run
-// at once with the error.
+// [engine.userMessage]), a custom slash command expanded first. An
+// attachment that cannot be read, or a command that cannot be expanded,
+// ends the run at once with the error.
 func (e *engine) Submit(ctx context.Context, p tui.Prompt, approver permission.Approver) iter.Seq2[agent.Event, error] {
-	msg, err := e.userMessage(p.Text, p.Images)
-	if err != nil {
-		return func(yield func(agent.Event, error) bool) {
-			yield(agent.Event{Type: agent.EventDone, SessionID: e.SessionID(),
-				Done: &agent.DoneEvent{Reason: agent.ReasonError, Error: err.Error()}}, err)
-		}
-	}
-	return e.SubmitMessage(ctx, "", msg, approver)
+	return e.submitPrompt(ctx, p.Text, p.Images, approver) // a custom slash command is expanded (slashcmd.go)
 }
 
 // userMessage is the user message of a prompt (SPEC LOOP-2): its text,

@@ -92,6 +92,13 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 	if err := e.open(ctx, o); err != nil {
 		return err
 	}
+	x, err := e.slashPrompt(ctx, prompt) // "/NAME ARGS": a custom slash command (slashcmd.go)
+	if err != nil {
+		return err
+	}
+	if x != nil {
+		prompt = x.Prompt
+	}
 	if f := e.Model().Frame; f != nil && e.Session() == nil && f.Prompt != "" {
 		switch {
 		case prompt == "":
@@ -117,7 +124,7 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		defer ts.spin.stop()
 	}
 	var done *agent.DoneEvent
-	for ev := range e.SubmitMessage(ctx, "", msg, approver) {
+	for ev := range e.SubmitGranted(ctx, "", msg, approver, x.GrantOf()) {
 		if werr := out.event(ev); werr != nil {
 			return fail(ExitError, "writing the output: %v", werr)
 		}

@@ -60,6 +60,9 @@ type Conversation struct {
 	compactor *compact.Compactor
 	// jobs are the session's background jobs (jobs.go), nil without.
 	jobs *builtin.Jobs
+	// grant are the allow rules of the run going on only: a slash
+	// command's allowed-tools (prelude.go).
+	grant []permission.Rule
 }
 
 // NewConversation starts a conversation over s; its first run creates
@@ -136,7 +139,7 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 		System: c.system, Tools: c.runTools(approver), MaxTurns: s.maxTurns(), Timeout: s.ev.Duration(workspace.Timeout),
 		ToolTimeout: s.toolTimeout,
 		MaxTokens:   s.ev.Int(workspace.MaxTokens), Compactor: c.compactor, Price: m.Caps.Price.Cost, Logger: s.logger,
-		Permissions: &agent.Gate{Policy: s.gate, Approver: approver, Rules: s.policy, Auditor: c.audit,
+		Permissions: &agent.Gate{Policy: c.granted(c.grant), Approver: approver, Rules: s.policy, Auditor: c.audit,
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now},
 		Notices:  c.notices(),
 		Reminder: c.planReminder,

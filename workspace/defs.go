@@ -27,7 +27,8 @@ const (
 	DefSkill  = "skill"
 	DefAction = "action"
 	DefMCP    = "mcp"
-	DefHook   = "hook"
+	DefHook    = "hook"
+	DefCommand = "command"
 )
 
 // Problem is a malformed file or entry: its path, line (0 when unknown)
@@ -212,7 +213,8 @@ func (m MCPServer) CommandLine() string {
 }
 
 // Clash is a name defined by more than one file; the last of Paths wins.
-// Kind is one of DefAgent, DefSkill, DefAction, DefMCP and DefHook; a
+// Kind is one of DefAgent, DefSkill, DefAction, DefMCP, DefHook and
+// DefCommand; a
 // built-in agent's path is "builtin".
 type Clash struct {
 	Kind  string   `json:"kind"`
@@ -220,7 +222,8 @@ type Clash struct {
 	Paths []string `json:"paths"`
 }
 
-// Definitions is everything loaded, merged by name: built-in < user <
+// Definitions is everything loaded (agents, skills, actions, MCP servers,
+// slash commands), merged by name: built-in < user <
 // workspace, and within a level .rein (or rein's own config directory)
 // wins over .claude and .mcp.json. Each list is sorted by name. Clashes
 // says which names more than one file defined; Problems what could not be
@@ -230,6 +233,7 @@ type Definitions struct {
 	Skills   []Skill     `json:"skills"`
 	Actions  []Action    `json:"actions"`
 	MCP      []MCPServer `json:"mcp"`
+	Commands []Command   `json:"commands,omitempty"`
 	Clashes  []Clash     `json:"clashes,omitempty"`
 	Problems []Problem   `json:"problems,omitempty"`
 }

@@ -23,12 +23,13 @@ const (
 	ExtraAgents    = "agent"
 	ExtraSkills    = "skill"
 	ExtraActions   = "action"
+	ExtraCommands  = "command"
 )
 
 // Extra is one thing a workspace brings that widens permissions or runs
 // code (SPEC PERM-5): an allow rule, an exception to the sensitive files,
 // a hook, a setting that names a path or a model outside rein's control,
-// an MCP server, an agent, a skill or an action. It applies only once the
+// an MCP server, an agent, a skill, an action or a slash command. It applies only once the
 // user trusted the workspace; deny and ask rules and added sensitive files
 // only tighten, and always apply.
 type Extra struct {
@@ -351,6 +352,11 @@ func (l *Loaded) definitionExtras() []Extra {
 	for _, a := range d.Actions {
 		if a.Origin == OriginWorkspace {
 			out = append(out, Extra{Kind: ExtraActions, What: a.Name + ": " + clip(a.CommandLine(), 120), File: l.rel(a.Path)})
+		}
+	}
+	for _, c := range d.Commands {
+		if c.Origin == OriginWorkspace {
+			out = append(out, Extra{Kind: ExtraCommands, What: "/" + c.Name, File: l.rel(c.Path)})
 		}
 	}
 	return out

@@ -30,6 +30,12 @@ var TrustFiles = []string{
 // [LoadDefinitions]).
 var TrustDirs = []string{".rein/agents", ".rein/skills", ".rein/actions", ".claude/agents", ".claude/skills"}
 
+// TrustDirsPresent are workspace directories walked into the fingerprint
+// when they exist: the slash commands (.rein/commands, .claude/commands).
+// A missing one adds nothing, so the fingerprint of a workspace without
+// them is the one recorded before rein read commands: its trust holds.
+var TrustDirsPresent = []string{".rein/commands", ".claude/commands"}
+
 // The bounds of a fingerprint: a workspace beyond them cannot be trusted.
 const (
 	maxTrustEntries = 4096
@@ -83,6 +89,14 @@ func FingerprintFiles(root string) (Manifest, error) {
 		}
 	}
 	for _, rel := range TrustDirs {
+		if err := fp.path(rel); err != nil {
+			return Manifest{}, err
+		}
+	}
+	for _, rel := range TrustDirsPresent {
+		if _, err := os.Lstat(filepath.Join(root, rel)); err != nil {
+			continue
+		}
 		if err := fp.path(rel); err != nil {
 			return Manifest{}, err
 		}

@@ -14,8 +14,9 @@ type layer struct {
 	agents  []Agent
 	skills  []Skill
 	actions []Action
-	mcp     []MCPServer
-	probs   []Problem
+	mcp      []MCPServer
+	commands []Command
+	probs    []Problem
 }
 
 // layers are the definitions read, not merged yet; workspace is nil when
@@ -44,6 +45,7 @@ func readUser(p Paths, root string, getenv func(string) string) *layer {
 	l.agents = append(s.agents(p.ClaudeAgentsDir()), s.agents(p.UserAgentsDir())...)
 	l.skills = append(s.skills(p.ClaudeSkillsDir()), s.skills(p.UserSkillsDir())...)
 	l.actions = s.actions(p.UserActionsDir())
+	l.commands = append(s.commands(p.ClaudeCommandsDir()), s.commands(p.UserCommandsDir())...)
 	claude, probs := readClaudeJSON(p.ClaudeJSON(), root, envReader{getenv: getenv})
 	l.mcp = append(claude, s.mcpFile(p.UserMCP(), envReader{getenv: getenv}, parseMCPYAML)...)
 	l.probs = append(probs, s.probs...)
@@ -58,7 +60,8 @@ func readUser(p Paths, root string, getenv func(string) string) *layer {
 func readWorkspace(ws Workspace, p Paths, env envReader) *layer {
 	s := newScope(OriginWorkspace, ws.Root)
 	s.refuse = env.refuse
-	user := []string{p.ClaudeAgentsDir(), p.ClaudeSkillsDir(), p.UserAgentsDir(), p.UserSkillsDir(), p.UserActionsDir(), p.UserMCP()}
+	user := []string{p.ClaudeAgentsDir(), p.ClaudeSkillsDir(), p.UserAgentsDir(), p.UserSkillsDir(), p.UserActionsDir(), p.UserMCP(),
+		p.ClaudeCommandsDir(), p.UserCommandsDir()}
 	own := func(path string) string {
 		if slices.Contains(user, path) {
 			return ""
@@ -69,6 +72,7 @@ func readWorkspace(ws Workspace, p Paths, env envReader) *layer {
 	l.agents = append(s.agents(own(ws.ClaudeAgentsDir())), s.agents(own(ws.AgentsDir()))...)
 	l.skills = append(s.skills(own(ws.ClaudeSkillsDir())), s.skills(own(ws.SkillsDir()))...)
 	l.actions = s.actions(own(ws.ActionsDir()))
+	l.commands = append(s.commands(own(ws.ClaudeCommandsDir())), s.commands(own(ws.CommandsDir()))...)
 	l.mcp = append(s.mcpFile(own(ws.ClaudeMCP()), env, parseMCPJSON), s.mcpFile(own(ws.MCP()), env, parseMCPYAML)...)
 	l.probs = s.probs
 	return l
@@ -115,6 +119,7 @@ func (ls *layers) merge(workspace bool) *Definitions {
 	skills := newMerged[Skill](DefSkill)
 	actions := newMerged[Action](DefAction)
 	servers := newMerged[MCPServer](DefMCP)
+	commands := newMerged[Command](DefCommand)
 	d := &Definitions{}
 	for _, l := range all {
 		for _, a := range l.agents {
@@ -129,10 +134,13 @@ func (ls *layers) merge(workspace bool) *Definitions {
 		for _, m := range l.mcp {
 			servers.add(m.Name, m.Path, m)
 		}
+		for _, c := range l.commands {
+			commands.add(c.Name, c.Path, c)
+		}
 		d.Problems = append(d.Problems, l.probs...)
 	}
-	d.Agents, d.Skills, d.Actions, d.MCP = agents.list(), skills.list(), actions.list(), servers.list()
-	for _, c := range [][]Clash{agents.clashes(), skills.clashes(), actions.clashes(), servers.clashes()} {
+	d.Agents, d.Skills, d.Actions, d.MCP, d.Commands = agents.list(), skills.list(), actions.list(), servers.list(), commands.list()
+	for _, c := range [][]Clash{agents.clashes(), skills.clashes(), actions.clashes(), servers.clashes(), commands.clashes()} {
 		d.Clashes = append(d.Clashes, c...)
 	}
 	return d

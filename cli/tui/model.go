@@ -348,7 +348,7 @@ func (m *model) submit() tea.Cmd {
 
 // execLine runs a submitted line: a slash command or a prompt.
 func (m *model) execLine(text string) tea.Cmd {
-	if name, args, ok := parseCommand(text); ok {
+	if name, args, ok := parseCommand(text); ok && !m.isCustom(text) {
 		return m.command(name, args)
 	}
 	m.printBlock(m.userEcho(text))

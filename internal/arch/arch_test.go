@@ -128,6 +128,7 @@ var arrows = map[string][]string{
 	"client":                       {"api", "session"},
 	"server":                       {"api", "attachment", "session", "eventbus", "permission", "tool", "runner"},
 	"workspace":                    {"permission", "hook", "hook/httphook", "tool", "llm/registry", "internal/atomicfile", "internal/secretenv", "memory"},
+	"command":                      {"workspace", "attachment", "permission", "hook", "hook/httphook", "tool", "llm/registry", "internal/atomicfile", "internal/secretenv", "memory"},
 	"tool/mcptool":                 {"tool"},
 	"tool/skill":                   {"tool"},
 	"tool/action":                  {"tool", "exec", "tool/builtin"},
