@@ -87,8 +87,10 @@ to do. The verdict is ready, warning (rein runs, something is worth fixing) or
 blocked (a run would fail); blocked exits with code 1. --online also checks
 the key with a cheap call to the provider.
 
-It lists what does not load among the agents, skills, actions and MCP servers
-(file and line, the workspace's too when it is not trusted), the names more
+It lists what does not load among the agents, skills, actions, MCP servers and
+slash commands (file and line, the workspace's too when it is not trusted), the
+custom slash commands that apply and what of them does not (a built-in command
+of the same name wins; preludes need a trusted workspace), the names more
 than one file defines and which wins, and connects to the MCP servers that
 apply, in parallel, each within 10 seconds.`,
 		Args: cobra.NoArgs,
@@ -143,6 +145,7 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	checkTrust(&r, l)
 	checkHooks(&r, l)
 	checkDefinitions(&r, l)
+	checkCommands(&r, l) // doctorcmds.go
 	checkInstructions(&r, l)
 	a.checkMCP(ctx, &r, l)
 	a.checkModel(ctx, &r, l, online)

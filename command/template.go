@@ -189,3 +189,35 @@ func clip(s string, n int) string {
 	}
 	return s[:n] + "…"
 }
+
+// Preludes returns the preludes of a command's body as written
+// (!`git status`), for a report.
+func Preludes(body string) []string {
+	var out []string
+	for _, p := range parts(body) {
+		if p.prelude {
+			out = append(out, p.pattern)
+		}
+	}
+	return out
+}
+
+// OneBased reports a body that uses $1 and not $0: written when Claude
+// Code counted $1 as the first argument (its 2025 documentation); rein,
+// as Claude Code since v2.1.19, counts from $0, so $1 is the second.
+func OneBased(body string) bool {
+	used := map[int]bool{}
+	for _, p := range parts(body) {
+		s := p.text
+		for i := 0; i < len(s); i++ {
+			if s[i] != '$' || (i > 0 && s[i-1] == '\\') {
+				continue
+			}
+			if n, idx, ok := placeholder(s[i:]); ok {
+				used[idx] = true
+				i += n - 1
+			}
+		}
+	}
+	return used[1] && !used[0]
+}

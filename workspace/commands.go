@@ -1,8 +1,10 @@
 package workspace
 
 import (
+	"encoding/json"
 	"io/fs"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"unicode"
 
@@ -122,7 +124,7 @@ func parseCommand(path string, data []byte, name string) (c Command, probs []Pro
 	c = Command{Name: name, Path: path, Body: cleanBody(fm.body)}
 	if fm.found {
 		d.off = fm.line - 1
-		if top := d.parse(fm.yaml); top != nil {
+		if top := d.parse(looseFrontmatter(fm.yaml)); top != nil {
 			m, ok := d.mapping(top, "frontmatter")
 			if !ok {
 				return Command{}, d.probs, false
@@ -141,6 +143,34 @@ func parseCommand(path string, data []byte, name string) (c Command, probs []Pro
 		c.Description = d.oneLine(nil, "description", strings.TrimLeft(first, "# "))
 	}
 	return c, d.probs, true
+}
+
+// looseLine is a top-level "key: value" line of a frontmatter.
+var looseLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(.*?)[ \t\r]*$`)
+
+// looseFrontmatter is a command's frontmatter as Claude Code reads it,
+// made YAML: its documentation writes `argument-hint: [message]` and
+// `[pr-number] [priority]` unquoted (a YAML list, or no YAML at all), and
+// a description may hold ": ". When the frontmatter is not YAML as it
+// stands, or writes argument-hint so, such values are quoted, line for
+// line (the lines' numbers are kept).
+func looseFrontmatter(data []byte) []byte {
+	var probe yaml.Node
+	strict := yaml.Unmarshal(data, &probe) == nil
+	lines := strings.Split(string(data), "\n")
+	for i, line := range lines {
+		m := looseLine.FindStringSubmatch(line)
+		if m == nil || m[2] == "" || strings.ContainsAny(m[2][:1], `"'|>&*!`) {
+			continue
+		}
+		hint := m[1] == "argument-hint" || m[1] == "argument_hint"
+		if (strict && (!hint || !strings.HasPrefix(m[2], "["))) || (!hint && strings.ContainsAny(m[2][:1], "[{")) {
+			continue
+		}
+		q, _ := json.Marshal(m[2]) // a JSON string is a YAML double-quoted one
+		lines[i] = m[1] + ": " + string(q)
+	}
+	return []byte(strings.Join(lines, "\n"))
 }
 
 // read takes the frontmatter's keys.

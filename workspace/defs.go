@@ -23,10 +23,10 @@ const (
 
 // The kinds of definition, as a [Clash] names them.
 const (
-	DefAgent  = "agent"
-	DefSkill  = "skill"
-	DefAction = "action"
-	DefMCP    = "mcp"
+	DefAgent   = "agent"
+	DefSkill   = "skill"
+	DefAction  = "action"
+	DefMCP     = "mcp"
 	DefHook    = "hook"
 	DefCommand = "command"
 )

@@ -11,9 +11,9 @@ import (
 // layer is what one origin declares, in the order its files are read:
 // within a layer, a later file's definition wins.
 type layer struct {
-	agents  []Agent
-	skills  []Skill
-	actions []Action
+	agents   []Agent
+	skills   []Skill
+	actions  []Action
 	mcp      []MCPServer
 	commands []Command
 	probs    []Problem
