@@ -15,7 +15,8 @@ type part struct {
 
 // parts splits a body into text and preludes: !`cmd` at the start of a
 // line or after a blank, and fenced blocks opened by a line ```! and
-// closed by a line ```. An empty !`` or a fence never closed is text.
+// closed by a line ```. A prelude with nothing between its backticks,
+// or a fence never closed, is text.
 func parts(body string) []part {
 	var out []part
 	var text strings.Builder

@@ -181,3 +181,13 @@ func (g *grantPolicy) Decide(ctx context.Context, req permission.Request) (permi
 	wo.Reason = "allowed by the slash command's allowed-tools: " + wo.Reason
 	return wo, nil
 }
+
+// ApprovePlan implements agent.PlanApprover: a command's run in plan
+// mode leaves it through the policy beneath the grant.
+func (g *grantPolicy) ApprovePlan(a permission.Answer) (permission.Mode, error) {
+	pa, ok := g.base.(agent.PlanApprover)
+	if !ok {
+		return "", fmt.Errorf("the policy has no plan mode to leave")
+	}
+	return pa.ApprovePlan(a)
+}
