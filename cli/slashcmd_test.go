@@ -230,3 +230,27 @@ func TestBackendCustomCommands_COMPAT1(t *testing.T) {
 		t.Errorf("prompt %q", got)
 	}
 }
+
+// TestDoctorCommands_COMPAT1: rein doctor lists the custom commands that
+// apply and what of them does not, each with its file.
+func TestDoctorCommands_COMPAT1(t *testing.T) {
+	te := newTestEnv(t)
+	te.userWrite(".claude/commands/review-pr.md", "---\nargument-hint: [pr]\nallowed-tools: Read, NotebookEdit\n---\nReview #$1 and !`git diff`")
+	te.userWrite(".claude/commands/clear.md", "shadowed")
+	te.userWrite(".claude/commands/web/deploy.md", "---\nwhen_to_use: on release\n---\nDeploy.")
+	te.write(".claude/commands/project.md", "a project command")
+	_, out, _ := te.run("doctor")
+	for _, want := range []string{
+		"3 custom slash command(s) apply: /clear (user), /review-pr [pr] (user), /web:deploy (user:web)",
+		"/clear (~/.claude/commands/clear.md) has the name of a built-in command, which wins",
+		"/review-pr (~/.claude/commands/review-pr.md) runs !`git diff` before sending, and preludes run only in a trusted workspace",
+		"/review-pr: allowed-tools: NotebookEdit is a Claude Code tool rein has no equivalent of",
+		"/review-pr (~/.claude/commands/review-pr.md) uses $1 but not $0",
+		"when_to_use: the model does not invoke commands in rein",
+		"ignored: command /project (.claude/commands/project.md)",
+	} {
+		if !strings.Contains(te.normalise(out), want) {
+			t.Errorf("doctor lacks %q:\n%s", want, te.normalise(out))
+		}
+	}
+}
