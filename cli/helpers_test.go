@@ -57,7 +57,13 @@ func (te *testEnv) script(name string, replies ...llmtest.Reply) *llmtest.Script
 // write creates a file in the workspace.
 func (te *testEnv) write(rel, content string) string {
 	te.t.Helper()
-	p := filepath.Join(te.ws, rel)
+	return te.writeIn(te.ws, rel, content)
+}
+
+// writeIn creates the file rel under dir.
+func (te *testEnv) writeIn(dir, rel, content string) string {
+	te.t.Helper()
+	p := filepath.Join(dir, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		te.t.Fatal(err)
 	}

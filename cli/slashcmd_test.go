@@ -2,8 +2,6 @@ package cli
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -50,13 +48,7 @@ func toolResults(req *llm.Request) string {
 // userWrite creates a file under the test's HOME.
 func (te *testEnv) userWrite(rel, content string) {
 	te.t.Helper()
-	p := filepath.Join(te.home, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		te.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		te.t.Fatal(err)
-	}
+	te.writeIn(te.home, rel, content)
 }
 
 // TestRunSlashCommand_COMPAT1_CLI1: rein run "/name args" expands a

@@ -180,15 +180,12 @@ func isWord(c byte) bool {
 	return c == '_' || (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }
 
-// clip shortens s to n bytes for a message, on a rune boundary.
+// clip shortens s to n runes for a message.
 func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
+	if r := []rune(s); len(r) > n {
+		return string(r[:n]) + "…"
 	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
+	return s
 }
 
 // Preludes returns the preludes of a command's body as written

@@ -19,6 +19,9 @@ import (
 // PreludeTimeout bounds one prelude of a slash command, as in Claude Code.
 const PreludeTimeout = 2 * time.Minute
 
+// maxPreludeError bounds the output a failed prelude's error holds.
+const maxPreludeError = 2000
+
 // ErrPreludeRefused is the error of a prelude the permission policy did
 // not allow, or that may not run here; the message says why and how to
 // allow it.
@@ -83,7 +86,7 @@ func (c *Conversation) RunPrelude(ctx context.Context, script string, grant []pe
 		Outcome: outcome, DurationMS: c.s.cfg.Now().Sub(start).Milliseconds()})
 	text := res.TextOf()
 	if res.IsError && !(exitCode(res) == 1 && noMatchExit(script)) {
-		return "", fmt.Errorf("the command failed: %s", clipText(text, 2000))
+		return "", fmt.Errorf("the command failed: %s", strings.ToValidUTF8(text[:min(len(text), maxPreludeError)], ""))
 	}
 	if exitCode(res) == 1 {
 		text = strings.TrimSuffix(strings.TrimRight(text, "\n"), "exit code 1")
@@ -118,17 +121,6 @@ func firstWord(script string) string {
 		return f[0]
 	}
 	return ""
-}
-
-// clipText shortens s to n bytes, on a rune boundary.
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	for n > 0 && s[n]&0xC0 == 0x80 {
-		n--
-	}
-	return s[:n] + "…"
 }
 
 // SubmitGranted is [Conversation.SubmitMessage] with grant, allow rules

@@ -206,12 +206,7 @@ func (s *scope) agents(dir string) []Agent {
 			return Agent{}, false
 		}
 		path := filepath.Join(dir, name)
-		rp, err := s.resolve(real, name, e.Type()&fs.ModeSymlink != 0)
-		if err != nil {
-			s.problem(path, 0, "%v", err)
-			return Agent{}, false
-		}
-		data, ok := s.read(path, rp)
+		data, ok := s.readEntry(real, path, name, e.Type()&fs.ModeSymlink != 0)
 		if !ok {
 			return Agent{}, false
 		}

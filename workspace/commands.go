@@ -264,12 +264,7 @@ func (s *scope) commandTree(top, path, prefix string, depth int, out *[]Command)
 			s.problem(p, 0, "command name %q is not valid: rename the file to 1 to 64 letters, digits, - and _ (the command is not loaded)", base)
 			return Command{}, false
 		}
-		rp, err := s.resolve(real, name, link)
-		if err != nil {
-			s.problem(p, 0, "%v", err)
-			return Command{}, false
-		}
-		data, ok := s.read(p, rp)
+		data, ok := s.readEntry(real, p, name, link)
 		if !ok {
 			return Command{}, false
 		}

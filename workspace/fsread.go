@@ -146,6 +146,19 @@ func (s *scope) read(path, real string) ([]byte, bool) {
 	return data, true
 }
 
+// readEntry reads the file name of a directory whose real path is
+// dirReal, shown as path; link says whether the entry is a symbolic link,
+// followed only inside the root. ok is false with a problem when it
+// cannot be read.
+func (s *scope) readEntry(dirReal, path, name string, link bool) ([]byte, bool) {
+	rp, err := s.resolve(dirReal, name, link)
+	if err != nil {
+		s.problem(path, 0, "%v", err)
+		return nil, false
+	}
+	return s.read(path, rp)
+}
+
 // The errors of readRegular.
 var (
 	errLink       = errors.New("a symbolic link")
