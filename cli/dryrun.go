@@ -138,6 +138,9 @@ func (a *App) dryRun(cmd *cobra.Command, o *runOptions, args []string) (err erro
 	if f := m.Frame; f != nil && f.Prompt != "" && prompt == "" {
 		prompt = f.Prompt // a cassette replays its own prompt
 	}
+	if prompt, err = e.drySlash(cmd.Context(), rep, prompt); err != nil { // slashcmd.go
+		return err
+	}
 	msg, err := e.userMessage(prompt, o.images)
 	if err != nil {
 		return usageErrorf("%v", err)

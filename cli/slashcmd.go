@@ -27,6 +27,12 @@ var errUnknownCommand = errors.New("unknown slash command")
 // an error listing the near ones; so is a built-in command of the
 // terminal UI, which `rein run` cannot run.
 func (e *engine) slashPrompt(ctx context.Context, prompt string) (*command.Expansion, error) {
+	return e.expandSlash(ctx, prompt, false)
+}
+
+// expandSlash is [engine.slashPrompt]; dry (rein run --dry-run) runs no
+// prelude: each shows as a note of what would run.
+func (e *engine) expandSlash(ctx context.Context, prompt string, dry bool) (*command.Expansion, error) {
 	name, args, ok := command.Split(prompt)
 	if !ok {
 		return nil, nil
@@ -43,7 +49,13 @@ func (e *engine) slashPrompt(ctx context.Context, prompt string) (*command.Expan
 			return nil, err
 		}
 	}
-	x, err := command.Expand(ctx, c, args, e.commandEnv())
+	env := e.commandEnv()
+	if dry && env.Shell != nil {
+		env.Shell = func(_ context.Context, script string, _ []permission.Rule) (string, error) {
+			return "[a dry run does not run the prelude: " + script + "]", nil
+		}
+	}
+	x, err := command.Expand(ctx, c, args, env)
 	if err != nil {
 		return nil, fail(ExitError, "%v", err)
 	}
@@ -206,4 +218,39 @@ func commandSource(c workspace.Command) string {
 		src += ":" + strings.ReplaceAll(c.Name[:i], ":", "/")
 	}
 	return src
+}
+
+// drySlash expands a custom slash command for rein run --dry-run: its
+// preludes are not run (they may have side effects), each shown in the
+// prompt as what would run; the report says what the command brings. A
+// command that cannot be expanded blocks the run, as it would a real one.
+func (e *engine) drySlash(ctx context.Context, rep *dryReport, prompt string) (string, error) {
+	x, err := e.expandSlash(ctx, prompt, true)
+	var ee *exitError
+	switch {
+	case errors.As(err, &ee) && ee.code == ExitUsage:
+		return "", err
+	case err != nil:
+		rep.add("command", statusBlocked, err.Error(), "fix what the message names (docs/workspace.md, Slash commands)")
+		return prompt, nil
+	case x == nil:
+		return prompt, nil
+	}
+	msg := fmt.Sprintf("/%s expanded: %d prelude(s) not run in a dry run, %d file(s) pasted", x.Command, x.Preludes, len(x.Files))
+	if len(x.Grant) > 0 {
+		rules := make([]string, len(x.Grant))
+		for i, r := range x.Grant {
+			rules[i] = r.String()
+		}
+		msg += "; allowed without asking in its run: " + strings.Join(rules, ", ")
+	}
+	rep.add("command", statusOK, msg, "")
+	for _, n := range x.Notes {
+		rep.add("command", statusWarning, n, "remove the entry from allowed-tools")
+	}
+	if x.Model != "" {
+		rep.Model = modelView(e.Model())
+		rep.add("model", statusOK, fmt.Sprintf("/%s runs on %s (its model: %s)", x.Command, e.Model().Label, x.Model), "")
+	}
+	return x.Prompt, nil
 }

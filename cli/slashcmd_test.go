@@ -2,12 +2,15 @@ package cli
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
+	"github.com/reinhq/rein/llm/llmtest/mockserver"
 )
 
 // userText is the text of the last user message of a request.
@@ -245,4 +248,57 @@ func TestDoctorCommands_COMPAT1(t *testing.T) {
 			t.Errorf("doctor lacks %q:\n%s", want, te.normalise(out))
 		}
 	}
+}
+
+// TestSlashCommandMockVendor_COMPAT1_CLI5: against a mock Anthropic
+// server, rein run --dry-run "/name args" shows the expansion without
+// running its prelude, and the real run sends the expansion, prelude
+// output included, as the request's prompt.
+func TestSlashCommandMockVendor_COMPAT1_CLI5(t *testing.T) {
+	srv := mockserver.New()
+	t.Cleanup(srv.Close)
+	srv.APIKey = "work-key"
+	te := newTestEnv(t)
+	te.env["WORK_KEY"] = "work-key"
+	te.mustRun(ExitOK, "provider", "add", "work", "--provider", "anthropic", "--base-url", srv.URL, "--api-key-env", "WORK_KEY")
+	te.write(".rein/commands/stamp.md", "---\ndescription: Stamp and report\nallowed-tools: Bash(touch:*), Bash(echo:*)\n---\n"+
+		"Made: !`touch stamp.marker && echo made-$0`\nReport on $ARGUMENTS.\n")
+	te.mustRun(ExitOK, "trust")
+	marker := filepath.Join(te.ws, "stamp.marker")
+
+	rep, errs := dryJSON(t, te, ExitOK, "--model", "work/m", "/stamp alpha beta")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the dry run ran the prelude")
+	}
+	wantDry := "Made: [a dry run does not run the prelude: touch stamp.marker && echo made-alpha]\nReport on alpha beta."
+	if rep.Request.Prompt != wantDry || len(srv.Requests()) != 0 {
+		t.Fatalf("dry-run prompt %q (want %q), %d requests; stderr:\n%s", rep.Request.Prompt, wantDry, len(srv.Requests()), errs)
+	}
+	if !hasDryCheck(rep, "command", "/stamp expanded: 1 prelude(s) not run in a dry run, 0 file(s) pasted; allowed without asking in its run: bash(touch:*), bash(echo:*)") {
+		t.Errorf("the dry run does not say what the command brings: %+v", rep.Checks)
+	}
+
+	srv.Enqueue(mockserver.Turn{Text: "reported"})
+	out, _ := te.mustRun(ExitOK, "run", "--model", "work/m", "/stamp alpha beta")
+	if _, err := os.Stat(marker); err != nil || !strings.Contains(out, "reported") {
+		t.Fatalf("the prelude did not run (%v) or the answer is missing: %q", err, out)
+	}
+	reqs := srv.Requests()
+	if len(reqs) != 1 || reqs[0].Decoded == nil {
+		t.Fatalf("%d requests", len(reqs))
+	}
+	if got := userText(t, reqs[0].Decoded); got != "Made: made-alpha\nReport on alpha beta." {
+		t.Errorf("the vendor got the prompt %q", got)
+	}
+}
+
+// hasDryCheck reports whether the dry run's report holds a check of name
+// whose message is msg.
+func hasDryCheck(rep dryReport, name, msg string) bool {
+	for _, c := range rep.Checks {
+		if c.Name == name && c.Message == msg {
+			return true
+		}
+	}
+	return false
 }
