@@ -181,7 +181,8 @@ func (c *Command) read(d *doc, m *mapping) {
 	c.ArgumentHint = d.oneLine(n, "argument-hint", m.str("argument-hint", "argument_hint"))
 	c.AllowedTools, _ = m.list("allowed-tools", "allowed_tools")
 	c.Model = m.str("model")
-	m.bool("disable-model-invocation") // the model never invokes a command in rein: honoured as it stands
+	// disable-model-invocation (true, yes, on…) holds as it stands: the
+	// model never invokes a command in rein.
 	for _, k := range m.keys {
 		switch what, ok := commandIgnored[k.Value]; {
 		case ok:
