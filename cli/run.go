@@ -74,6 +74,9 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 		if err := localOnly(cmd); err != nil {
 			return err
 		}
+		if err := remoteSlash(prompt); err != nil { // slashcmd.go
+			return err
+		}
 		if prompt == "" && len(o.images) == 0 && o.resume == "" && !o.cont {
 			return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 		}

@@ -254,3 +254,13 @@ func (e *engine) drySlash(ctx context.Context, rep *dryReport, prompt string) (s
 	}
 	return x.Prompt, nil
 }
+
+// remoteSlash refuses a custom slash command with --server: commands are
+// expanded where their files are, and the server does not expand them,
+// so "/NAME" would reach the model as text.
+func remoteSlash(prompt string) error {
+	if name, _, ok := command.Split(prompt); ok {
+		return usageErrorf("/%s: custom slash commands run locally, not with --server (the server sends a prompt as it is); drop --server, or begin the prompt with a space to send it as text", name)
+	}
+	return nil
+}

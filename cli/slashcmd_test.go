@@ -131,6 +131,7 @@ func TestRunSlashCommandErrors_COMPAT1(t *testing.T) {
 			te.userWrite(".claude/commands/review-pr.md", "Review $0")
 		}, "/reveiw-pr 3", ExitUsage, "unknown slash command /reveiw-pr; did you mean /review-pr?"},
 		{"no commands at all", nil, "/anything", ExitUsage, "there are no custom commands: add one as .claude/commands/NAME.md"},
+		{"with --server", nil, "/review 42 --server http://127.0.0.1:9", ExitUsage, "custom slash commands run locally, not with --server"},
 		{"a built-in of the terminal UI", func(te *testEnv) {
 			te.userWrite(".claude/commands/model.md", "shadowed")
 		}, "/model opus", ExitUsage, "/model is a command of the terminal UI"},
@@ -178,7 +179,11 @@ func TestRunSlashCommandErrors_COMPAT1(t *testing.T) {
 				tt.setup(te)
 			}
 			m := te.script("m", llmtest.Reply{Text: "should not be reached"})
-			code, out, errs := te.run("run", "--model", "scripted/m", tt.line)
+			args := []string{"run", "--model", "scripted/m", tt.line}
+			if line, server, ok := strings.Cut(tt.line, " --server "); ok {
+				args = []string{"run", "--server", server, line}
+			}
+			code, out, errs := te.run(args...)
 			if code != tt.code || !strings.Contains(errs, tt.want) {
 				t.Fatalf("exit %d (want %d); stderr %q lacks %q; stdout %q", code, tt.code, errs, tt.want, out)
 			}
