@@ -235,20 +235,27 @@ func (d *doc) oneLine(n *yaml.Node, key, s string) string {
 }
 
 // commands reads the commands under dir: *.md files, and those of its
-// subdirectories down to maxCommandDepth, named dir:name.
+// subdirectories (linked ones too, inside the scope's root) down to
+// maxCommandDepth, named dir:name.
 func (s *scope) commands(dir string) []Command {
 	var out []Command
-	s.commandTree(dir, dir, "", 0, &out)
+	s.commandTree(dir, dir, "", 0, map[string]bool{}, &out)
 	return out
 }
 
 // commandTree reads the directory path (prefix names its commands) into
-// out.
-func (s *scope) commandTree(top, path, prefix string, depth int, out *[]Command) {
+// out; seen are the directories read, by real path, so that a link back
+// up the tree is not followed.
+func (s *scope) commandTree(top, path, prefix string, depth int, seen map[string]bool, out *[]Command) {
 	real, entries, ok := s.dir(path)
 	if !ok {
 		return
 	}
+	if seen[real] {
+		s.problem(path, 0, "a symbolic link leads back to a directory of commands already read: not read again")
+		return
+	}
+	seen[real] = true
 	var subdirs []fs.DirEntry
 	found := readEach(s, entries, func(s *scope, e fs.DirEntry) (Command, bool) {
 		name := e.Name()
@@ -275,7 +282,9 @@ func (s *scope) commandTree(top, path, prefix string, depth int, out *[]Command)
 		return c, ok
 	})
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		name := e.Name()
+		linkedDir := e.Type()&fs.ModeSymlink != 0 && !strings.HasSuffix(name, ".md") && isDir(filepath.Join(path, name))
+		if (e.IsDir() || linkedDir) && !strings.HasPrefix(name, ".") {
 			subdirs = append(subdirs, e)
 		}
 	}
@@ -292,7 +301,7 @@ func (s *scope) commandTree(top, path, prefix string, depth int, out *[]Command)
 		case depth+1 >= maxCommandDepth:
 			s.problem(sub, 0, "commands nest deeper than %d directories: this one is not read; move its files up", maxCommandDepth)
 		case len(*out) < maxCommandsPerDir:
-			s.commandTree(top, sub, prefix+e.Name()+":", depth+1, out)
+			s.commandTree(top, sub, prefix+e.Name()+":", depth+1, seen, out)
 		}
 	}
 }

@@ -165,6 +165,15 @@ func TestCommandLayers_COMPAT1_WS1(t *testing.T) {
 	if _, _, ok := untrusted.Command("mine"); !ok {
 		t.Error("the user's own command is missing")
 	}
+	// The user's own linked directory of commands is followed.
+	shared := filepath.Join(base, "dotfiles", "commands")
+	write(filepath.Join(shared, "lint.md"), "Lint.")
+	if err := os.Symlink(shared, filepath.Join(p.ClaudeCommandsDir(), "shared")); err != nil {
+		t.Fatal(err)
+	}
+	if c, _, ok := LoadDefinitions(p, ws, false).Command("shared:lint"); !ok || c.Body != "Lint." {
+		t.Errorf("the user's linked directory was not read: %+v", c)
+	}
 }
 
 // TestCommandAttacks_COMPAT1 are the attack rows of loading: a command
@@ -207,7 +216,8 @@ func TestCommandAttacks_COMPAT1(t *testing.T) {
 	for _, p := range d.Problems {
 		probs += p.String() + "\n"
 	}
-	for _, w := range []string{"leak.md: a symbolic link takes it outside the workspace", "huge.md: larger than 1 MiB"} {
+	for _, w := range []string{"leak.md: a symbolic link takes it outside the workspace", "huge.md: larger than 1 MiB",
+		"commands/loop: a symbolic link leads back", "commands/sub: a symbolic link takes it outside the workspace"} {
 		if !strings.Contains(probs, w) {
 			t.Errorf("no problem %q among:\n%s", w, probs)
 		}
