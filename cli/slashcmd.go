@@ -13,6 +13,7 @@ import (
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/command"
 	"github.com/reinhq/rein/internal/suggest"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/workspace"
 )
@@ -155,28 +156,28 @@ func nearNames(name string, names []string) []string {
 // its run, and the model it asked for switched back after it.
 func (e *engine) submitPrompt(ctx context.Context, text string, images []string, approver permission.Approver) iter.Seq2[agent.Event, error] {
 	prev := e.Model()
-	x, err := e.slashPrompt(ctx, text)
-	if err != nil {
-		return failedRun(e.SessionID(), err)
-	}
-	var grant []permission.Rule
-	if x != nil {
-		text, grant = x.Prompt, x.Grant
-	}
-	msg, err := e.userMessage(text, images)
-	if err != nil {
-		return failedRun(e.SessionID(), err)
-	}
-	run := e.SubmitGranted(ctx, "", msg, approver, grant)
-	if x == nil || x.Model == "" || prev == nil || e.Model() == prev {
-		return run
-	}
-	return func(yield func(agent.Event, error) bool) {
-		defer func() {
+	restore := func() {
+		if prev != nil && e.Model() != prev {
 			if err := e.UseModel(prev.Label); err != nil {
-				e.note("could not switch back to %s after /%s: %v", prev.Label, x.Command, err)
+				e.note("could not switch back to %s after a slash command: %v", prev.Label, err)
 			}
-		}()
+		}
+	}
+	x, err := e.slashPrompt(ctx, text)
+	var msg *llm.Message
+	if err == nil && x != nil {
+		text = x.Prompt
+	}
+	if err == nil {
+		msg, err = e.userMessage(text, images)
+	}
+	if err != nil {
+		restore()
+		return failedRun(e.SessionID(), err)
+	}
+	run := e.SubmitGranted(ctx, "", msg, approver, x.GrantOf())
+	return func(yield func(agent.Event, error) bool) {
+		defer restore()
 		for ev, err := range run {
 			if !yield(ev, err) {
 				return

@@ -212,7 +212,9 @@ func TestBackendCustomCommands_COMPAT1(t *testing.T) {
 	te.userWrite(".claude/commands/explain.md", "---\ndescription: Explain code\nargument-hint: [file]\n---\nExplain $0 simply.")
 	te.userWrite(".claude/commands/web/deploy.md", "Deploy the site.")
 	te.userWrite(".claude/commands/clear.md", "shadowed by /clear")
-	m := te.script("m", llmtest.Reply{Text: "done"})
+	te.userWrite(".claude/commands/quick.md", "---\nmodel: scripted/fast\n---\nBriefly.")
+	m := te.script("m", llmtest.Reply{Text: "done"}, llmtest.Reply{Text: "again"})
+	fast := te.script("fast", llmtest.Reply{Text: "fast"})
 	drive(t, te, func(ctx context.Context, b tui.Backend, _ tui.Options) {
 		cc, ok := b.(tui.CustomCommander)
 		if !ok {
@@ -220,14 +222,20 @@ func TestBackendCustomCommands_COMPAT1(t *testing.T) {
 		}
 		got := cc.CustomCommands()
 		want := []tui.CustomCommand{{Name: "explain", ArgumentHint: "[file]", Description: "Explain code", Source: "user"},
+			{Name: "quick", Description: "Briefly.", Source: "user"},
 			{Name: "web:deploy", Description: "Deploy the site.", Source: "user:web"}}
-		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] {
+		if len(got) != len(want) || got[0] != want[0] || got[1] != want[1] || got[2] != want[2] {
 			t.Fatalf("CustomCommands() = %+v; want %+v", got, want)
 		}
 		submit(t, ctx, b, "/explain main.go", nil)
+		submit(t, ctx, b, "/quick", nil)
+		submit(t, ctx, b, "and now?", nil) // back on the session's model
 	}, "--model", "scripted/m")
 	if got := userText(t, m.Requests()[0]); got != "Explain main.go simply." {
 		t.Errorf("prompt %q", got)
+	}
+	if len(fast.Requests()) != 1 || len(m.Requests()) != 2 {
+		t.Errorf("requests: fast %d (want 1), the session's model %d (want 2)", len(fast.Requests()), len(m.Requests()))
 	}
 }
 
