@@ -23,12 +23,7 @@ import (
 // that log when they run, and a profile "work" on a mock Anthropic server.
 func dryEnv(t *testing.T) (*testEnv, *mockserver.Server, string) {
 	t.Helper()
-	srv := mockserver.New()
-	t.Cleanup(srv.Close)
-	srv.APIKey = "work-key"
-	te := newTestEnv(t)
-	te.env["WORK_KEY"] = "work-key"
-	te.mustRun(ExitOK, "provider", "add", "work", "--provider", "anthropic", "--base-url", srv.URL, "--api-key-env", "WORK_KEY")
+	te, srv := workEnv(t)
 	te.write("AGENTS.md", "# Project\nRun go test ./... before you answer.\n")
 	te.userFile("skills/notes/SKILL.md", "---\nname: notes\ndescription: Keeps notes.\n---\nbody\n")
 	log := filepath.Join(te.home, "hooks.log")
@@ -36,6 +31,19 @@ func dryEnv(t *testing.T) (*testEnv, *mockserver.Server, string) {
 	te.userFile("mcp.yaml", "servers:\n"+testServerYAML(t, "good")+"  broken:\n    command: /nonexistent/mcp-server\n")
 	te.userFile("hooks.yaml", "hooks:\n  session_start:\n    - "+rec+"\n  user_prompt_submit:\n    - "+rec+"\n")
 	return te, srv, log
+}
+
+// workEnv is a fresh test environment with a profile "work" on a mock
+// Anthropic server.
+func workEnv(t *testing.T) (*testEnv, *mockserver.Server) {
+	t.Helper()
+	srv := mockserver.New()
+	t.Cleanup(srv.Close)
+	srv.APIKey = "work-key"
+	te := newTestEnv(t)
+	te.env["WORK_KEY"] = "work-key"
+	te.mustRun(ExitOK, "provider", "add", "work", "--provider", "anthropic", "--base-url", srv.URL, "--api-key-env", "WORK_KEY")
+	return te, srv
 }
 
 // dryJSON runs rein run --dry-run -o json and decodes the report.

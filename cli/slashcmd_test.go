@@ -268,12 +268,7 @@ func TestDoctorCommands_COMPAT1(t *testing.T) {
 // running its prelude, and the real run sends the expansion, prelude
 // output included, as the request's prompt.
 func TestSlashCommandMockVendor_COMPAT1_CLI5(t *testing.T) {
-	srv := mockserver.New()
-	t.Cleanup(srv.Close)
-	srv.APIKey = "work-key"
-	te := newTestEnv(t)
-	te.env["WORK_KEY"] = "work-key"
-	te.mustRun(ExitOK, "provider", "add", "work", "--provider", "anthropic", "--base-url", srv.URL, "--api-key-env", "WORK_KEY")
+	te, srv := workEnv(t)
 	te.write(".rein/commands/stamp.md", "---\ndescription: Stamp and report\nallowed-tools: Bash(touch:*), Bash(echo:*)\n---\n"+
 		"Made: !`touch stamp.marker && echo made-$0`\nReport on $ARGUMENTS.\n")
 	te.mustRun(ExitOK, "trust")
