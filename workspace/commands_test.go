@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -297,5 +298,28 @@ func TestCommandsFingerprint_COMPAT1_PERM5(t *testing.T) {
 			t.Fatalf("writing %q left the fingerprint as it was", body)
 		}
 		digest = m.Digest
+	}
+}
+
+// BenchmarkLoadCommands loads 100 commands, 20 of them in subdirectories,
+// as every run and the terminal UI's start do.
+func BenchmarkLoadCommands(b *testing.B) {
+	home := b.TempDir()
+	ws := filepath.Join(home, "repo")
+	for i := range 100 {
+		rel := fmt.Sprintf("cmd-%03d.md", i)
+		if i%5 == 0 {
+			rel = filepath.Join(fmt.Sprintf("group-%d", i%4), rel)
+		}
+		writeTB(b, filepath.Join(ws, ".claude", "commands", rel),
+			fmt.Sprintf("---\ndescription: Command %d\nargument-hint: [target]\nallowed-tools: Bash(git status:*), Read\n---\nDo task %d on $ARGUMENTS.\n", i, i))
+	}
+	p := Paths{Home: home, ConfigDir: filepath.Join(home, ".config", "rein")}
+	b.ReportAllocs()
+	for b.Loop() {
+		d := LoadDefinitions(p, Workspace{Root: ws}, true)
+		if len(d.Commands) != 100 || len(d.Problems) > 0 {
+			b.Fatalf("%d commands, problems %v", len(d.Commands), d.Problems)
+		}
 	}
 }
