@@ -60,6 +60,8 @@ type Conversation struct {
 	compactor *compact.Compactor
 	// jobs are the session's background jobs (jobs.go), nil without.
 	jobs *builtin.Jobs
+	// releaseJobs gives a Service's held jobs back (nil: c owns jobs).
+	releaseJobs func()
 }
 
 // NewConversation starts a conversation over s; its first run creates

@@ -196,7 +196,6 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		if stt, err = c.Resume(ctx, run.SessionID); err == nil {
 			err = c.Heal(ctx, stt)
 		}
-		defer s.showJobs(run.SessionID, c)()
 	}
 	if err != nil {
 		ev := failedEvent(s.cfg.Now(), run.SessionID, run.ID, err)
@@ -297,7 +296,7 @@ func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 	setup, err := NewSetup(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
 		RuleStore: rules, CallerRules: kept,
 		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Tenancy: s.cfg.Tenancy, Getenv: s.cfg.Getenv,
-		Logger: logger, Now: s.cfg.Now})
+		heldJobs: s.heldJobs, Logger: logger, Now: s.cfg.Now})
 	if err != nil {
 		return nil, err
 	}

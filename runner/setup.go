@@ -115,6 +115,10 @@ type Config struct {
 	// Tenancy, when set, confines the tools to the workspace as a
 	// server's runs need (SPEC API-9; see [Tenancy]).
 	Tenancy *Tenancy
+
+	// heldJobs, set by a [Service], keeps each session's background jobs
+	// beyond the run's Conversation (servicejobs.go).
+	heldJobs *jobRegistry
 }
 
 // Setup is what a workspace and its configuration determine, built once

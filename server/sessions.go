@@ -54,7 +54,7 @@ func (s *Server) registerSessions() {
 
 	op = s.operation(http.MethodDelete, "/sessions/{id}", "delete-session", "Delete a session", http.StatusNoContent, http.StatusNotFound, http.StatusConflict)
 	op.Tags = []string{"sessions"}
-	op.Description = "Deletes the session, its log, runs and stored events; its audit records stay. " +
+	op.Description = "Deletes the session, its log, runs and stored events, and stops its background jobs; its audit records stay. " +
 		"A session with a queued or running run cannot be deleted (409): cancel the run first."
 	huma.Register(s.api, op, s.deleteSession)
 
@@ -129,6 +129,9 @@ func (s *Server) deleteSession(ctx context.Context, in *sessionIDInput) (*struct
 	if len(live) > 0 {
 		r := live[0]
 		return nil, huma.Error409Conflict(fmt.Sprintf("session %s has a %s run: cancel run %s first (POST /runs/%s/cancel), then delete the session", in.ID, r.Status, r.ID, r.ID))
+	}
+	if err := s.stopJobs(ctx, in.ID); err != nil {
+		return nil, err
 	}
 	if err := s.cfg.Sessions.Delete(ctx, in.ID); err != nil {
 		return nil, s.fail(ctx, "deleting the session", err)
