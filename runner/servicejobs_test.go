@@ -195,3 +195,41 @@ func TestServiceJobsStop_TOOL8(t *testing.T) {
 		t.Error("an embedded service says workers hold its jobs")
 	}
 }
+
+// TOOL-8, API-5: in split mode the worker whose run started a job holds
+// it: the API process lists none and says workers hold them; deleting the
+// session through the API process stops the job on the worker.
+func TestSplitJobsHeldByWorker_TOOL8(t *testing.T) {
+	model := llmtest.NewScripted(
+		llmtest.Reply{ToolCalls: []llm.ToolUse{jobCall("c1", "sleep 1000", true)}},
+		llmtest.Reply{Text: "started"},
+	)
+	s := newSplit(t, model, nil, func(k string) string {
+		if k == "REIN_PERMISSION_MODE" {
+			return "bypass"
+		}
+		return ""
+	})
+	sid := s.newSession(t).ID
+	r, err := s.api.Submit(context.Background(), session.Submission{SessionID: sid, Caller: "alice", Text: "go"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r = s.wait(t, r.ID); r.Status != session.RunCompleted {
+		t.Fatalf("run: %s %s", r.Status, r.Error)
+	}
+	j := job(t, s.worker, sid, "1")
+	if j.State != "running" {
+		t.Fatalf("the worker's job: %+v", j)
+	}
+	if !s.api.JobsHeldByWorkers() || len(s.api.SessionJobs(sid)) != 0 {
+		t.Fatalf("the API process: held by workers %v, lists %+v", s.api.JobsHeldByWorkers(), s.api.SessionJobs(sid))
+	}
+	if err := s.api.StopSessionJobs(context.Background(), sid); err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, j.PGID, "the worker's job after the session was deleted through the API")
+	if got := s.worker.SessionJobs(sid); len(got) != 0 {
+		t.Errorf("the worker still lists %+v", got)
+	}
+}
