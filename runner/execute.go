@@ -81,6 +81,9 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 	if ev.Type == agent.EventMessage && ev.Subagent == nil {
 		st.prompted = true
 	}
+	if ev.Type == agent.EventPlan && ev.Subagent == nil {
+		st.s.planDecided(ctx, st.run, ev.Plan) // before a client sees the approval
+	}
 	if ev.Type == agent.EventDone && ev.Done != nil {
 		if st.prompted {
 			st.run.Images = nil // the session log holds them now
@@ -280,7 +283,11 @@ func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 			return nil, err
 		}
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: flags(sub)}
+	fl := flags(sub)
+	if err := sessionMode(fl, sess); err != nil {
+		return nil, err
+	}
+	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: fl}
 	if s.cfg.Tenancy != nil {
 		opts.Root = dir // the directory the caller opened, not an enclosing repository
 	}
