@@ -38,6 +38,10 @@ type Model struct {
 	Warning string
 	// Frame is set for a replayed cassette: what the recording sent.
 	Frame *Frame
+	// Plan, for Claude Code's opusplan, is the model calls go to while
+	// the permission mode is plan (planmodel.go); nil: this model runs in
+	// every mode.
+	Plan *Model
 }
 
 // Frame is what a replayed run must send as the recording did: the system
