@@ -1,16 +1,13 @@
 package cli
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/api"
-	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/llm/llmtest/mockserver"
 )
 
@@ -88,27 +85,14 @@ func TestOpusplanServer_PERM7(t *testing.T) {
 	srv.Enqueue(planTurn("c1"),
 		mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "c2", Name: "write_file", Input: `{"path":"a.go","content":"package a\n"}`}}},
 		mockserver.Turn{Text: "done"})
-	c, err := client.New(serveFor(t, te), client.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	ws, err := c.CreateWorkspace(ctx, api.CreateWorkspace{Kind: "project", Dir: te.ws})
-	if err != nil {
-		t.Fatal(err)
-	}
-	sess, err := c.CreateSession(ctx, api.CreateSession{WorkspaceID: ws.ID, PermissionMode: "plan"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := &apiSession{c: c, ctx: ctx, id: sess.ID}
-	acc, err := c.Send(ctx, sess.ID, api.Message{Text: "plan, then do it", Model: "opusplan"})
+	s := newAPISession(t, te, "plan")
+	c, ctx := s.c, s.ctx
+	acc, err := c.Send(ctx, s.id, api.Message{Text: "plan, then do it", Model: "opusplan"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var done *agent.DoneEvent
-	for ev, err := range c.Events(ctx, sess.ID, 0) {
+	for ev, err := range c.Events(ctx, s.id, 0) {
 		if err != nil {
 			t.Fatal(err)
 		}
