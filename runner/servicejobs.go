@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/reinhq/rein/tool"
@@ -48,8 +49,10 @@ type sessionJobs struct {
 	users int       // conversations bound to them now
 	used  time.Time // when the last one let go
 	// rec is the newest run's recorder: it journals the process group of
-	// each job as it starts (under the registry's mu).
-	rec *Recorder
+	// each job as it starts. Atomic, not under the registry's mu: the
+	// jobs call OnStart holding their own lock, which release takes
+	// under the registry's.
+	rec atomic.Pointer[Recorder]
 }
 
 func newJobRegistry(logger *slog.Logger, now func() time.Time) *jobRegistry {
@@ -69,17 +72,14 @@ func (r *jobRegistry) acquire(sessionID string, rec *Recorder, open func(onStart
 	if e == nil {
 		e = &sessionJobs{}
 		e.jobs = open(func(call tool.Call, id string, pgid int) {
-			r.mu.Lock()
-			rec := e.rec
-			r.mu.Unlock()
-			if err := rec.RecordJob(call.ID, id, pgid); err != nil {
+			if err := e.rec.Load().RecordJob(call.ID, id, pgid); err != nil {
 				r.logger.Warn("could not journal a background job's process group", "session_id", sessionID, "job", id, "err", err)
 			}
 		})
 		r.entries[sessionID] = e
 	}
 	e.users++
-	e.rec = rec
+	e.rec.Store(rec)
 	var once sync.Once
 	return e.jobs, func() { once.Do(func() { r.release(e) }) }
 }
