@@ -31,7 +31,10 @@ const keepIdleJobs = 64
 // when one ended (the notices). Jobs stop when the session is deleted
 // ([Service.StopSessionJobs]), when the Service shuts down (after its runs
 // ended, [Service.Shutdown]), and a session runs at most
-// jobs.max_per_session of them at once, whichever run started them. Each
+// jobs.max_per_session of them at once, whichever run started them (the
+// setting as it was when the session's first run since this process
+// started made them; jobs.max_per_session 0 in a later run leaves that
+// run without job tools, the jobs running on). Each
 // job's process group is journaled by the run that started it, so a crash
 // leaves it findable as an orphan ([session.Load]).
 type jobRegistry struct {
