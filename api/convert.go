@@ -28,6 +28,8 @@ func FromSession(s *session.Session) Session {
 		Usage:       s.Usage,
 		CostUSD:     s.CostUSD,
 		Runs:        s.Runs,
+
+		PermissionMode: s.PermissionMode,
 	}
 }
 

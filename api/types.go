@@ -52,8 +52,16 @@ type WorkspaceList struct {
 
 // CreateSession is the body of POST /sessions.
 type CreateSession struct {
-	WorkspaceID string `json:"workspace_id" minLength:"1" maxLength:"128" doc:"The workspace the session works in (POST /workspaces)."`
-	Title       string `json:"title,omitempty" maxLength:"200" doc:"Optional title."`
+	WorkspaceID    string `json:"workspace_id" minLength:"1" maxLength:"128" doc:"The workspace the session works in (POST /workspaces)."`
+	Title          string `json:"title,omitempty" maxLength:"200" doc:"Optional title."`
+	PermissionMode string `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,plan" doc:"The session's permission mode: every run of the session uses it unless its message names one; empty keeps the server's configuration. plan (SPEC PERM-7): runs read and plan; a plan approved in a run (its permission_request answered once or always) switches the session to default or accept-edits. bypass is not a session mode: a message may ask for it where the server allows it."`
+}
+
+// UpdateSession is the body of PATCH /sessions/{id}: the fields given
+// change, the others stay.
+type UpdateSession struct {
+	Title          *string `json:"title,omitempty" maxLength:"200" doc:"A new title; empty clears it."`
+	PermissionMode *string `json:"permission_mode,omitempty" enum:",strict,default,accept-edits,read-only,plan" doc:"The session's permission mode: every run of the session uses it unless its message names one; empty keeps the server's configuration. plan (SPEC PERM-7): runs read and plan; a plan approved in a run (its permission_request answered once or always) switches the session to default or accept-edits. bypass is not a session mode: a message may ask for it where the server allows it. Approving a plan a run stopped at (plan_ready): set default or accept-edits here, then send a message (The plan is approved: carry it out.). Applies from the next run on; empty returns to the server's configuration."`
 }
 
 // Session is a conversation's metadata.
@@ -70,6 +78,8 @@ type Session struct {
 	Usage       llm.Usage `json:"usage" doc:"Tokens of every run of the session."`
 	CostUSD     float64   `json:"cost_usd,omitempty"`
 	Runs        int       `json:"runs,omitempty" doc:"How many runs ended."`
+	// PermissionMode is the session's own mode (PERM-7).
+	PermissionMode string `json:"permission_mode,omitempty" doc:"The session's permission mode (see PATCH /sessions/{id}); absent: the server's configuration."`
 }
 
 // SessionList is a page of GET /sessions, newest first.

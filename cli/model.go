@@ -73,8 +73,17 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, 
 		token = ts.Token
 	}
 	p, name := newAdapter(r.Profile, token, r.Betas...)
-	return &runner.Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps,
-		Label: r.Profile.Name + "/" + r.Model, Warning: r.Warning}, nil
+	m := &runner.Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps,
+		Label: r.Profile.Name + "/" + r.Model, Warning: r.Warning}
+	if r.PlanModel != "" {
+		// opusplan: the opus half runs plan mode (PERM-7); the session
+		// keeps the alias, so resuming it keeps both halves.
+		if m.Plan, err = a.resolveModel(reg, r.PlanModel); err != nil {
+			return nil, err
+		}
+		m.Label = spec
+	}
+	return m, nil
 }
 
 // newAdapter builds the adapter a profile names, and returns it with the

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"context"
+
 	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/server"
@@ -11,9 +13,17 @@ import (
 // output files are the server's and are left out.
 type serviceJobs struct{ svc *runner.Service }
 
-var _ server.JobLister = serviceJobs{}
+var _ server.JobHolder = serviceJobs{}
 
-// SessionJobs implements server.JobLister.
+// JobsHeldByWorkers implements server.JobHolder.
+func (s serviceJobs) JobsHeldByWorkers() bool { return s.svc.JobsHeldByWorkers() }
+
+// StopSessionJobs implements server.JobHolder.
+func (s serviceJobs) StopSessionJobs(ctx context.Context, sessionID string) error {
+	return s.svc.StopSessionJobs(ctx, sessionID)
+}
+
+// SessionJobs implements server.JobHolder.
 func (s serviceJobs) SessionJobs(sessionID string) []api.Job {
 	var out []api.Job
 	for _, j := range s.svc.SessionJobs(sessionID) {

@@ -45,6 +45,16 @@ func (c *Client) CreateSession(ctx context.Context, in api.CreateSession) (*api.
 	return call[api.Session](ctx, c, http.MethodPost, "/sessions", nil, in)
 }
 
+// UpdateSession changes the fields of in that are set (PATCH
+// /sessions/{id}): the title, the session's permission mode (SPEC PERM-7).
+func (c *Client) UpdateSession(ctx context.Context, id string, in api.UpdateSession) (*api.Session, error) {
+	p, err := seg("session", id)
+	if err != nil {
+		return nil, err
+	}
+	return call[api.Session](ctx, c, http.MethodPatch, "/sessions/"+p, nil, in)
+}
+
 // SessionQuery selects a page of [Client.Sessions]; the zero value is the
 // server's first page of every session of the caller.
 type SessionQuery struct {

@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"regexp"
 	"strings"
 	"time"
 
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 )
 
@@ -60,8 +58,11 @@ func (h *handler) HandleMessage(ctx context.Context, m Inbound) error {
 	if err != nil {
 		return err
 	}
+	var images []llm.Image
 	if len(m.Attachments) > 0 {
-		text = strings.TrimSpace(text + "\n\n" + g.keepAttachments(r, m))
+		var note string
+		note, images = g.attach(r, m)
+		text = strings.TrimSpace(text + "\n\n" + note)
 	}
 	if text == "" {
 		return nil // a sticker, a reaction: nothing to answer
@@ -74,7 +75,7 @@ func (h *handler) HandleMessage(ctx context.Context, m Inbound) error {
 		return err // stored before: a redelivery, handled once
 	}
 	busy := len(c.runs) > 0
-	if err := g.submit(ctx, c, m.ID, text); err != nil {
+	if err := g.submitMode(ctx, c, m.ID, text, c.r.PermissionMode, images); err != nil {
 		return err
 	}
 	if busy {
@@ -86,11 +87,12 @@ func (h *handler) HandleMessage(ctx context.Context, m Inbound) error {
 // submit turns a stored update into a run of the chat's session and
 // follows it; c.mu is held.
 func (g *Gateway) submit(ctx context.Context, c *chat, updateID, text string) error {
-	return g.submitMode(ctx, c, updateID, text, c.r.PermissionMode)
+	return g.submitMode(ctx, c, updateID, text, c.r.PermissionMode, nil)
 }
 
-// submitMode is submit with the run's permission mode (a /plan's).
-func (g *Gateway) submitMode(ctx context.Context, c *chat, updateID, text, mode string) error {
+// submitMode is submit with the run's permission mode (a /plan's) and
+// the images that go with the text (SPEC LOOP-2).
+func (g *Gateway) submitMode(ctx context.Context, c *chat, updateID, text, mode string, images []llm.Image) error {
 	after, err := g.cfg.Ledger.LastEventID(ctx, c.sessionID)
 	if err != nil {
 		return err
@@ -100,7 +102,7 @@ func (g *Gateway) submitMode(ctx context.Context, c *chat, updateID, text, mode 
 		model = c.r.Model
 	}
 	run, err := g.cfg.Service.Submit(ctx, session.Submission{SessionID: c.sessionID, Caller: c.key, Text: text,
-		Model: model, PermissionMode: mode})
+		Model: model, PermissionMode: mode, Images: images})
 	if errors.Is(err, session.ErrInvalid) {
 		// A bad /model or mode: the user is told; the update is handled.
 		g.reply(c.r, c.chatID, "⚠️ "+err.Error())
@@ -133,43 +135,6 @@ func (g *Gateway) refuse(r *route, m Inbound) {
 	}
 	g.reply(r, m.ChatID, fmt.Sprintf("Sorry, this agent answers only the people its owner allowed. Your %s user id is %s: "+
 		"the owner can add it to allow: of the %s channel in gateway.yaml.", r.name, m.UserID, r.name))
-}
-
-// unsafeName matches what a kept file's name may not hold.
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
-
-// keepAttachments saves a message's files under the route's workspace
-// inbox/ (the model reads them with its tools) and returns the lines
-// telling the model where they are.
-func (g *Gateway) keepAttachments(r *route, m Inbound) string {
-	var lines []string
-	for i, a := range m.Attachments {
-		name := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(a.Name), "_"), "._")
-		if name == "" {
-			name = "file"
-		}
-		if r.Workspace == "" {
-			lines = append(lines, fmt.Sprintf("[the user sent a file, %s (%s, %d bytes); this chat has no workspace to keep it]", name, a.MIME, len(a.Data)))
-			continue
-		}
-		rel := filepath.Join("inbox", fmt.Sprintf("%s-%s-%d-%s", g.cfg.Now().UTC().Format("20060102T150405"), unsafeName.ReplaceAllString(m.ID, "_"), i, name))
-		path := filepath.Join(r.Workspace, rel)
-		err := os.MkdirAll(filepath.Dir(path), 0o700)
-		if err == nil {
-			err = os.WriteFile(path, a.Data, 0o600)
-		}
-		if err != nil {
-			g.log.Warn("an attachment could not be kept", "channel", r.name, "err", err)
-			lines = append(lines, fmt.Sprintf("[the user sent %s, which could not be saved]", name))
-			continue
-		}
-		what := "a file"
-		if strings.HasPrefix(a.MIME, "image/") {
-			what = "an image (read_file shows it)"
-		}
-		lines = append(lines, fmt.Sprintf("[the user sent %s: %s (%s, %d bytes)]", what, rel, a.MIME, len(a.Data)))
-	}
-	return strings.Join(lines, "\n")
 }
 
 // HandleAction implements Handler: a press of a permission question's

@@ -67,5 +67,5 @@ func (g *Gateway) planCommand(ctx context.Context, r *route, m Inbound, text str
 	if err != nil || !fresh {
 		return true, err
 	}
-	return true, g.submitMode(ctx, c, m.ID, arg, string(permission.ModePlan))
+	return true, g.submitMode(ctx, c, m.ID, arg, string(permission.ModePlan), nil)
 }

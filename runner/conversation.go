@@ -63,6 +63,8 @@ type Conversation struct {
 	// grant are the allow rules of the run going on only: a slash
 	// command's allowed-tools (prelude.go).
 	grant []permission.Rule
+	// releaseJobs gives a Service's held jobs back (nil: c owns jobs).
+	releaseJobs func()
 }
 
 // NewConversation starts a conversation over s; its first run creates
@@ -133,12 +135,13 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 			Provider: llm.Retrying(m.Provider, llm.RetryPolicy{}), Model: m.Name,
 			Focus: func() agent.Focus { return c.focus }, Logger: s.logger})
 	}
+	provider, price := c.modelCalls(m)
 	cfg := agent.Config{
-		Provider: c.compactor.Observe(m.Provider), ProviderName: m.ProviderName, Model: m.Name,
+		Provider: c.compactor.Observe(provider), ProviderName: m.ProviderName, Model: m.Name,
 		Caps:   agent.Caps{NoVision: !m.Caps.Vision, NoToolResultImages: !m.Caps.ToolResultImages},
 		System: c.system, Tools: c.runTools(approver), MaxTurns: s.maxTurns(), Timeout: s.ev.Duration(workspace.Timeout),
 		ToolTimeout: s.toolTimeout,
-		MaxTokens:   s.ev.Int(workspace.MaxTokens), Compactor: c.compactor, Price: m.Caps.Price.Cost, Logger: s.logger,
+		MaxTokens:   s.ev.Int(workspace.MaxTokens), Compactor: c.compactor, Price: price, Logger: s.logger,
 		Permissions: &agent.Gate{Policy: c.granted(c.grant), Approver: approver, Rules: s.policy, Auditor: c.audit,
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now},
 		Notices:  c.notices(),

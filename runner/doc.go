@@ -51,6 +51,8 @@
 //     jobs.go (background jobs), dryrun.go (the first request without a
 //     model call), recorder.go, hooklog.go;
 //   - the Service: service.go, schedule.go, execute.go, split.go,
-//     approve.go, callerrules.go, servicejobs.go; observe.go its metrics
+//     approve.go, callerrules.go, sessionmode.go (a session's own
+//     permission mode, PERM-7), servicejobs.go (sessions' background
+//     jobs, which outlive their runs); observe.go its metrics
 //     and traces.
 package runner

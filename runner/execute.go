@@ -81,6 +81,9 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 	if ev.Type == agent.EventMessage && ev.Subagent == nil {
 		st.prompted = true
 	}
+	if ev.Type == agent.EventPlan && ev.Subagent == nil {
+		st.s.planDecided(ctx, st.run, ev.Plan) // before a client sees the approval
+	}
 	if ev.Type == agent.EventDone && ev.Done != nil {
 		if st.prompted {
 			st.run.Images = nil // the session log holds them now
@@ -196,7 +199,6 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		if stt, err = c.Resume(ctx, run.SessionID); err == nil {
 			err = c.Heal(ctx, stt)
 		}
-		defer s.showJobs(run.SessionID, c)()
 	}
 	if err != nil {
 		ev := failedEvent(s.cfg.Now(), run.SessionID, run.ID, err)
@@ -281,7 +283,11 @@ func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 			return nil, err
 		}
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: flags(sub)}
+	fl := flags(sub)
+	if err := sessionMode(fl, sess); err != nil {
+		return nil, err
+	}
+	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: fl}
 	if s.cfg.Tenancy != nil {
 		opts.Root = dir // the directory the caller opened, not an enclosing repository
 	}
@@ -297,7 +303,7 @@ func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 	setup, err := NewSetup(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
 		RuleStore: rules, CallerRules: kept,
 		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Tenancy: s.cfg.Tenancy, Getenv: s.cfg.Getenv,
-		Logger: logger, Now: s.cfg.Now})
+		heldJobs: s.heldJobs, Logger: logger, Now: s.cfg.Now})
 	if err != nil {
 		return nil, err
 	}

@@ -16,23 +16,32 @@ import (
 // crash leaves an orphan that [session.Load] reports, the agent's
 // Config.Notices tells the model at its next turn when one ended, and
 // [Conversation.Close] stops them all: a job ends with its session. On
-// the server a run's Conversation lives for that run, so its jobs end with
-// the run.
+// the server a run's Conversation lives for that run, but its jobs are
+// the session's, held by the [Service] (servicejobs.go): the
+// Conversation borrows them and gives them back when it closes.
 
 // newJobs returns the session's jobs under the workspace's settings, or
-// nil when jobs.max_per_session is 0.
+// nil when jobs.max_per_session is 0; a Service's run borrows the
+// session's held jobs (c.releaseJobs gives them back).
 func (c *Conversation) newJobs() *builtin.Jobs {
 	limit := c.s.ev.Int(workspace.JobsMax)
 	if limit <= 0 {
 		return nil
 	}
+	open := func(onStart func(tool.Call, string, int)) *builtin.Jobs {
+		return builtin.NewJobs(builtin.JobsOptions{Dir: c.sessDir, Max: limit, Now: c.s.cfg.Now, OnStart: onStart})
+	}
+	if held := c.s.cfg.heldJobs; held != nil {
+		jobs, release := held.acquire(c.sess.ID, c.rec, open)
+		c.releaseJobs = release
+		return jobs
+	}
 	rec, logger := c.rec, c.s.logger
-	return builtin.NewJobs(builtin.JobsOptions{Dir: c.sessDir, Max: limit, Now: c.s.cfg.Now,
-		OnStart: func(call tool.Call, id string, pgid int) {
-			if err := rec.RecordJob(call.ID, id, pgid); err != nil {
-				logger.Warn("could not journal a background job's process group", "tool", call.Name, "job", id, "err", err)
-			}
-		}})
+	return open(func(call tool.Call, id string, pgid int) {
+		if err := rec.RecordJob(call.ID, id, pgid); err != nil {
+			logger.Warn("could not journal a background job's process group", "tool", call.Name, "job", id, "err", err)
+		}
+	})
 }
 
 // jobTools adds the job tools after bash, when the session has jobs and
@@ -62,8 +71,14 @@ func (c *Conversation) notices() func() []string {
 	return c.jobs.Notices
 }
 
-// closeJobs stops the session's jobs and waits for them.
+// closeJobs stops the session's jobs and waits for them, or gives the
+// Service's back.
 func (c *Conversation) closeJobs() {
+	if c.releaseJobs != nil {
+		c.releaseJobs()
+		c.releaseJobs, c.jobs = nil, nil
+		return
+	}
 	if c.jobs == nil {
 		return
 	}

@@ -17,7 +17,6 @@ import (
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner/queue"
 	"github.com/reinhq/rein/session"
-	"github.com/reinhq/rein/tool/builtin"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -113,9 +112,9 @@ type Service struct {
 	replies  map[string]chan bool // answers sent to other processes, by signal id
 	// listening ends the listener of broadcast signals (split service).
 	listening context.CancelFunc
-	// jobs are the background jobs of the sessions whose run this
-	// process executes now, under mu (servicejobs.go).
-	jobs map[string]*builtin.Jobs
+	// heldJobs are the sessions' background jobs, which outlive their
+	// runs (servicejobs.go).
+	heldJobs *jobRegistry
 }
 
 // lane is one session's queue; one goroutine drains it.
@@ -155,7 +154,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	base, stop := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, slot: make(chan struct{}, cfg.MaxConcurrent), sessions: map[string]*lane{},
 		running: map[string]*live{}, base: base, stop: stop, closing: make(chan struct{}), listening: func() {},
-		replies: map[string]chan bool{}}
+		replies: map[string]chan bool{}, heldJobs: newJobRegistry(cfg.Logger, cfg.Now)}
 	if cfg.Broadcast != nil {
 		var lctx context.Context
 		lctx, s.listening = context.WithCancel(context.Background())
@@ -395,13 +394,15 @@ func (s *Service) Close() {
 
 // Shutdown stops accepting runs, lets running ones finish until ctx is
 // done, then cancels them (every tool call still gets its result) and
-// waits for them to end. Queued runs stay queued for the next start. The
-// MCP servers runs used are stopped last.
+// waits for them to end. Queued runs stay queued for the next start. Then
+// the sessions' background jobs are stopped, the history mirror closed,
+// and the MCP servers runs used are stopped last.
 func (s *Service) Shutdown(ctx context.Context) error {
 	s.Close()
 	defer s.mcp.Close()
 	defer s.closeMirror(ctx) // once the runs ended
 	defer s.listening()      // runs still wait for answers until they end
+	defer s.heldJobs.close() // once the runs that could use them ended
 	done := make(chan struct{})
 	go func() {
 		s.wg.Wait()

@@ -38,6 +38,10 @@ type Model struct {
 	Warning string
 	// Frame is set for a replayed cassette: what the recording sent.
 	Frame *Frame
+	// Plan, for Claude Code's opusplan, is the model calls go to while
+	// the permission mode is plan (planmodel.go); nil: this model runs in
+	// every mode.
+	Plan *Model
 }
 
 // Frame is what a replayed run must send as the recording did: the system
@@ -115,6 +119,10 @@ type Config struct {
 	// Tenancy, when set, confines the tools to the workspace as a
 	// server's runs need (SPEC API-9; see [Tenancy]).
 	Tenancy *Tenancy
+
+	// heldJobs, set by a [Service], keeps each session's background jobs
+	// beyond the run's Conversation (servicejobs.go).
+	heldJobs *jobRegistry
 }
 
 // Setup is what a workspace and its configuration determine, built once

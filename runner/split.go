@@ -43,6 +43,9 @@ type signal struct {
 	ID      string `json:"id,omitempty"`
 	ReplyTo string `json:"reply_to,omitempty"`
 	Taken   bool   `json:"taken,omitempty"`
+	// StopJobs names a deleted session whose background jobs the worker
+	// holding them stops (SPEC TOOL-8).
+	StopJobs string `json:"stop_jobs,omitempty"`
 }
 
 // replyWait bounds how long Answer waits for the process running a run to
@@ -137,7 +140,7 @@ func (s *Service) listen(ctx context.Context) {
 // deliver applies a signal to the run it names when it runs here.
 func (s *Service) deliver(msg []byte) {
 	var sig signal
-	if err := json.Unmarshal(msg, &sig); err != nil || sig.RunID == "" && sig.ReplyTo == "" {
+	if err := json.Unmarshal(msg, &sig); err != nil || sig.RunID == "" && sig.ReplyTo == "" && sig.StopJobs == "" {
 		s.cfg.Logger.Warn("an unreadable signal was ignored", "err", err)
 		return
 	}
@@ -146,6 +149,8 @@ func (s *Service) deliver(msg []byte) {
 	waiting := s.replies[sig.ReplyTo]
 	s.mu.Unlock()
 	switch {
+	case sig.StopJobs != "":
+		s.heldJobs.stop(sig.StopJobs)
 	case sig.ReplyTo != "":
 		if waiting != nil {
 			select {

@@ -84,6 +84,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"POST", "/sessions", `{"workspace_id":"{ws}"}`, 201, 404, false},
 		{"GET", "/sessions", nil, 200, 200, false},
 		{"GET", "/sessions/{s}", nil, 200, 404, false},
+		{"PATCH", "/sessions/{s}", `{"permission_mode":"plan"}`, 200, 404, false},
 		{"DELETE", "/sessions/{idle}", nil, 204, 404, false},
 		{"POST", "/sessions/{s}/fork", `{"at_seq":0}`, 201, 404, false},
 		{"GET", "/sessions/{s}/export", nil, 200, 404, false},

@@ -23,6 +23,7 @@ var routes = []string{
 	"POST /sessions",
 	"GET /sessions",
 	"GET /sessions/{id}",
+	"PATCH /sessions/{id}",
 	"DELETE /sessions/{id}",
 	"POST /sessions/{id}/fork",
 	"GET /sessions/{id}/export",

@@ -112,9 +112,10 @@ type Config struct {
 	// Commands, reported by /ready, says how runs' commands run (SPEC
 	// API-9; runner.Tenancy.Commands); "" where this process runs none.
 	Commands string
-	// Jobs lists sessions' background jobs for GET /sessions/{id}/jobs
-	// (SPEC TOOL-8); nil lists none.
-	Jobs JobLister
+	// Jobs holds sessions' background jobs: GET /sessions/{id}/jobs
+	// lists them, deleting a session stops them (SPEC TOOL-8); nil lists
+	// none.
+	Jobs JobHolder
 }
 
 func init() {

@@ -34,6 +34,11 @@ type sessionListOutput struct {
 	Body api.SessionList
 }
 
+type updateSessionInput struct {
+	ID   string `path:"id" maxLength:"128" pattern:"^[A-Za-z0-9_-][A-Za-z0-9._-]*$" doc:"Session id."`
+	Body api.UpdateSession
+}
+
 type forkInput struct {
 	ID   string    `path:"id" maxLength:"128" pattern:"^[A-Za-z0-9_-][A-Za-z0-9._-]*$" doc:"Session id."`
 	Body *api.Fork `required:"false"`
@@ -52,9 +57,16 @@ func (s *Server) registerSessions() {
 	op.Tags = []string{"sessions"}
 	huma.Register(s.api, op, s.getSession)
 
+	op = s.operation(http.MethodPatch, "/sessions/{id}", "update-session", "Change a session's title or permission mode", http.StatusOK, http.StatusNotFound)
+	op.Tags = []string{"sessions"}
+	op.Description = "Changes the fields given: title, permission_mode (SPEC PERM-7). The mode applies from the session's next run; " +
+		"a run going on keeps its own. After a run stopped at a plan (done reason plan_ready), setting default or accept-edits " +
+		"and sending a message approves the plan."
+	huma.Register(s.api, op, s.updateSession)
+
 	op = s.operation(http.MethodDelete, "/sessions/{id}", "delete-session", "Delete a session", http.StatusNoContent, http.StatusNotFound, http.StatusConflict)
 	op.Tags = []string{"sessions"}
-	op.Description = "Deletes the session, its log, runs and stored events; its audit records stay. " +
+	op.Description = "Deletes the session, its log, runs and stored events, and stops its background jobs; its audit records stay. " +
 		"A session with a queued or running run cannot be deleted (409): cancel the run first."
 	huma.Register(s.api, op, s.deleteSession)
 
@@ -74,7 +86,8 @@ func (s *Server) createSession(ctx context.Context, in *createSessionInput) (*se
 		return nil, err
 	}
 	now := s.now()
-	sess := &session.Session{Caller: c, Workspace: w.ID, WorkDir: w.Dir, Title: in.Body.Title, CreatedAt: now, UpdatedAt: now}
+	sess := &session.Session{Caller: c, Workspace: w.ID, WorkDir: w.Dir, Title: in.Body.Title, CreatedAt: now, UpdatedAt: now,
+		PermissionMode: in.Body.PermissionMode}
 	if err := s.cfg.Sessions.Create(ctx, sess); err != nil {
 		return nil, s.fail(ctx, "creating the session", err)
 	}
@@ -114,6 +127,29 @@ func (s *Server) getSession(ctx context.Context, in *sessionIDInput) (*sessionOu
 	return &sessionOutput{Body: api.FromSession(sess)}, nil
 }
 
+func (s *Server) updateSession(ctx context.Context, in *updateSessionInput) (*sessionOutput, error) {
+	c, err := caller(ctx)
+	if err != nil {
+		return nil, err
+	}
+	sess, err := s.ownSession(ctx, c, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	if in.Body.Title != nil {
+		sess.Title = *in.Body.Title
+	}
+	if in.Body.PermissionMode != nil {
+		sess.PermissionMode = *in.Body.PermissionMode
+	}
+	sess.UpdatedAt = s.now()
+	if err := s.cfg.Sessions.Update(ctx, sess); err != nil {
+		return nil, s.fail(ctx, "updating the session", err)
+	}
+	s.sessionChanged(sess.ID)
+	return &sessionOutput{Body: api.FromSession(sess)}, nil
+}
+
 func (s *Server) deleteSession(ctx context.Context, in *sessionIDInput) (*struct{}, error) {
 	c, err := caller(ctx)
 	if err != nil {
@@ -129,6 +165,9 @@ func (s *Server) deleteSession(ctx context.Context, in *sessionIDInput) (*struct
 	if len(live) > 0 {
 		r := live[0]
 		return nil, huma.Error409Conflict(fmt.Sprintf("session %s has a %s run: cancel run %s first (POST /runs/%s/cancel), then delete the session", in.ID, r.Status, r.ID, r.ID))
+	}
+	if err := s.stopJobs(ctx, in.ID); err != nil {
+		return nil, err
 	}
 	if err := s.cfg.Sessions.Delete(ctx, in.ID); err != nil {
 		return nil, s.fail(ctx, "deleting the session", err)

@@ -67,6 +67,12 @@ type Session struct {
 	Usage   llm.Usage `json:"usage"`
 	CostUSD float64   `json:"cost_usd,omitempty"`
 	Runs    int       `json:"runs,omitempty"`
+	// PermissionMode is the session's own permission mode on a server
+	// (SPEC PERM-7: "plan" keeps every run in plan mode until a plan is
+	// approved): every run of the session uses it unless its message names
+	// one; empty keeps the configuration's. Kept in the metadata's JSON, so
+	// a session stored before it existed reads as empty.
+	PermissionMode string `json:"permission_mode,omitempty"`
 }
 
 // ListOptions selects sessions for [Store.List].

@@ -203,6 +203,8 @@ type Options struct {
 	// Home is the HOME of the runs (the user's configuration and memory);
 	// default a new temporary directory.
 	Home string
+	// Vision gives the model vision: images reach it rather than a note.
+	Vision bool
 }
 
 // Start boots an Env over setup's platform; t's cleanup stops it.
@@ -250,7 +252,7 @@ func (e *Env) boot(t testing.TB) {
 			e.models = append(e.models, spec)
 			e.mu.Unlock()
 			return &runner.Model{Provider: e.model(), ProviderName: "scripted", Name: "m", Label: "scripted/m",
-				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
+				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000, Vision: e.opts.Vision}}, nil
 		}})
 	if err != nil {
 		t.Fatal(err)

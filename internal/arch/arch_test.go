@@ -145,7 +145,7 @@ var arrows = map[string][]string{
 		"permission", "hook", "hook/httphook", "session", "eventbus", "telemetry", "llm/registry", "workspace",
 		"memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile", "session/sqlite",
 		"runner/queue", "internal/secretenv"},
-	"gateway": {"agent", "tool", "permission", "hook", "session", "eventbus", "memory", "persona",
+	"gateway": {"agent", "attachment", "tool", "permission", "hook", "session", "eventbus", "memory", "persona",
 		"internal/migration", "internal/sqlitedb", "internal/atomicfile"},
 	"mirror":                  {"session", "internal/sqlitedb", "internal/migration"},
 	"runner/queue":            {},

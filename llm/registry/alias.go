@@ -31,9 +31,9 @@ const (
 	// it outside an agent is an error that says so.
 	AliasInherit = "inherit"
 	// AliasOpusPlan is `opus` in plan mode and `sonnet` otherwise (Claude
-	// Code's opusplan). Plan mode is not in this build: it resolves to the
-	// sonnet model and [Resolved.PlanModel] names the opus one for the
-	// plan-mode half to switch to.
+	// Code's opusplan): it resolves to the sonnet model and
+	// [Resolved.PlanModel] names the opus one, which the runner calls while
+	// the permission mode is plan (runner.Model.Plan).
 	AliasOpusPlan = "opusplan"
 )
 

@@ -385,8 +385,8 @@ type Resolved struct {
 	// ([BetaContext1M] for `[1m]` on a model whose own window is smaller).
 	Betas []string
 	// PlanModel, for opusplan, is the model string plan mode runs (opus's
-	// target); empty otherwise. Plan mode is not in this build: runs use
-	// Model, the sonnet half.
+	// target); empty otherwise. Outside plan mode runs use Model, the
+	// sonnet half.
 	PlanModel string
 }
 

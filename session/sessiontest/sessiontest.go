@@ -73,7 +73,7 @@ func testCreateGet(t *testing.T, st session.Store) {
 	ctx := t.Context()
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 6_000_000, time.UTC)
 	s := &session.Session{ID: "s-1", WorkDir: "/w", Title: "t", Preview: "hello", CreatedAt: t0, UpdatedAt: t0.Add(time.Second),
-		Model: "anthropic/claude", CostUSD: 0.5, Runs: 2}
+		Model: "anthropic/claude", CostUSD: 0.5, Runs: 2, PermissionMode: "plan"}
 	s.Usage.InputTokens, s.Usage.OutputTokens = 10, 20
 	mustCreate(t, st, s)
 	got, err := st.Get(ctx, "s-1")
@@ -334,6 +334,7 @@ func testUpdate(t *testing.T, st session.Store) {
 	mustCreate(t, st, &session.Session{ID: "s", CreatedAt: t0, UpdatedAt: t0})
 	s, _ := st.Get(ctx, "s")
 	s.Title, s.Preview, s.Model, s.Runs, s.CostUSD = "title", "preview", "m", 3, 1.25
+	s.PermissionMode = "accept-edits"
 	s.Usage.CacheReadTokens = 7
 	s.UpdatedAt = t0.Add(time.Hour)
 	s.CreatedAt = t0.Add(time.Minute) // ignored
