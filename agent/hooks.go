@@ -38,13 +38,13 @@ func (r *run) fire(ctx context.Context, ev hook.Event, in hook.Input) (hook.Outc
 // submitPrompt fires user_prompt_submit and session_start (for a new
 // session): a hook may block the prompt, rewrite it, or add context to it.
 func (r *run) submitPrompt(ctx context.Context, p llm.Message) (llm.Message, string) {
-	var started string // what session_start hooks add (Claude Code's additionalContext or plain stdout)
+	started := r.in.HookContext // what session_start hooks add (Claude Code's additionalContext or plain stdout)
 	if len(r.in.History) == 0 {
 		so, _ := r.fire(ctx, hook.SessionStart, hook.Input{Source: "startup"})
 		if so.Stop {
 			return p, firstNonEmpty(so.StopReason, "a session_start hook stopped the run")
 		}
-		started = so.AdditionalContext
+		started = joinContext(started, so.AdditionalContext)
 	}
 	out, ok := r.fire(ctx, hook.UserPromptSubmit, hook.Input{Prompt: p.TextOf()})
 	if !ok && started == "" {

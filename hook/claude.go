@@ -37,10 +37,21 @@ var claudeFields = map[string][]claudeField{
 	"task":       {{rein: "agent", claude: "subagent_type"}},
 }
 
+// claudeModes are Claude Code's names of rein's permission modes:
+// read-only is nearest to plan (nothing changes), strict to default (what
+// is not allowed is asked). Claude Code's own names pass unchanged.
+var claudeModes = map[string]string{
+	"default": "default", "strict": "default", "accept-edits": "acceptEdits", "plan": "plan",
+	"read-only": "plan", "bypass": "bypassPermissions",
+}
+
 // claudeInput renders the input as Claude Code would send it.
 func claudeInput(in Input) Input {
 	reinTool := in.ToolName
 	in.Event = Event(in.Event.ClaudeName())
+	if m, ok := claudeModes[in.PermissionMode]; ok {
+		in.PermissionMode = m
+	}
 	if n, ok := claudeToolOf[in.ToolName]; ok {
 		in.ToolName = n
 	}
