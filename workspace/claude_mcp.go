@@ -12,7 +12,12 @@ type MCPSkip struct {
 	Name   string `json:"name"`
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+
+	warning string
 }
+
+// Warning is the line [Loaded.Warnings] holds for the skip.
+func (s MCPSkip) Warning() string { return s.warning }
 
 // claudeMCPOrder is the precedence of Claude Code's settings levels for a
 // single value, highest first.
@@ -86,9 +91,9 @@ func (l *Loaded) gateClaudeMCP(ls *layers) {
 			continue
 		}
 		skip := MCPSkip{Name: s.Name, Path: s.Path, Reason: reason}
+		skip.warning = fmt.Sprintf("MCP server %s of %s is not loaded: %s (Claude Code's settings)", s.Name, l.rel(s.Path), reason)
 		l.MCPSkipped = append(l.MCPSkipped, skip)
-		l.Warnings = append(l.Warnings, fmt.Sprintf("MCP server %s of %s is not loaded: %s (Claude Code's settings; add it to enabledMcpjsonServers to load it)",
-			s.Name, l.rel(s.Path), reason))
+		l.Warnings = append(l.Warnings, skip.warning)
 	}
 	ls.workspace.mcp = kept
 	slices.SortStableFunc(l.MCPSkipped, func(a, b MCPSkip) int { return strings.Compare(a.Name, b.Name) })
