@@ -315,3 +315,24 @@ func isClaudeName(tool, k string) bool {
 	}
 	return false
 }
+
+// COMPAT-1: a Claude Code hook declaring what rein does not honour (if,
+// async, once, the exec form, another shell) is refused with the field
+// named, never run with another meaning; statusMessage, shell bash and
+// async false are fine.
+func TestClaudeUnsupportedFields_COMPAT1(t *testing.T) {
+	for field, ok := range map[string]bool{
+		`"if": "Bash(git *)"`: false, `"async": true`: false, `"once": true`: false, `"args": ["x"]`: false,
+		`"shell": "powershell"`: false, `"asyncRewake": true`: false,
+		`"statusMessage": "checking"`: true, `"shell": "bash"`: true, `"async": false`: true,
+	} {
+		doc := `{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "x", ` + field + `}]}]}}`
+		_, err := Parse([]byte(doc))
+		if ok != (err == nil) {
+			t.Errorf("%s: error %v", field, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), strings.Split(field, `"`)[1]) {
+			t.Errorf("%s: error %v does not name the field", field, err)
+		}
+	}
+}
