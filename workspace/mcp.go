@@ -190,8 +190,7 @@ type expander struct {
 
 // expand returns the text value of key with its variables expanded.
 func (x *expander) expand(m *mapping, key string) string {
-	n, _ := m.get(key)
-	return x.expandAt(n, m.str(key), key)
+	return x.expandAt(m.str(key), key)
 }
 
 // expandList returns the list value of key (a YAML or JSON list) with its
@@ -211,7 +210,7 @@ func (x *expander) expandList(m *mapping, key string) (out, raw []string) {
 			x.d.problem(n, "%s: want a list of text, got %s in it; it is left out", key, kindName(item))
 			continue
 		}
-		out = append(out, x.expandAt(item, item.Value, key))
+		out = append(out, x.expandAt(item.Value, key))
 		raw = append(raw, item.Value)
 	}
 	return out, raw
@@ -220,10 +219,9 @@ func (x *expander) expandList(m *mapping, key string) (out, raw []string) {
 // expandMap returns the mapping value of key with the variables of its
 // values expanded.
 func (x *expander) expandMap(m *mapping, key string) map[string]string {
-	n, _ := m.get(key)
 	mp := m.strMap(key)
 	for _, k := range slices.Sorted(maps.Keys(mp)) {
-		mp[k] = x.expandAt(n, mp[k], key+"."+k)
+		mp[k] = x.expandAt(mp[k], key+"."+k)
 	}
 	return mp
 }
@@ -234,7 +232,7 @@ func (x *expander) expandMap(m *mapping, key string) map[string]string {
 // and the variable (Claude Code would send the text as written, which
 // fails later and less clearly). A variable the reader refuses is noted,
 // and stays as written.
-func (x *expander) expandAt(n *yaml.Node, s, field string) string {
+func (x *expander) expandAt(s, field string) string {
 	getenv := x.env.getenv
 	if x.env.refuse != nil {
 		getenv = func(name string) string {
