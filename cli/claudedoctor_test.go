@@ -3,8 +3,11 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/llm/llmtest"
 )
 
 // COMPAT-1: rein doctor lists what Claude Code's settings hold that rein
@@ -84,5 +87,46 @@ func TestMCPAddSSE_COMPAT1(t *testing.T) {
 		if code, _, errs := te.run(args...); code != ExitUsage || !strings.Contains(errs, "--transport") {
 			t.Errorf("rein %s: exit %d: %s", strings.Join(args, " "), code, errs)
 		}
+	}
+}
+
+// COMPAT-1: through rein run and the CLI's session store, a Claude Code
+// Stop hook's transcript_path is the session's own log, absolute and
+// readable: the script counts its lines and tells the model, whose
+// prompt and answer are in it by then.
+func TestHookTranscriptIsSessionLog_COMPAT1(t *testing.T) {
+	te := newTestEnv(t)
+	te.write(".claude/hooks/stop.sh", `#!/bin/sh
+input=$(cat)
+case "$input" in *'"stop_hook_active":true'*) exit 0 ;; esac
+path=$(printf '%s' "$input" | grep -o '"transcript_path":"[^"]*"' | cut -d'"' -f4)
+echo "$path" > "$CLAUDE_PROJECT_DIR/transcript-path.txt"
+grep -c '"first answer"' "$path" > "$CLAUDE_PROJECT_DIR/answer-lines.txt"
+printf '{"decision":"block","reason":"the transcript has %s lines"}' "$(wc -l < "$path" | tr -d ' ')"
+`)
+	if err := os.Chmod(filepath.Join(te.ws, ".claude/hooks/stop.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	te.write(".claude/settings.json", `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "\"$CLAUDE_PROJECT_DIR\"/.claude/hooks/stop.sh"}]}]}}`)
+	te.mustRun(ExitOK, "trust")
+	s := te.script("m", llmtest.Reply{Text: "first answer"}, llmtest.Reply{Text: "second answer"})
+	te.mustRun(ExitOK, "run", "--model", "scripted/m", "hi")
+	path, err := os.ReadFile(filepath.Join(te.ws, "transcript-path.txt"))
+	if err != nil {
+		t.Fatalf("the stop hook did not run: %v", err)
+	}
+	p := strings.TrimSpace(string(path))
+	if !filepath.IsAbs(p) || filepath.Base(filepath.Dir(p)) != "sessions" || !strings.HasSuffix(p, ".jsonl") {
+		t.Errorf("transcript_path %q: want the session's log in the sessions directory", p)
+	}
+	if n, _ := os.ReadFile(filepath.Join(te.ws, "answer-lines.txt")); strings.TrimSpace(string(n)) != "1" {
+		t.Errorf("the transcript holds the model's answer %q times, want once", n)
+	}
+	reqs := s.Requests()
+	if len(reqs) != 2 {
+		t.Fatalf("%d model calls, want 2", len(reqs))
+	}
+	if last := reqs[1].Messages[len(reqs[1].Messages)-1].TextOf(); !strings.Contains(last, "the transcript has") || strings.Contains(last, "has 0 lines") {
+		t.Errorf("the hook's reason: %q", last)
 	}
 }
