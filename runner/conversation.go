@@ -47,6 +47,8 @@ type Conversation struct {
 	// transcript hooks read (hookinput.go).
 	transcriptMu  sync.Mutex
 	transcriptSeq int64
+	// hookNoteMu orders the notices of hooks fired by parallel tool calls.
+	hookNoteMu sync.Mutex
 	// mu guards sess, usage and cost, read by other goroutines.
 	mu    sync.Mutex
 	usage llm.Usage

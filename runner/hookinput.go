@@ -33,7 +33,9 @@ func (h sessionHooks) Fire(ctx context.Context, ev hook.Event, in hook.Input) (h
 	}
 	out, err := c.hooks.Fire(ctx, ev, in)
 	if out.SystemMessage != "" {
+		c.hookNoteMu.Lock()
 		c.s.note("hook (%s): %s", ev, out.SystemMessage)
+		c.hookNoteMu.Unlock()
 	}
 	return out, err
 }
