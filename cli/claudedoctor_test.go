@@ -61,6 +61,10 @@ func TestDoctorMCPSkipped_COMPAT1(t *testing.T) {
 	if strings.Contains(out, "kept: skipped") {
 		t.Errorf("doctor skips the enabled server:\n%s", out)
 	}
+	out, _ = te.mustRun(ExitOK, "mcp", "list")
+	if !strings.Contains(out, "skipped: disabledMcpjsonServers in .claude/settings.local.json lists it") || !strings.Contains(out, "other-mcp") {
+		t.Errorf("mcp list does not show the skipped servers:\n%s", out)
+	}
 }
 
 // MCP-1, COMPAT-1: rein mcp add --transport sse writes type: sse, which

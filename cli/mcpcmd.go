@@ -63,6 +63,9 @@ type mcpView struct {
 	// Screening is what the last run withholding the server recorded, or
 	// "accepted" once accepted (SPEC MCP-2); empty when no run withheld it.
 	Screening string `json:"screening,omitempty"`
+	// Skipped says why Claude Code's settings leave out this server of the
+	// project's .mcp.json (enabledMcpjsonServers and the like).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // viewMCP lists every server: those that apply and an untrusted
@@ -88,6 +91,11 @@ func viewMCP(l *workspace.Loaded) []mcpView {
 			}
 		}
 		out = append(out, v)
+	}
+	for _, sk := range l.MCPSkipped {
+		d := sk.Server
+		out = append(out, mcpView{Name: d.Name, Origin: string(d.Origin), File: displayPath(l, d.Path), Transport: transportOf(d),
+			Declared: d.Declared, Env: sortedKeys(d.Env), Headers: sortedKeys(d.Headers), Skipped: sk.Reason})
 	}
 	return out
 }
@@ -170,6 +178,9 @@ func printMCP(a *App, views []mcpView) error {
 		}
 		if v.Screening != "" {
 			state = append(state, v.Screening)
+		}
+		if v.Skipped != "" {
+			state = append(state, "skipped: "+v.Skipped)
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Origin, v.File, cmp.Or(v.Transport, "-"),
 			clip(cmp.Or(v.Declared, "-"), 60), strings.Join(state, "; "))

@@ -12,6 +12,8 @@ type MCPSkip struct {
 	Name   string `json:"name"`
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Server is the server as declared.
+	Server MCPServer `json:"server"`
 
 	warning string
 }
@@ -90,7 +92,7 @@ func (l *Loaded) gateClaudeMCP(ls *layers) {
 			kept = append(kept, s)
 			continue
 		}
-		skip := MCPSkip{Name: s.Name, Path: s.Path, Reason: reason}
+		skip := MCPSkip{Name: s.Name, Path: s.Path, Reason: reason, Server: s}
 		skip.warning = fmt.Sprintf("MCP server %s of %s is not loaded: %s (Claude Code's settings)", s.Name, l.rel(s.Path), reason)
 		l.MCPSkipped = append(l.MCPSkipped, skip)
 		l.Warnings = append(l.Warnings, skip.warning)
