@@ -204,7 +204,7 @@ type Permission string
 
 // The says. The zero value is no say.
 const (
-	PermissionAllow Permission = "allow" // skip the prompt (deny rules still win)
+	PermissionAllow Permission = "allow" // skip the mode's default question (deny and ask rules, and a sandbox exit, still win)
 	PermissionAsk   Permission = "ask"   // prompt even if the rules allow
 )
 
@@ -232,7 +232,9 @@ type Outcome struct {
 	ForceContinue bool
 	// Permission is a tool hook's say on the permission check:
 	// [PermissionAllow], [PermissionAsk] or "" (no say). A deny is a block.
-	// Deny rules should still win over an allow.
+	// As in Claude Code, an allow lifts neither a deny rule nor an ask
+	// rule; rein's agent also keeps asking about a command leaving the
+	// sandbox and a plan.
 	Permission Permission
 	// Stop ends the run at once (Claude Code's "continue": false);
 	// StopReason is for the user, not the model.
