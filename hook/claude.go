@@ -70,18 +70,13 @@ func claudeInput(in Input) Input {
 
 // claudeToolInput maps a rein tool's input to Claude Code's fields.
 func claudeToolInput(tool string, raw json.RawMessage, cwd string) json.RawMessage {
-	fields := claudeFields[tool]
-	var m map[string]any
-	if len(fields) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
-		return raw
-	}
-	for _, f := range fields {
+	return remap(tool, raw, func(m map[string]any, f claudeField) {
 		v, ok := m[f.rein]
 		if !ok {
 			if f.path && tool == "list_dir" && cwd != "" {
 				m[f.claude] = cwd // Claude Code's LS always names its directory
 			}
-			continue
+			return
 		}
 		delete(m, f.rein)
 		switch x := v.(type) {
@@ -95,32 +90,36 @@ func claudeToolInput(tool string, raw json.RawMessage, cwd string) json.RawMessa
 			}
 		}
 		m[f.claude] = v
-	}
-	out, err := json.Marshal(m)
-	if err != nil {
-		return raw
-	}
-	return out
+	})
 }
 
 // reinToolInput maps an input a Claude Code hook rewrote back to rein's
 // fields. A field given both ways takes Claude Code's value.
 func reinToolInput(tool string, raw json.RawMessage) json.RawMessage {
-	fields := claudeFields[tool]
-	var m map[string]any
-	if len(fields) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
-		return raw
-	}
-	for _, f := range fields {
+	return remap(tool, raw, func(m map[string]any, f claudeField) {
 		v, ok := m[f.claude]
 		if !ok {
-			continue
+			return
 		}
 		delete(m, f.claude)
 		if x, isNum := v.(float64); isNum && f.scale != 0 {
 			v = x / f.scale
 		}
 		m[f.rein] = v
+	})
+}
+
+// remap applies move to the input object of tool for each of its
+// [claudeFields]; an input that is not an object, or a tool without such
+// fields, is returned as it is.
+func remap(tool string, raw json.RawMessage, move func(map[string]any, claudeField)) json.RawMessage {
+	fields := claudeFields[tool]
+	var m map[string]any
+	if len(fields) == 0 || json.Unmarshal(raw, &m) != nil || m == nil {
+		return raw
+	}
+	for _, f := range fields {
+		move(m, f)
 	}
 	out, err := json.Marshal(m)
 	if err != nil {

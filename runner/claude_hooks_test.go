@@ -108,19 +108,8 @@ func TestClaudeHooksEndToEnd_COMPAT1(t *testing.T) {
 	)
 	var notes []string
 	var mu sync.Mutex
-	setup, err := runner.NewSetup(runner.Config{Loaded: load(), Store: session.NewMemStore(), SessionsDir: filepath.Join(dir, "sessions"), Getenv: getenv,
-		Notice: func(msg string) { mu.Lock(); notes = append(notes, msg); mu.Unlock() },
-		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-			return &runner.Model{Provider: model, ProviderName: "scripted", Name: "demo", Label: spec,
-				Caps: registry.Model{Name: "demo", ContextWindow: 100_000, MaxOutput: 4_000}}, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer setup.Close()
-	if setup, err = setup.WithModel(setup.ModelSpec(nil)); err != nil {
-		t.Fatal(err)
-	}
+	setup := scriptedSetup(t, model, runner.Config{Loaded: load(), Store: session.NewMemStore(), SessionsDir: filepath.Join(dir, "sessions"), Getenv: getenv,
+		Notice: func(msg string) { mu.Lock(); notes = append(notes, msg); mu.Unlock() }})
 	var asked []string
 	approver := permission.ApproverFunc(func(_ context.Context, p permission.Prompt) (permission.Verdict, error) {
 		asked = append(asked, p.Request.Tool+" "+string(p.Request.Input))
@@ -261,4 +250,23 @@ func readInputs(t *testing.T, path string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// scriptedSetup is the setup of cfg whose model is the scripted one, closed
+// when the test ends.
+func scriptedSetup(t *testing.T, model llm.Provider, cfg runner.Config) *runner.Setup {
+	t.Helper()
+	cfg.Resolve = func(_ *registry.Registry, spec string) (*runner.Model, error) {
+		return &runner.Model{Provider: model, ProviderName: "scripted", Name: "demo", Label: spec,
+			Caps: registry.Model{Name: "demo", ContextWindow: 100_000, MaxOutput: 4_000}}, nil
+	}
+	setup, err := runner.NewSetup(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { setup.Close() })
+	if setup, err = setup.WithModel(setup.ModelSpec(nil)); err != nil {
+		t.Fatal(err)
+	}
+	return setup
 }
