@@ -110,6 +110,10 @@ type Input struct {
 	// Depth is how deep in a tree of agents the run is: 0 for a top run,
 	// 1 for its sub-agents (AGENT-4). Tools get it in tool.Call.
 	Depth int
+	// HookContext is what hooks the front end fired before the run added
+	// (session_start of a resumed session, SPEC HOOK-2): the prompt
+	// carries it, as it carries what the run's own hooks add.
+	HookContext string
 }
 
 // Agent runs conversations. It is safe for concurrent use: each Run has its

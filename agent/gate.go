@@ -48,7 +48,7 @@ func (g *Gate) Decide(ctx context.Context, c Check) (Verdict, error) {
 	if err != nil {
 		return Verdict{}, err
 	}
-	v := Verdict{Decision: Decision(o.Decision), Reason: o.Reason}
+	v := Verdict{Decision: Decision(o.Decision), Reason: o.Reason, UserOnly: o.UserOnly}
 	if o.Rule != nil {
 		v.Rule = o.Rule.String()
 	}

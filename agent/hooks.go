@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 
 	"github.com/reinhq/rein/hook"
@@ -23,7 +24,7 @@ func (r *run) fire(ctx context.Context, ev hook.Event, in hook.Input) (hook.Outc
 	if h == nil || !h.Has(ev) {
 		return hook.Outcome{}, false
 	}
-	in.SessionID, in.RunID, in.CWD = r.in.SessionID, r.in.RunID, r.in.WorkDir
+	in.SessionID, in.RunID, in.CWD = r.in.SessionID, r.in.RunID, absDir(r.in.WorkDir)
 	out, err := h.Fire(ctx, ev, in)
 	if err != nil {
 		return hook.Outcome{}, false
@@ -37,16 +38,22 @@ func (r *run) fire(ctx context.Context, ev hook.Event, in hook.Input) (hook.Outc
 // submitPrompt fires user_prompt_submit and session_start (for a new
 // session): a hook may block the prompt, rewrite it, or add context to it.
 func (r *run) submitPrompt(ctx context.Context, p llm.Message) (llm.Message, string) {
+	started := r.in.HookContext // what session_start hooks add (Claude Code's additionalContext or plain stdout)
 	if len(r.in.History) == 0 {
-		r.fire(ctx, hook.SessionStart, hook.Input{Source: "startup"})
+		so, _ := r.fire(ctx, hook.SessionStart, hook.Input{Source: "startup"})
+		if so.Stop {
+			return p, firstNonEmpty(so.StopReason, "a session_start hook stopped the run")
+		}
+		started = joinContext(started, so.AdditionalContext)
 	}
 	out, ok := r.fire(ctx, hook.UserPromptSubmit, hook.Input{Prompt: p.TextOf()})
-	if !ok {
+	if !ok && started == "" {
 		return p, ""
 	}
 	if out.Blocked() || out.Stop {
 		return p, firstNonEmpty(out.Reason, out.StopReason, "blocked")
 	}
+	out.AdditionalContext = joinContext(started, out.AdditionalContext)
 	if len(out.UpdatedInput) > 0 {
 		var text string
 		if json.Unmarshal(out.UpdatedInput, &text) == nil && text != "" {
@@ -170,9 +177,14 @@ const maxStopForces = 3
 
 // stopHook fires stop when the model is done; a hook may keep the run going
 // by saying why, which becomes the next user message.
+//
+// As in Claude Code, a block (exit code 2, decision "block") continues with
+// its reason, and additionalContext continues with the context as
+// feedback; continue: false ends the run whatever else the hook said.
 func (r *run) stopHook(ctx context.Context, m llm.Message) string {
-	out, ok := r.fire(ctx, hook.Stop, hook.Input{StopHookActive: r.stopForced > 0, Message: m.TextOf()})
-	if !ok || !(out.ForceContinue || out.Blocked()) || out.Stop {
+	text := m.TextOf()
+	out, ok := r.fire(ctx, hook.Stop, hook.Input{StopHookActive: r.stopForced > 0, Message: text, LastAssistantMessage: text})
+	if !ok || out.Stop || !(out.ForceContinue || out.Blocked() || out.AdditionalContext != "") {
 		return ""
 	}
 	if r.stopForced >= maxStopForces {
@@ -180,7 +192,14 @@ func (r *run) stopHook(ctx context.Context, m llm.Message) string {
 		return ""
 	}
 	r.stopForced++
-	return firstNonEmpty(out.Reason, "A stop hook asked you to continue.")
+	var parts []string
+	if out.ForceContinue || out.Blocked() {
+		parts = append(parts, firstNonEmpty(out.Reason, "A stop hook asked you to continue."))
+	}
+	if out.AdditionalContext != "" {
+		parts = append(parts, hookContext(out.AdditionalContext))
+	}
+	return strings.Join(parts, "\n")
 }
 
 // sessionHook fires notification with the end of the run: a front end or a
@@ -190,7 +209,7 @@ func (r *run) sessionHook(ctx context.Context, end ending) {
 	if end.err != nil && end.reason != ReasonCompleted {
 		msg += ": " + end.err.Error()
 	}
-	r.fire(ctx, hook.Notification, hook.Input{Message: msg})
+	r.fire(ctx, hook.Notification, hook.Input{Message: msg, NotificationType: "idle_prompt"})
 }
 
 // toolHook is what pre_tool_use hooks decided about a call.
@@ -220,8 +239,9 @@ func (r *run) preToolHook(ctx context.Context, c Check) toolHook {
 }
 
 // postToolHook fires post_tool_use or post_tool_error; a hook may add
-// feedback or context to what the model sees.
-func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o ToolOutcome) tool.Result {
+// feedback or context to what the model sees, or end the run after this
+// call (continue: false), which stop says.
+func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o ToolOutcome) (_ tool.Result, stop string) {
 	ev := hook.PostToolUse
 	in := hook.Input{ToolName: c.Call.Name, ToolInput: c.Call.Input, ToolUseID: c.Call.ID}
 	if o != OutcomeOK {
@@ -229,7 +249,7 @@ func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o Tool
 		in.Error = res.TextOf()
 	}
 	if r.cfg.Hooks == nil || !r.cfg.Hooks.Has(ev) {
-		return res
+		return res, ""
 	}
 	in.ToolResponse, _ = json.Marshal(struct {
 		Output  string `json:"output"`
@@ -237,7 +257,13 @@ func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o Tool
 	}{res.TextOf(), res.IsError})
 	out, ok := r.fire(ctx, ev, in)
 	if !ok {
-		return res
+		return res, ""
+	}
+	if out.Stop {
+		stop = "a " + string(ev) + " hook stopped the run"
+		if out.StopReason != "" {
+			stop += ": " + out.StopReason
+		}
 	}
 	var notes []string
 	if out.Blocked() && out.Reason != "" {
@@ -249,7 +275,7 @@ func (r *run) postToolHook(ctx context.Context, c Check, res tool.Result, o Tool
 	if len(notes) > 0 {
 		res.Content = append(append([]llm.Block(nil), res.Content...), &llm.Text{Text: strings.Join(notes, "\n")})
 	}
-	return res
+	return res, stop
 }
 
 // permHook is what permission_request hooks said about a question.
@@ -287,7 +313,19 @@ func (r *run) permissionHook(ctx context.Context, c Check, reason string) permHo
 
 // notify fires notification (a permission question waits for an answer).
 func (r *run) notify(ctx context.Context, msg string) {
-	r.fire(ctx, hook.Notification, hook.Input{Message: msg})
+	r.fire(ctx, hook.Notification, hook.Input{Message: msg, NotificationType: "permission_prompt"})
+}
+
+// absDir makes a working directory absolute for the hooks, which Claude
+// Code's scripts expect; one that cannot be made so is sent as it is.
+func absDir(dir string) string {
+	if dir == "" || filepath.IsAbs(dir) {
+		return dir
+	}
+	if abs, err := filepath.Abs(dir); err == nil {
+		return abs
+	}
+	return dir
 }
 
 func hookContext(s string) string {

@@ -57,6 +57,9 @@ type Verdict struct {
 	Reason   string
 	// Rule is the rule that decided, if one did ("bash(git diff:*)").
 	Rule string
+	// UserOnly marks an ask only whoever drives the run may answer: no
+	// hook's allow lifts it (a command asking to leave the sandbox).
+	UserOnly bool
 }
 
 // Answer is what whoever drives the run answered.

@@ -161,7 +161,11 @@ func (r *run) execute(ctx context.Context, u *llm.ToolUse, emit func(Event)) out
 	if o == "" {
 		emit(Event{Type: EventToolStart, Tool: &ToolEvent{ID: u.ID, Name: u.Name, Origin: check.Origin, Input: check.Call.Input}})
 		res, o, spent = r.invoke(ctx, check, emit)
-		res = r.postToolHook(ctx, check, res, o)
+		var hookStop string
+		res, hookStop = r.postToolHook(ctx, check, res, o)
+		if hookStop != "" && v.stop == "" {
+			v.stop = hookStop
+		}
 		if v.context != "" {
 			res.Content = append(append([]llm.Block(nil), res.Content...), &llm.Text{Text: hookContext(v.context)})
 		}
@@ -342,7 +346,10 @@ func settle(ctx context.Context, c Check, res tool.Result, err error) (tool.Resu
 
 // authorize asks the permission layer about a call.
 // A pre_tool_use hook's say ("allow" or "ask") overrides the policy's allow
-// or ask, never its deny.
+// or its default ask, never its deny; as in Claude Code, an allow does not
+// lift an ask rule either, and no hook's allow (pre_tool_use or
+// permission_request) lifts an ask only the user may answer (a command
+// leaving the sandbox) or approves a plan.
 func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit func(Event)) verdict {
 	p := r.cfg.Permissions
 	if p == nil {
@@ -356,7 +363,7 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 	switch {
 	case v.Decision == Deny:
 		return verdict{Verdict: v, by: ByPolicy}
-	case say == hook.PermissionAllow && !plan:
+	case say == hook.PermissionAllow && !plan && !v.UserOnly && (v.Decision == Allow || v.Rule == ""):
 		return verdict{Verdict: Verdict{Decision: Allow, Reason: "allowed by a pre_tool_use hook"}, by: ByHook}
 	case say == hook.PermissionAsk && v.Decision == Allow:
 		v = Verdict{Decision: Ask, Reason: "a pre_tool_use hook asks for confirmation"}
@@ -365,8 +372,8 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 		return verdict{Verdict: v, by: ByPolicy}
 	}
 	ph := r.permissionHook(ctx, c, v.Reason)
-	if plan && ph.denied == "" {
-		ph.allowed = false // a hook may refuse a plan, never approve it
+	if (plan || v.UserOnly) && ph.denied == "" {
+		ph.allowed = false // a hook may refuse a plan or a sandbox exit, never approve it
 	}
 	if ph.denied != "" || ph.allowed {
 		d, reason := Allow, firstNonEmpty(ph.reason, "allowed by a permission_request hook")

@@ -133,6 +133,9 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 			r.add("claude code settings", statusWarning, w, "rein does not apply this entry as written: rewrite it as said, or write the rule rein's way in .rein/settings.yaml (docs/workspace.md)")
 			continue
 		}
+		if slices.ContainsFunc(l.MCPSkipped, func(s workspace.MCPSkip) bool { return s.Warning() == w }) {
+			continue // checkMCP says it
+		}
 		if slices.Contains(l.Refused, w) {
 			r.add("credentials", statusWarning, w, "remove the variable from the workspace's declaration; to pass it, declare the server, hook or action in your user configuration")
 			continue
@@ -249,6 +252,10 @@ const doctorMCPTimeout = 10 * time.Second
 // reports each one's state. A server that fails is a warning: runs go on
 // without its tools.
 func (a *App) checkMCP(ctx context.Context, r *report, l *workspace.Loaded) {
+	for _, s := range l.MCPSkipped {
+		r.add("mcp", statusOK, fmt.Sprintf("%s: skipped (%s): %s", s.Name, displayPath(l, s.Path), s.Reason),
+			"as Claude Code does; to load it, list it in enabledMcpjsonServers (or set enableAllProjectMcpServers: true) and take it out of disabledMcpjsonServers in .claude/settings.local.json")
+	}
 	var defs []workspace.MCPServer
 	for _, d := range l.Definitions().MCP {
 		if d.Disabled {

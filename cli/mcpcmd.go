@@ -63,6 +63,9 @@ type mcpView struct {
 	// Screening is what the last run withholding the server recorded, or
 	// "accepted" once accepted (SPEC MCP-2); empty when no run withheld it.
 	Screening string `json:"screening,omitempty"`
+	// Skipped says why Claude Code's settings leave out this server of the
+	// project's .mcp.json (enabledMcpjsonServers and the like).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // viewMCP lists every server: those that apply and an untrusted
@@ -89,11 +92,19 @@ func viewMCP(l *workspace.Loaded) []mcpView {
 		}
 		out = append(out, v)
 	}
+	for _, sk := range l.MCPSkipped {
+		d := sk.Server
+		out = append(out, mcpView{Name: d.Name, Origin: string(d.Origin), File: displayPath(l, d.Path), Transport: transportOf(d),
+			Declared: d.Declared, Env: sortedKeys(d.Env), Headers: sortedKeys(d.Headers), Skipped: sk.Reason})
+	}
 	return out
 }
 
-// transportOf is "stdio" or "http"; "" for a disabled entry with neither.
+// transportOf is "stdio", "http" or "sse"; "" for a disabled entry with neither.
 func transportOf(d workspace.MCPServer) string {
+	if d.URL != "" && d.Transport == "sse" {
+		return "sse"
+	}
 	switch {
 	case d.URL != "":
 		return "http"
@@ -168,6 +179,9 @@ func printMCP(a *App, views []mcpView) error {
 		if v.Screening != "" {
 			state = append(state, v.Screening)
 		}
+		if v.Skipped != "" {
+			state = append(state, "skipped: "+v.Skipped)
+		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", v.Name, v.Origin, v.File, cmp.Or(v.Transport, "-"),
 			clip(cmp.Or(v.Declared, "-"), 60), strings.Join(state, "; "))
 	}
@@ -213,6 +227,9 @@ type mcpAddOptions struct {
 	scope, url, timeout, dir string
 	env, headers             []string
 	force                    bool
+	// transport is "" (stdio with a command, streamable HTTP with --url)
+	// or "sse": the older HTTP+SSE transport (Claude Code's -t sse).
+	transport string
 }
 
 func (a *App) mcpAdd() *cobra.Command {
@@ -221,7 +238,8 @@ func (a *App) mcpAdd() *cobra.Command {
 		Use:   "add NAME [flags] (-- COMMAND [ARGS…] | --url URL)",
 		Short: "Add an MCP server to your mcp.yaml (--scope workspace: the workspace's)",
 		Long: `Add an MCP server: a command speaking MCP on stdio (everything after --), or a
-streamable HTTP endpoint (--url). It goes into your ~/.config/rein/mcp.yaml,
+streamable HTTP endpoint (--url; with --transport sse, a server of MCP's older
+HTTP+SSE transport). It goes into your ~/.config/rein/mcp.yaml,
 or the workspace's .rein/mcp.yaml with --scope workspace; other entries and
 comments are kept. Values are written as given: write ${VAR} (quoted, so the
 shell leaves it) to have rein read a secret from its environment when it
@@ -231,7 +249,8 @@ A server added to the workspace changes what it brings: trust it again
 (rein trust) before its servers run.`,
 		Example: `  rein mcp add github --env 'GITHUB_PERSONAL_ACCESS_TOKEN=${GITHUB_TOKEN}' -- npx -y @modelcontextprotocol/server-github
   rein mcp add fs --scope workspace -- npx -y @modelcontextprotocol/server-filesystem .
-  rein mcp add docs --url https://docs.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'`,
+  rein mcp add docs --url https://docs.example.com/mcp --header 'Authorization=Bearer ${DOCS_TOKEN}'
+  rein mcp add legacy --transport sse --url http://127.0.0.1:8080/sse`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.addMCP(cmd, o, args)
@@ -240,6 +259,7 @@ A server added to the workspace changes what it brings: trust it again
 	f := cmd.Flags()
 	f.StringVar(&o.scope, "scope", "user", "user (your mcp.yaml) or workspace (.rein/mcp.yaml)")
 	f.StringVar(&o.url, "url", "", "the server's streamable HTTP endpoint, instead of a command")
+	f.StringVarP(&o.transport, "transport", "t", "", "sse: the --url server speaks MCP's older HTTP+SSE transport (default: stdio for a command, streamable HTTP for a --url)")
 	f.StringArrayVarP(&o.env, "env", "e", nil, "a variable of the server's environment, KEY=VALUE (repeatable)")
 	f.StringArrayVar(&o.headers, "header", nil, "a header sent to a --url server, KEY=VALUE (repeatable)")
 	f.StringVar(&o.timeout, "timeout", "", "bound on each call, e.g. 60s (default 2m)")
@@ -306,6 +326,19 @@ func (o *mcpAddOptions) entry(command []string) (mcpEntry, error) {
 		return e, usageErrorf("--header is for a --url server; a command gets --env")
 	case o.url != "" && !strings.HasPrefix(o.url, "http://") && !strings.HasPrefix(o.url, "https://"):
 		return e, usageErrorf("--url %q: want an http:// or https:// URL", o.url)
+	}
+	switch o.transport {
+	case "", "stdio", "http":
+		if (o.transport == "stdio") != (o.url == "") && o.transport != "" {
+			return e, usageErrorf("--transport %s: a command is stdio, a --url is http or sse", o.transport)
+		}
+	case "sse":
+		if o.url == "" {
+			return e, usageErrorf("--transport sse needs the server's --url (its SSE endpoint)")
+		}
+		e.Type = "sse"
+	default:
+		return e, usageErrorf("--transport %q: want stdio, http or sse", o.transport)
 	}
 	if len(command) > 0 {
 		e.Command, e.Args = command[0], command[1:]

@@ -16,6 +16,7 @@ import (
 
 // mcpEntry is a server as rein mcp add writes it into an mcp.yaml.
 type mcpEntry struct {
+	Type    string // "sse", or empty
 	Command string
 	Args    []string
 	URL     string
@@ -28,6 +29,9 @@ type mcpEntry struct {
 func (e mcpEntry) node() *yaml.Node {
 	m := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
 	add := func(key string, v *yaml.Node) { m.Content = append(m.Content, str(key), v) }
+	if e.Type != "" {
+		add("type", str(e.Type))
+	}
 	if e.Command != "" {
 		add("command", str(e.Command))
 	}

@@ -31,3 +31,21 @@ func BenchmarkCommandHook(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkEncodeInput measures rendering a post_tool_use input for a
+// command hook in rein's dialect and in Claude Code's (the tool_input and
+// tool_response rewritten), against the fork of BenchmarkCommandHook.
+func BenchmarkEncodeInput(b *testing.B) {
+	in := Input{SessionID: "s1", CWD: "/work/proj", TranscriptPath: "/data/s1.jsonl", Event: PostToolUse, ToolName: "edit_file",
+		ToolInput:    []byte(`{"path":"src/main.go","old_string":"fmt.Println(a)","new_string":"fmt.Println(b)"}`),
+		ToolResponse: []byte(`{"output":"edited src/main.go: 1 replacement","is_error":false}`)}
+	for _, claude := range []bool{false, true} {
+		b.Run(map[bool]string{false: "rein", true: "claude"}[claude], func(b *testing.B) {
+			for b.Loop() {
+				if _, err := encodeInput(in, claude); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

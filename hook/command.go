@@ -75,7 +75,7 @@ var shellPath = sync.OnceValue(func() string {
 
 // Run runs the command once.
 func (c *Command) Run(ctx context.Context, in Input) (Outcome, error) {
-	payload, sent, err := encodeInput(in, c.Claude)
+	payload, err := encodeInput(in, c.Claude)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -109,37 +109,76 @@ func (c *Command) Run(ctx context.Context, in Input) (Outcome, error) {
 	switch {
 	case err == nil:
 		o, err := parseOutput(in.Event, stdout.Bytes())
-		return fixInput(o, sent, in), err
+		return fixInput(o, c.Claude, in), err
 	case errors.As(err, &exit) && exit.ExitCode() == 2:
-		reason := strings.TrimSpace(stderr.String())
+		// Exit 2 blocks even when the JSON says allow; the JSON's reason,
+		// if it gives one, else stderr, says why.
+		o, _ := validJSON(in.Event, stdout.Bytes())
+		reason := firstNonEmpty(o.Reason, strings.TrimSpace(stderr.String()))
 		if reason == "" {
 			reason = "blocked by hook: " + c.Command
 		}
-		return block(in.Event, Outcome{}, reason), nil
+		o.UpdatedInput, o.Permission = nil, ""
+		return block(in.Event, o, reason), nil
 	case errors.As(err, &exit):
+		// Any other code is a non-blocking error, unless stdout is valid
+		// JSON output: then the JSON decides (Claude Code's rule).
+		if o, ok := validJSON(in.Event, stdout.Bytes()); ok {
+			return fixInput(o, c.Claude, in), nil
+		}
 		return Outcome{}, &ExitError{Code: exit.ExitCode(), Stderr: strings.TrimSpace(stderr.String())}
 	}
 	return Outcome{}, fmt.Errorf("hook: run %q: %w", c.Command, err)
 }
 
-// encodeInput marshals the input, in Claude Code's dialect when asked; it
-// also returns the input as sent.
-func encodeInput(in Input, claude bool) ([]byte, Input, error) {
+// encodeInput marshals the input, in Claude Code's dialect when asked
+// (see claude.go). Fields Claude Code sends on every call of an event go
+// even when empty or false (transcript_path, stop_hook_active,
+// custom_instructions), so a script may rely on them.
+func encodeInput(in Input, claude bool) ([]byte, error) {
 	sent := in
 	if claude {
 		sent = claudeInput(in)
 	}
 	b, err := json.Marshal(sent)
 	if err != nil {
-		return nil, sent, fmt.Errorf("hook: encode input: %w", err)
+		return nil, fmt.Errorf("hook: encode input: %w", err)
 	}
-	return b, sent, nil
+	var always map[string]any
+	switch in.Event {
+	case Stop, SubagentStop:
+		always = map[string]any{"stop_hook_active": in.StopHookActive}
+	case PreCompact:
+		always = map[string]any{"custom_instructions": in.CustomInstructions}
+	}
+	if in.TranscriptPath == "" {
+		if always == nil {
+			always = map[string]any{}
+		}
+		always["transcript_path"] = ""
+	}
+	if always == nil {
+		return b, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("hook: encode input: %w", err)
+	}
+	for k, v := range always {
+		if _, has := m[k]; !has {
+			m[k], _ = json.Marshal(v)
+		}
+	}
+	if b, err = json.Marshal(m); err != nil {
+		return nil, fmt.Errorf("hook: encode input: %w", err)
+	}
+	return b, nil
 }
 
-// fixInput maps an updated input back from the dialect it was sent in.
-func fixInput(o Outcome, sent, in Input) Outcome {
-	if len(o.UpdatedInput) > 0 && len(sent.ToolInput) > 0 {
-		o.UpdatedInput = unaliasPath(in.ToolInput, o.UpdatedInput)
+// fixInput maps an updated tool input back from Claude Code's dialect.
+func fixInput(o Outcome, claude bool, in Input) Outcome {
+	if claude && len(o.UpdatedInput) > 0 && in.ToolName != "" {
+		o.UpdatedInput = reinToolInput(in.ToolName, o.UpdatedInput)
 	}
 	return o
 }

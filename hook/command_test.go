@@ -98,14 +98,14 @@ func TestCommandReadsInput_HOOK3(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{"session_id": "s1", "run_id": "r1", "cwd": dir, "hook_event_name": "pre_tool_use",
-		"tool_name": "bash", "tool_input": map[string]any{"command": "git status"}}
+		"tool_name": "bash", "tool_input": map[string]any{"command": "git status"}, "transcript_path": ""}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("-want +got:\n%s", diff)
 	}
 }
 
-// HOOK-3: a Claude Code hook sees Claude Code's names, and its rewritten
-// file_path goes back to rein's path.
+// HOOK-3, COMPAT-1: a Claude Code hook sees Claude Code's names and an
+// absolute file_path, and its rewritten file_path goes back to rein's path.
 func TestCommandClaudeDialect_HOOK3(t *testing.T) {
 	dir := t.TempDir()
 	out := filepath.Join(dir, "in.json")
@@ -126,7 +126,7 @@ func TestCommandClaudeDialect_HOOK3(t *testing.T) {
 		ToolInput map[string]string `json:"tool_input"`
 	}
 	_ = json.Unmarshal(data, &got)
-	want := map[string]string{"path": "a.go", "file_path": "a.go"}
+	want := map[string]string{"file_path": filepath.Join(dir, "a.go")}
 	if got.Event != "PreToolUse" || got.Tool != "Read" || !cmp.Equal(got.ToolInput, want) {
 		t.Errorf("sent %s", data)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"net/url"
 	"os"
@@ -297,6 +298,9 @@ func parseGroup(ev Event, where string, m map[string]any) ([]Spec, error) {
 			return nil, fmt.Errorf("hook: %s: want a mapping", w)
 		}
 		s := Spec{Event: ev, Matcher: matcher, Claude: true}
+		if err := claudeUnsupported(h, w); err != nil {
+			return nil, err
+		}
 		typ, err := stringField(h, "type", w)
 		if err != nil {
 			return nil, err
@@ -327,6 +331,31 @@ func parseGroup(ev Event, where string, m map[string]any) ([]Spec, error) {
 		out = append(out, s)
 	}
 	return out, nil
+}
+
+// claudeUnsupportedKeys are fields of a Claude Code hook rein does not
+// honour, each with what a hook declaring it would do wrong if run anyway.
+var claudeUnsupportedKeys = map[string]string{
+	"if":          "it would run for every call its matcher selects, not only those the condition names",
+	"async":       "it would run in the foreground and could block",
+	"asyncRewake": "it would run in the foreground",
+	"once":        "it would run every time",
+	"args":        "its exec form is not supported; write the command as one shell string",
+}
+
+// claudeUnsupported refuses a Claude Code hook that declares what rein does
+// not honour, rather than run it with another meaning (SPEC COMPAT-1).
+// shell "bash" is what rein uses anyway; statusMessage only shows.
+func claudeUnsupported(h map[string]any, where string) error {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		if why, ok := claudeUnsupportedKeys[k]; ok && h[k] != nil && h[k] != false {
+			return fmt.Errorf("hook: %s: %q is not supported by rein (%s): remove it, or keep the hook for Claude Code only", where, k, why)
+		}
+	}
+	if sh, ok := h["shell"].(string); ok && sh != "" && sh != "bash" {
+		return fmt.Errorf("hook: %s: shell %q is not supported by rein (its commands run with bash)", where, sh)
+	}
+	return nil
 }
 
 // asMap accepts the mappings JSON and YAML decoders produce.

@@ -18,8 +18,13 @@
 // on_failure: block — a guard that must fail closed.
 //
 // [Parse] reads `.rein/hooks.yaml` and Claude Code's settings.json `hooks`
-// object alike; hooks declared the Claude Code way receive Claude Code's
-// event and tool names, so existing scripts run unchanged.
+// object alike; hooks declared the Claude Code way receive what Claude Code
+// sends (claude.go): its event and tool names, its tool_input fields with
+// absolute paths, its tool_response objects, its permission modes; their
+// updatedInput is mapped back. Their output is read as Claude Code reads
+// it: exit code 2 blocks, other codes are non-blocking errors unless
+// stdout is valid JSON output, texts are capped at [MaxText]. See
+// docs/hooks.md.
 //
 // Hooks run with a clean environment (SPEC PERM-5): a command gets only
 // [BaseEnv] (PATH, HOME, USER, the locale, TZ, TMPDIR, SHELL, the terminal

@@ -100,14 +100,24 @@ var claudeTools = func() map[string]string {
 // the input hooks declared the Claude Code way receive.
 var claudeToolOf = tool.ClaudeNameOf
 
-// Input is the JSON a hook receives, with Claude Code's field names. Fields
-// that do not concern an event are left empty.
+// Input is the JSON a hook receives, with Claude Code's field names (SPEC
+// COMPAT-1). Fields that do not concern an event are left empty. A hook
+// declared in Claude Code's format receives it as Claude Code sends it
+// (claude.go): its event and tool names, its tool_input fields with
+// absolute paths, its tool_response objects.
 type Input struct {
-	SessionID      string `json:"session_id"`
+	SessionID string `json:"session_id"`
+	// TranscriptPath is a file the hook may read holding the session's
+	// entries so far, one JSON object a line (session.Entry), absolute;
+	// always sent, empty when the caller has none.
 	TranscriptPath string `json:"transcript_path,omitempty"`
-	CWD            string `json:"cwd"`
+	// CWD is the absolute working directory of the run.
+	CWD string `json:"cwd"`
 	// Event is set by [Registry.Fire].
-	Event          Event  `json:"hook_event_name"`
+	Event Event `json:"hook_event_name"`
+	// PermissionMode is the run's permission mode: rein's name for hooks
+	// in rein's format, Claude Code's (default, plan, acceptEdits,
+	// dontAsk, bypassPermissions) for the others.
 	PermissionMode string `json:"permission_mode,omitempty"`
 	RunID          string `json:"run_id,omitempty"`
 
@@ -121,11 +131,21 @@ type Input struct {
 
 	// Prompt is the user's message (user_prompt_submit).
 	Prompt string `json:"prompt,omitempty"`
-	// Message is a notification's text.
+	// Message is a notification's text (also the assistant's last text on
+	// stop and the permission question on permission_request, in rein's
+	// format).
 	Message string `json:"message,omitempty"`
+	// NotificationType says what a notification is about:
+	// permission_prompt (a question waits) or idle_prompt (the run ended
+	// and waits for input).
+	NotificationType string `json:"notification_type,omitempty"`
 	// StopHookActive is set when the run goes on because a stop hook forced
-	// it, so a stop hook can avoid looping.
+	// it, so a stop hook can avoid looping. Always sent on stop and
+	// subagent_stop.
 	StopHookActive bool `json:"stop_hook_active,omitempty"`
+	// LastAssistantMessage is the text of the model's final message (stop,
+	// subagent_stop).
+	LastAssistantMessage string `json:"last_assistant_message,omitempty"`
 	// Source is how a session starts: startup, resume, clear or compact.
 	Source string `json:"source,omitempty"`
 	// Reason is why a session ends.
@@ -184,7 +204,7 @@ type Permission string
 
 // The says. The zero value is no say.
 const (
-	PermissionAllow Permission = "allow" // skip the prompt (deny rules still win)
+	PermissionAllow Permission = "allow" // skip the mode's default question (deny and ask rules, and a sandbox exit, still win)
 	PermissionAsk   Permission = "ask"   // prompt even if the rules allow
 )
 
@@ -212,7 +232,9 @@ type Outcome struct {
 	ForceContinue bool
 	// Permission is a tool hook's say on the permission check:
 	// [PermissionAllow], [PermissionAsk] or "" (no say). A deny is a block.
-	// Deny rules should still win over an allow.
+	// As in Claude Code, an allow lifts neither a deny rule nor an ask
+	// rule; rein's agent also keeps asking about a command leaving the
+	// sandbox and a plan.
 	Permission Permission
 	// Stop ends the run at once (Claude Code's "continue": false);
 	// StopReason is for the user, not the model.

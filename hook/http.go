@@ -44,7 +44,7 @@ type HTTP struct {
 
 // Run makes one call.
 func (h *HTTP) Run(ctx context.Context, in Input) (Outcome, error) {
-	payload, sent, err := encodeInput(in, h.Claude)
+	payload, err := encodeInput(in, h.Claude)
 	if err != nil {
 		return Outcome{}, err
 	}
@@ -81,5 +81,5 @@ func (h *HTTP) Run(ctx context.Context, in Input) (Outcome, error) {
 		return Outcome{}, fmt.Errorf("hook: POST %s: status %d: %s", h.URL, status, excerpt)
 	}
 	o, err := parseOutput(in.Event, body)
-	return fixInput(o, sent, in), err
+	return fixInput(o, h.Claude, in), err
 }

@@ -44,7 +44,7 @@ func parseOutput(ev Event, data []byte) (Outcome, error) {
 	var out output
 	if text[0] != '{' || json.Unmarshal(text, &out) != nil {
 		if ev == UserPromptSubmit || ev == SessionStart {
-			return Outcome{AdditionalContext: string(text)}, nil
+			return Outcome{AdditionalContext: capText(string(text))}, nil
 		}
 		return Outcome{}, nil
 	}
@@ -53,9 +53,9 @@ func parseOutput(ev Event, data []byte) (Outcome, error) {
 
 // outcome maps Claude Code's fields onto an Outcome.
 func (out output) outcome(ev Event) (Outcome, error) {
-	o := Outcome{SuppressOutput: out.SuppressOutput, SystemMessage: out.SystemMessage}
+	o := Outcome{SuppressOutput: out.SuppressOutput, SystemMessage: capText(out.SystemMessage)}
 	if out.Continue != nil && !*out.Continue {
-		o.Stop, o.StopReason = true, out.StopReason
+		o.Stop, o.StopReason = true, capText(out.StopReason)
 	}
 	switch strings.ToLower(out.Decision) {
 	case "", "continue", "undefined":
@@ -72,9 +72,9 @@ func (out output) outcome(ev Event) (Outcome, error) {
 		return o, nil
 	}
 	o.UpdatedInput = s.UpdatedInput
-	o.AdditionalContext = s.AdditionalContext
+	o.AdditionalContext = capText(s.AdditionalContext)
 	switch strings.ToLower(s.PermissionDecision) {
-	case "":
+	case "", "defer": // defer only means something to Claude Code's -p mode: no say here
 	case "deny":
 		o = block(ev, o, s.PermissionDecisionReason)
 	case "allow", "ask":
@@ -85,7 +85,7 @@ func (out output) outcome(ev Event) (Outcome, error) {
 			}
 		}
 	default:
-		return Outcome{}, fmt.Errorf("hook output: permissionDecision %q (want allow, deny or ask)", s.PermissionDecision)
+		return Outcome{}, fmt.Errorf("hook output: permissionDecision %q (want allow, deny, ask or defer)", s.PermissionDecision)
 	}
 	if d := s.Decision; d != nil {
 		switch strings.ToLower(d.Behavior) {
@@ -108,7 +108,7 @@ func (out output) outcome(ev Event) (Outcome, error) {
 // block records a block. On stop events a block means "do not stop yet",
 // as in Claude Code: the run goes on with the reason as an instruction.
 func block(ev Event, o Outcome, reason string) Outcome {
-	reason = strings.TrimSpace(reason)
+	reason = capText(strings.TrimSpace(reason))
 	if ev == Stop || ev == SubagentStop {
 		o.ForceContinue = true
 		o.Reason = reason
@@ -118,53 +118,35 @@ func block(ev Event, o Outcome, reason string) Outcome {
 	return o
 }
 
-// claudeInput renders the input as Claude Code would send it: PascalCase
-// event, Claude Code's tool names, file_path beside path.
-func claudeInput(in Input) Input {
-	in.Event = Event(in.Event.ClaudeName())
-	if n, ok := claudeToolOf[in.ToolName]; ok {
-		in.ToolName = n
+// MaxText bounds each text a hook passes on (a reason, additionalContext,
+// systemMessage, plain stdout), as Claude Code caps them at 10,000
+// characters: a hook's output must not flood the model's context.
+const MaxText = 10000
+
+// capText cuts s to [MaxText] characters, saying so.
+func capText(s string) string {
+	if len(s) <= MaxText { // bytes ≥ characters
+		return s
 	}
-	in.ToolInput = aliasPath(in.ToolInput)
-	return in
+	r := []rune(s)
+	if len(r) <= MaxText {
+		return s
+	}
+	return string(r[:MaxText]) + "\n[hook output cut at 10000 characters]"
 }
 
-// aliasPath adds file_path to a tool input that has only path.
-func aliasPath(raw json.RawMessage) json.RawMessage {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(raw, &m) != nil {
-		return raw
+// validJSON reports whether a hook's stdout is Claude Code's JSON output
+// for the event: an object that decodes and whose fields make sense. Such
+// output decides even when the hook exited with a code other than 0 and 2.
+func validJSON(ev Event, data []byte) (Outcome, bool) {
+	text := bytes.TrimSpace(data)
+	if len(text) == 0 || text[0] != '{' {
+		return Outcome{}, false
 	}
-	p, hasPath := m["path"]
-	if _, has := m["file_path"]; !hasPath || has {
-		return raw
+	var out output
+	if json.Unmarshal(text, &out) != nil {
+		return Outcome{}, false
 	}
-	m["file_path"] = p
-	out, err := json.Marshal(m)
-	if err != nil {
-		return raw
-	}
-	return out
-}
-
-// unaliasPath undoes aliasPath on an updated input: when the original input
-// had path and not file_path, an updated file_path goes back to path.
-func unaliasPath(orig, updated json.RawMessage) json.RawMessage {
-	var o, u map[string]json.RawMessage
-	if json.Unmarshal(orig, &o) != nil || json.Unmarshal(updated, &u) != nil {
-		return updated
-	}
-	_, origPath := o["path"]
-	_, origFile := o["file_path"]
-	fp, hasFile := u["file_path"]
-	if !origPath || origFile || !hasFile {
-		return updated
-	}
-	u["path"] = fp
-	delete(u, "file_path")
-	out, err := json.Marshal(u)
-	if err != nil {
-		return updated
-	}
-	return out
+	o, err := out.outcome(ev)
+	return o, err == nil
 }

@@ -333,7 +333,7 @@ func (d *decider) unsandboxed() (Outcome, bool) {
 	if d.mode == ModeReadOnly || d.mode == ModePlan {
 		return Outcome{Decision: DecisionDeny, Reason: d.f.req.Tool + " outside the sandbox is denied in " + string(d.mode) + " mode"}, true
 	}
-	return Outcome{Decision: DecisionAsk, Reason: d.f.req.Tool + " asks to run outside the sandbox: the user confirms every such command"}, true
+	return Outcome{Decision: DecisionAsk, Reason: d.f.req.Tool + " asks to run outside the sandbox: the user confirms every such command", UserOnly: true}, true
 }
 
 // wholeToolAllowed reports an allow rule for the whole tool, which also

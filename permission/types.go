@@ -120,6 +120,9 @@ type Outcome struct {
 	// Rule is the rule that decided, nil when a mode default or a built-in
 	// protection did.
 	Rule *Rule
+	// UserOnly marks an ask only the user may answer: no hook's allow
+	// lifts it (a shell command asking to run outside the sandbox).
+	UserOnly bool `json:"user_only,omitempty"`
 }
 
 // Policy decides on tool calls. Decide must be safe for concurrent use; an

@@ -137,7 +137,7 @@ func (s *Setup) actionEnv(a workspace.Action) []string {
 // keys), the variables its definition sets, and the depth (DepthEnv) of a
 // process this one starts.
 func MCPServer(def workspace.MCPServer, getenv func(string) string, depth int) mcptool.Server {
-	s := mcptool.Server{Name: def.Name, URL: def.URL, Headers: def.Headers, CallTimeout: def.Timeout}
+	s := mcptool.Server{Name: def.Name, URL: def.URL, Headers: def.Headers, SSE: def.Transport == "sse", CallTimeout: def.Timeout}
 	if def.URL != "" {
 		return s
 	}

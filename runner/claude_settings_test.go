@@ -13,7 +13,6 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
@@ -68,18 +67,7 @@ func TestClaudeSettingsEndToEnd(t *testing.T) {
 				llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c3", "bash", `{"command":"printenv CC_MARK"}`)}},
 				llmtest.Reply{Text: "done"},
 			)
-			setup, err := runner.NewSetup(runner.Config{Loaded: loaded, Store: session.NewMemStore(), SessionsDir: filepath.Join(dir, "sessions"), Getenv: getenv,
-				Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-					return &runner.Model{Provider: model, ProviderName: "scripted", Name: "demo", Label: spec,
-						Caps: registry.Model{Name: "demo", ContextWindow: 100_000, MaxOutput: 4_000}}, nil
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer setup.Close()
-			if setup, err = setup.WithModel(setup.ModelSpec(nil)); err != nil {
-				t.Fatal(err)
-			}
+			setup := scriptedSetup(t, model, runner.Config{Loaded: loaded, Store: session.NewMemStore(), SessionsDir: filepath.Join(dir, "sessions"), Getenv: getenv})
 			var mu sync.Mutex
 			var asked []string
 			approver := permission.ApproverFunc(func(_ context.Context, p permission.Prompt) (permission.Verdict, error) {

@@ -40,6 +40,15 @@ type Conversation struct {
 	// hooks are the setup's hooks, audited into this session's trail.
 	hooks   *hook.Registry
 	hookLog lockedFile
+	// startContext is what session_start hooks of a resumed session added;
+	// the next run's prompt carries it.
+	startContext string
+	// transcriptMu guards transcriptSeq, the last entry copied to the
+	// transcript hooks read (hookinput.go).
+	transcriptMu  sync.Mutex
+	transcriptSeq int64
+	// hookNoteMu orders the notices of hooks fired by parallel tool calls.
+	hookNoteMu sync.Mutex
 	// mu guards sess, usage and cost, read by other goroutines.
 	mu    sync.Mutex
 	usage llm.Usage
@@ -155,7 +164,7 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 		cfg.MaxTokens, cfg.Thinking = f.MaxTokens, f.Thinking
 	}
 	if c.hooks != nil {
-		cfg.Hooks = c.hooks
+		cfg.Hooks = sessionHooks{c}
 	}
 	return agent.New(cfg)
 }
@@ -168,7 +177,7 @@ func (c *Conversation) FireHook(ctx context.Context, ev hook.Event, in hook.Inpu
 		return hook.Outcome{}
 	}
 	in.SessionID, in.CWD = c.SessionID(), c.s.ws.Root
-	out, _ := c.hooks.Fire(ctx, ev, in)
+	out, _ := sessionHooks{c}.Fire(ctx, ev, in)
 	return out
 }
 
@@ -177,9 +186,7 @@ func (c *Conversation) FireHook(ctx context.Context, ev hook.Event, in hook.Inpu
 // session's first run fires it with "startup" from the run loop.
 func (c *Conversation) SessionStarted(ctx context.Context, source string) {
 	out := c.FireHook(ctx, hook.SessionStart, hook.Input{Source: source})
-	if out.SystemMessage != "" {
-		c.s.note("%s", out.SystemMessage)
-	}
+	c.startContext = out.AdditionalContext
 }
 
 // EndSession fires the session_end hooks.

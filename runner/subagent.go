@@ -264,7 +264,7 @@ func (t *tree) build(def workspace.Agent, depth int, callID string) (*agent.Agen
 			Timeout: s.policy.AskTimeout(), Logger: s.logger, Now: s.cfg.Now, Agent: def.Name},
 	}
 	if c.hooks != nil {
-		cfg.Hooks = subagentHooks{h: c.hooks, agent: def.Name, id: callID}
+		cfg.Hooks = subagentHooks{h: sessionHooks{c}, agent: def.Name, id: callID}
 	}
 	return agent.New(cfg), nil
 }

@@ -57,6 +57,9 @@ func (c *Conversation) SubmitMessage(ctx context.Context, runID string, prompt *
 			WorkDir: c.s.ws.Root, SessionDir: c.sessDir, Focus: c.focus, Healed: c.healed, Depth: c.s.depth}
 		c.healed = ""
 		if prompt != nil {
+			in.HookContext, c.startContext = c.startContext, ""
+		}
+		if prompt != nil {
 			p := *prompt
 			p.Role = llm.RoleUser
 			in.Prompt = &p

@@ -66,6 +66,18 @@ type ClaudeFile struct {
 	Unmapped []string
 	// Notes say how a mapped entry's meaning differs in rein.
 	Notes []string
+	// MCP is what the file says of the project's .mcp.json servers.
+	MCP ClaudeMCPApproval
+}
+
+// ClaudeMCPApproval is what one settings file says of the servers of the
+// project's .mcp.json (SPEC COMPAT-1): enableAllProjectMcpServers (nil
+// when unset), enabledMcpjsonServers (nil when unset) and
+// disabledMcpjsonServers.
+type ClaudeMCPApproval struct {
+	EnableAll *bool
+	Enabled   []string
+	Disabled  []string
 }
 
 // maxClaudeSettings bounds a settings file.
@@ -114,7 +126,8 @@ func (w Workspace) ClaudeLocalSettings() string {
 }
 
 // claudeKeysUsed are the top-level keys rein reads; hooks by package hook.
-var claudeKeysUsed = []string{"$schema", "permissions", "env", "hooks"}
+var claudeKeysUsed = []string{"$schema", "permissions", "env", "hooks",
+	"enableAllProjectMcpServers", "enabledMcpjsonServers", "disabledMcpjsonServers"}
 
 // ParseClaudeSettings reads a Claude Code settings document (strict JSON,
 // as Claude Code reads it) of the given level, translating its rules with
@@ -158,7 +171,37 @@ func ParseClaudeSettings(data []byte, scope ClaudeScope, base ClaudeRuleBase) (C
 			return f, fmt.Errorf("permissions.%w", err)
 		}
 	}
+	if err := f.mcpApproval(top); err != nil {
+		return f, err
+	}
 	return f, nil
+}
+
+// mcpApproval reads enableAllProjectMcpServers, enabledMcpjsonServers and
+// disabledMcpjsonServers.
+func (f *ClaudeFile) mcpApproval(top map[string]json.RawMessage) error {
+	if raw, ok := top["enableAllProjectMcpServers"]; ok && !isJSONNull(raw) {
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return errors.New("enableAllProjectMcpServers: want true or false")
+		}
+		f.MCP.EnableAll = &b
+	}
+	for key, dst := range map[string]*[]string{"enabledMcpjsonServers": &f.MCP.Enabled, "disabledMcpjsonServers": &f.MCP.Disabled} {
+		raw, ok := top[key]
+		if !ok || isJSONNull(raw) {
+			continue
+		}
+		var names []string
+		if err := json.Unmarshal(raw, &names); err != nil {
+			return fmt.Errorf("%s: want a list of server names, e.g. [\"github\"]", key)
+		}
+		if names == nil {
+			names = []string{}
+		}
+		*dst = names
+	}
+	return nil
 }
 
 // permissions reads the permissions object.

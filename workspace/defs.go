@@ -187,9 +187,14 @@ type MCPServer struct {
 	Command string            `json:"command,omitempty"`
 	Args    []string          `json:"args,omitempty"`
 	Env     map[string]string `json:"env,omitempty"`
-	// URL and Headers reach a streamable HTTP server.
+	// URL and Headers reach a streamable HTTP server, or an SSE server
+	// (the older transport) when Transport is "sse".
 	URL     string            `json:"url,omitempty"`
 	Headers map[string]string `json:"headers,omitempty"`
+	// Transport is "sse" for a server speaking MCP's older HTTP+SSE
+	// transport (type: sse), else empty: stdio with a command,
+	// streamable HTTP with a url.
+	Transport string `json:"transport,omitempty"`
 	// Timeout bounds each call; 0 is the default.
 	Timeout time.Duration `json:"timeout,omitempty"`
 	// Disabled servers are listed, not started. A disabled entry may

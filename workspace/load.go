@@ -197,6 +197,10 @@ type Loaded struct {
 	// of rein's credentials and were refused, trusted or not (SPEC PERM-5,
 	// MCP-2; see [Loaded.Credential]); they are in Warnings too.
 	Refused []string
+	// MCPSkipped are the servers of the workspace's .mcp.json that Claude
+	// Code's settings leave out (enabledMcpjsonServers and the like), each
+	// with the reason; rein doctor lists them.
+	MCPSkipped []MCPSkip
 
 	hooks      []hookFile
 	trustStore *TrustStore
@@ -244,6 +248,7 @@ func Load(opts Options) (*Loaded, error) {
 	l.loadHooks()
 	l.screenHookEnv()
 	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
+	l.gateClaudeMCP(defs)
 	l.allDefs = l.withHookClashes(defs.merge(true), true)
 	if defs.workspace != nil {
 		l.Refused = append(l.Refused, l.credentialWarnings(defs.workspace.probs)...)

@@ -15,7 +15,7 @@ import (
 )
 
 // mcpKeys are the keys of a server in rein's mcp.yaml.
-var mcpKeys = []string{"command", "args", "env", "url", "headers", "timeout", "disabled"}
+var mcpKeys = []string{"type", "command", "args", "env", "url", "headers", "timeout", "disabled"}
 
 // parseMCPYAML reads rein's mcp.yaml:
 //
@@ -28,9 +28,12 @@ var mcpKeys = []string{"command", "args", "env", "url", "headers", "timeout", "d
 //	  docs:
 //	    url: https://mcp.example.com/mcp
 //	    headers: {Authorization: "Bearer ${DOCS_TOKEN}"}
+//	  legacy:
+//	    type: sse
+//	    url: https://mcp.example.com/sse
 //
 // ${VAR} and ${VAR:-default} in command, args, env, url and headers are
-// read through env.
+// read through env; type is stdio, http or sse, as in .mcp.json.
 func parseMCPYAML(path string, data []byte, env envReader) ([]MCPServer, []Problem) {
 	d := &doc{path: path}
 	top := d.parse(data)
@@ -50,7 +53,8 @@ func parseMCPYAML(path string, data []byte, env envReader) ([]MCPServer, []Probl
 //
 //	{"mcpServers": {
 //	  "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "env": {"GITHUB_TOKEN": "${GITHUB_TOKEN}"}},
-//	  "docs": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}}}}
+//	  "docs": {"type": "http", "url": "https://mcp.example.com/mcp", "headers": {"Authorization": "Bearer ${DOCS_TOKEN}"}},
+//	  "legacy": {"type": "sse", "url": "${SSE_BASE:-http://127.0.0.1:8080}/sse"}}}
 //
 // Other keys are ignored, as Claude Code's own are.
 func parseMCPJSON(path string, data []byte, env envReader) ([]MCPServer, []Problem) {
@@ -120,31 +124,35 @@ func (d *doc) server(k *yaml.Node, m *mapping, claude bool, env envReader) (MCPS
 		s.Declared = strings.Join(append([]string{m.str("command")}, rawArgs...), " ")
 	}
 	not := fmt.Sprintf("(the server %s is not loaded)", name)
+	if len(x.missing) > 0 {
+		d.problem(k, "MCP server %s: %s not set: set it, or write ${NAME:-default} in the file %s",
+			name, strings.Join(x.missing, ", "), not)
+		return MCPServer{}, false
+	}
 	if len(x.refused) > 0 {
 		d.problem(k, "MCP server %s names %s: %s; declare the server in your user configuration (rein's mcp.yaml in your config directory) to pass it %s",
 			name, strings.Join(x.refused, ", "), refusedCredentials, not)
 		d.probs[len(d.probs)-1].Credential = true
 		return MCPServer{}, false
 	}
-	if claude {
-		tn, _ := m.get("type")
-		switch typ := strings.ToLower(m.str("type")); typ {
-		case "":
-		case "stdio", "http":
-			if typ == "stdio" && s.URL != "" {
-				d.problem(tn, "type stdio takes a command, not a url: remove one %s", not)
-				return MCPServer{}, false
-			}
-			if typ == "http" && s.Command != "" {
-				d.problem(tn, "type http takes a url, not a command: remove one %s", not)
-				return MCPServer{}, false
-			}
-		case "sse":
-			d.problem(tn, "type sse: only streamable HTTP is supported; the server is read as type http (if it speaks only SSE it will not connect)")
-		default:
-			d.problem(tn, "type %q is not supported: use stdio (command) or http (url) %s", typ, not)
+	tn, _ := m.get("type")
+	switch typ := strings.ToLower(m.str("type")); typ {
+	case "":
+	case "stdio", "http", "streamable-http", "sse":
+		if typ == "stdio" && s.URL != "" {
+			d.problem(tn, "type stdio takes a command, not a url: remove one %s", not)
 			return MCPServer{}, false
 		}
+		if typ != "stdio" && s.Command != "" {
+			d.problem(tn, "type %s takes a url, not a command: remove one %s", typ, not)
+			return MCPServer{}, false
+		}
+		if typ == "sse" {
+			s.Transport = "sse"
+		}
+	default:
+		d.problem(tn, "type %q is not supported: use stdio (command), http (url, streamable HTTP) or sse (url, the older HTTP+SSE transport) %s", typ, not)
+		return MCPServer{}, false
 	}
 	switch {
 	case s.Command != "" && s.URL != "":
@@ -177,12 +185,12 @@ type expander struct {
 	d       *doc
 	env     envReader
 	refused []string // "${NAME} in field"
+	missing []string // "${NAME} (in field)": unset, without a default
 }
 
 // expand returns the text value of key with its variables expanded.
 func (x *expander) expand(m *mapping, key string) string {
-	n, _ := m.get(key)
-	return x.expandAt(n, m.str(key), key)
+	return x.expandAt(m.str(key), key)
 }
 
 // expandList returns the list value of key (a YAML or JSON list) with its
@@ -202,7 +210,7 @@ func (x *expander) expandList(m *mapping, key string) (out, raw []string) {
 			x.d.problem(n, "%s: want a list of text, got %s in it; it is left out", key, kindName(item))
 			continue
 		}
-		out = append(out, x.expandAt(item, item.Value, key))
+		out = append(out, x.expandAt(item.Value, key))
 		raw = append(raw, item.Value)
 	}
 	return out, raw
@@ -211,19 +219,20 @@ func (x *expander) expandList(m *mapping, key string) (out, raw []string) {
 // expandMap returns the mapping value of key with the variables of its
 // values expanded.
 func (x *expander) expandMap(m *mapping, key string) map[string]string {
-	n, _ := m.get(key)
 	mp := m.strMap(key)
 	for _, k := range slices.Sorted(maps.Keys(mp)) {
-		mp[k] = x.expandAt(n, mp[k], key+"."+k)
+		mp[k] = x.expandAt(mp[k], key+"."+k)
 	}
 	return mp
 }
 
 // expandAt expands ${VAR} and ${VAR:-default} in s, the value of field,
-// as Claude Code does; a variable unset (or empty) without a default
-// stays as written, and is a problem at n. A variable the reader refuses
-// is noted, and stays as written.
-func (x *expander) expandAt(n *yaml.Node, s, field string) string {
+// as Claude Code does. A variable unset (or empty) without a default is
+// noted: the server is then not loaded, and the problem names the server
+// and the variable (Claude Code would send the text as written, which
+// fails later and less clearly). A variable the reader refuses is noted,
+// and stays as written.
+func (x *expander) expandAt(s, field string) string {
 	getenv := x.env.getenv
 	if x.env.refuse != nil {
 		getenv = func(name string) string {
@@ -239,7 +248,9 @@ func (x *expander) expandAt(n *yaml.Node, s, field string) string {
 	out, missing := expandVars(s, getenv)
 	for _, v := range missing {
 		if x.env.refuse == nil || !x.env.refuse(v) {
-			x.d.problem(n, "${%s} is not set: set it, or write ${%s:-default}; the text is kept as written", v, v)
+			if ref := "${" + v + "} (in " + field + ")"; !slices.Contains(x.missing, ref) {
+				x.missing = append(x.missing, ref)
+			}
 		}
 	}
 	return out

@@ -25,7 +25,7 @@ type conn struct {
 	m       *Manager
 	cfg     Server
 	prefix  string        // "mcp__<server>__"
-	kind    string        // "stdio" or "http"
+	kind    string        // "stdio", "http" or "sse"
 	started chan struct{} // closed once the first attempt is over
 	refresh chan struct{} // the server said its tool list changed
 	client  *mcp.Client
@@ -80,7 +80,10 @@ func newConn(m *Manager, s Server) *conn {
 		state:   StateConnecting,
 		changed: make(chan struct{}),
 	}
-	if s.URL != "" {
+	switch {
+	case s.URL != "" && s.SSE:
+		c.kind = "sse"
+	case s.URL != "":
 		c.kind = "http"
 	}
 	c.log = m.opts.Logger.With("mcp_server", s.Name)
@@ -302,6 +305,9 @@ func (c *conn) open(ctx context.Context) (*live, mcp.Transport, error) {
 			return nil, nil, err
 		}
 		return l, tr, nil
+	case c.cfg.URL != "" && c.cfg.SSE:
+		l.httpc = newHTTPClient(c.cfg.Headers)
+		return l, &sseTransport{inner: &mcp.SSEClientTransport{Endpoint: c.cfg.URL, HTTPClient: l.httpc}, live: lctx}, nil
 	case c.cfg.URL != "":
 		l.httpc = newHTTPClient(c.cfg.Headers)
 		return l, &mcp.StreamableClientTransport{Endpoint: c.cfg.URL, HTTPClient: l.httpc}, nil

@@ -37,6 +37,10 @@ type Server struct {
 	// with every request (Authorization, say).
 	URL     string
 	Headers map[string]string
+	// SSE reaches URL over MCP's older HTTP+SSE transport (a GET stream of
+	// server-sent events and POSTs to the endpoint it names) instead of
+	// streamable HTTP: Claude Code's type "sse", still common.
+	SSE bool
 
 	// CallTimeout bounds each call (tools, resources, prompts), the wait
 	// for a reconnection included. Zero means 2 minutes.
@@ -131,7 +135,7 @@ type Status struct {
 	// Tools is the number of tools the server offers (the last list known,
 	// while reconnecting).
 	Tools int
-	// Transport is "stdio" or "http".
+	// Transport is "stdio", "http" (streamable HTTP) or "sse".
 	Transport string
 	// Screening is what screening the server's instructions and tool
 	// definitions found (SPEC MCP-2).
@@ -212,6 +216,8 @@ func validate(s Server, taken map[string]bool) error {
 		return errors.New("both command and url are set; a server is one or the other")
 	case s.Command == "" && s.URL == "":
 		return errors.New("neither command nor url is set")
+	case s.SSE && s.URL == "":
+		return errors.New("sse is set without a url; the SSE transport reaches a url")
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -332,5 +333,43 @@ func TestHTTPHeaders(t *testing.T) {
 	}
 	if n == 0 {
 		t.Error("no request reached the server")
+	}
+}
+
+// TestSSE (MCP-1, COMPAT-1) runs a go-sdk server behind its SSE handler
+// on 127.0.0.1 — MCP's older HTTP+SSE transport, Claude Code's type
+// "sse" — and calls its tools through a manager configured with SSE; the
+// configured headers reach both the event stream and the posts. The same
+// server does not answer streamable HTTP, so a connection that worked
+// used SSE.
+func TestSSE(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	s := newMemServer()
+	h := mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return s.srv }, nil)
+	var mu sync.Mutex
+	methods := map[string]int{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer sse" {
+			http.Error(w, "no token", http.StatusUnauthorized)
+			return
+		}
+		mu.Lock()
+		methods[r.Method]++
+		mu.Unlock()
+		h.ServeHTTP(w, r)
+	}))
+	defer hs.Close()
+	m := Start(t.Context(), []Server{{Name: "legacy", URL: hs.URL, SSE: true, Headers: map[string]string{"Authorization": "Bearer sse"}}}, Options{})
+	if st := statusOf(m, "legacy"); st.State != StateReady || st.Transport != "sse" {
+		t.Fatalf("status = %+v", st)
+	}
+	if res := run(t, find(t, m.Tools(), "mcp__legacy__echo"), `{"text":"over sse"}`); res.TextOf() != "echo: over sse" {
+		t.Errorf("echo: %s", res.TextOf())
+	}
+	_ = m.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	if methods["GET"] == 0 || methods["POST"] == 0 {
+		t.Errorf("requests by method %v: want the GET event stream and POSTed messages", methods)
 	}
 }

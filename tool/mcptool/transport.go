@@ -1,6 +1,7 @@
 package mcptool
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net/http"
@@ -10,6 +11,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 const (
@@ -177,3 +180,32 @@ func (t *headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 // CloseIdleConnections closes the pool's idle connections, so no goroutine
 // of the session outlives it.
 func (t *headerTransport) CloseIdleConnections() { t.base.CloseIdleConnections() }
+
+// sseTransport opens an SSE session whose event stream outlives the
+// connection attempt: the SSE client's GET lasts as long as the context it
+// was made with, so it is made with the session's own (live, ended at
+// teardown), while the attempt's context still bounds the wait for the
+// stream to open.
+type sseTransport struct {
+	inner *mcp.SSEClientTransport
+	live  context.Context
+}
+
+// Connect opens the event stream.
+func (t *sseTransport) Connect(ctx context.Context) (mcp.Connection, error) {
+	sctx, cancel := context.WithCancel(t.live)
+	detach := context.AfterFunc(ctx, cancel)
+	conn, err := t.inner.Connect(sctx)
+	if !detach() { // the attempt ended while the stream opened
+		cancel()
+		if err == nil {
+			_ = conn.Close()
+		}
+		return nil, fmt.Errorf("open the SSE stream: %w", context.Cause(ctx))
+	}
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return conn, nil
+}
