@@ -189,8 +189,10 @@ const probeWait = time.Millisecond
 // finds the end (or fails) within probeWait. A write to a connection the
 // client closed succeeds once (its answer is a reset), so a heartbeat
 // alone notices a departed client only at the one after; reading notices
-// it at the first, and its stream's memory is freed 15 s sooner. A byte
-// the client sent is read and dropped: nothing more is read from an event
+// it at the first, and its stream's memory is freed 15 s sooner. A client
+// that shuts down its sending side counts as gone, as net/http's own
+// background read takes it for a request it still serves. A byte the
+// client sent is read and dropped: nothing more is read from an event
 // stream's request.
 func clientLeft(conn net.Conn) bool {
 	if conn.SetReadDeadline(time.Now().Add(probeWait)) != nil {
