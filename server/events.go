@@ -276,7 +276,9 @@ func (s *Server) batch(ctx context.Context, sw *sseWriter, st *eventStream, ev *
 			last = ev.ID
 		}
 		ev = nil
-		if sw.buf.Len() < batchBytes {
+		// The credential's end is checked by pump before each batch, and
+		// again here before each event a batch takes on.
+		if sw.buf.Len() < batchBytes && (st.until.IsZero() || s.now().Before(st.until)) {
 			select {
 			case ev = <-st.sub.Events():
 			default:
