@@ -336,12 +336,24 @@ func TestHealAndOrphans(t *testing.T) {
 	t.Run("resume --kill-orphans", func(t *testing.T) {
 		te := newTestEnv(t)
 		id, exited := orphanSession(t, te)
-		te.script("m", llmtest.Reply{Text: "resumed"})
+		s := te.script("m", llmtest.Reply{Text: "resumed"}, llmtest.Reply{Text: "again"})
 		_, errs := te.mustRun(ExitOK, "run", "--resume", id, "--kill-orphans", "go on")
 		if !strings.Contains(errs, "stopped 1 process group") {
 			t.Errorf("notes:\n%s", errs)
 		}
 		waitExit(t, exited)
+		// SESS-1: the model is told rein stopped the command, not that it
+		// still runs (issue 30, item 7) — in this run and the next.
+		for i, want := range []string{"go on", "once more"} {
+			if i > 0 {
+				te.mustRun(ExitOK, "run", "--resume", id, want)
+			}
+			msgs := s.Requests()[i].Messages
+			text := llm.Message{Content: msgs[2].ToolResults()[0].Content}.TextOf()
+			if strings.Contains(text, "STILL RUNNING") || !strings.Contains(text, "rein stopped it") {
+				t.Errorf("run %d: the result the model got for the stopped call: %q", i+1, text)
+			}
+		}
 	})
 }
 

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,6 +90,7 @@ type serveOptions struct {
 	allowedHosts, allowedOrigins                                                  []string
 	corsCredentials                                                               bool
 	maxConcurrent, maxStreamsPerCaller, maxStreams                                int
+	databaseMaxConns                                                              int
 	allowBypass, metricsPublic, historyMirror                                     bool
 	shutdownTimeout, leaseTTL                                                     time.Duration
 	rateLimit                                                                     float64
@@ -131,6 +133,7 @@ func (a *App) serveCommand() *cobra.Command {
 func addStoreFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringVar(&o.dataDir, "data-dir", "", "where the server keeps its database and session files (default: rein's data directory/server)")
 	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events and audit instead of SQLite; REIN_DATABASE_URL too")
+	f.IntVar(&o.databaseMaxConns, "database-max-conns", 0, "PostgreSQL connections this process uses at once (default: the number of CPUs, at least 4); REIN_DATABASE_MAX_CONNS too")
 	f.StringVar(&o.redisURL, "redis-url", "", "Redis URL (redis://host:6379/0) carrying the run queue and live events instead of process memory; REIN_REDIS_URL too")
 	f.StringVar(&o.redisPrefix, "redis-prefix", "rein:", "prefix of rein's Redis keys and channels, so that deployments can share a Redis; the same for every process of one")
 }
@@ -190,6 +193,9 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		if err := checkBrowserFlags(o); err != nil {
 			return err
 		}
+	}
+	if err := a.resolveMaxConns(o); err != nil {
+		return err
 	}
 	if o.mode != modeAll && (a.databaseURL(o) == "" || a.redisURL(o) == "") {
 		return usageErrorf("%s needs the shared store and queue: set --database-url (or REIN_DATABASE_URL) to PostgreSQL "+
@@ -322,7 +328,7 @@ func (a *App) openServerStore(ctx context.Context, o *serveOptions, dataDir stri
 	}
 	octx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	db, err := postgres.Open(octx, url, postgres.Options{})
+	db, err := postgres.Open(octx, url, postgres.Options{MaxConns: o.databaseMaxConns})
 	if err != nil {
 		return nil, "", fail(ExitError, "--database-url: %v", err)
 	}
@@ -343,6 +349,24 @@ func (a *App) openServerBus(ctx context.Context, o *serveOptions) (eventbus.Bus,
 		return nil, fail(ExitError, "--redis-url: %v", err)
 	}
 	return bus, nil
+}
+
+// resolveMaxConns checks --database-max-conns and, when it is not given,
+// takes REIN_DATABASE_MAX_CONNS; 0 is the store's default (issue 30: a
+// worker's pool of max(CPUs, 4) serialises 16 sessions' runs).
+func (a *App) resolveMaxConns(o *serveOptions) error {
+	const want = "want a whole number of connections, at least 1 (the default is the number of CPUs, at least 4)"
+	if o.databaseMaxConns < 0 {
+		return usageErrorf("--database-max-conns %d: %s", o.databaseMaxConns, want)
+	}
+	if env := strings.TrimSpace(a.getenv("REIN_DATABASE_MAX_CONNS")); o.databaseMaxConns == 0 && env != "" {
+		n, err := strconv.Atoi(env)
+		if err != nil || n < 1 {
+			return usageErrorf("REIN_DATABASE_MAX_CONNS=%q: %s", env, want)
+		}
+		o.databaseMaxConns = n
+	}
+	return nil
 }
 
 // databaseURL is --database-url, else REIN_DATABASE_URL.

@@ -62,7 +62,7 @@ func (e *engine) reportPending(ctx context.Context, id string, pending []session
 		return
 	}
 	if kill {
-		stopped, err := stopOrphans(ctx, alive)
+		stopped, err := stopOrphans(ctx, pending)
 		if err != nil {
 			e.note("%v", err)
 			return
@@ -74,7 +74,7 @@ func (e *engine) reportPending(ctx context.Context, id string, pending []session
 	if e.app.StdinTTY && e.app.StderrTTY && e.notice == e.app.Stderr {
 		fmt.Fprint(e.notice, "Stop them now? [y/N] ")
 		if ans := strings.ToLower(readLineRaw(e.app.Stdin)); ans == "y" || ans == "yes" {
-			e.reportPending(ctx, id, alive, true)
+			e.reportPending(ctx, id, pending, true)
 			return
 		}
 	}
@@ -101,17 +101,23 @@ func readLineRaw(r io.Reader) string {
 	}
 }
 
-// stopOrphans stops the process groups interrupted calls left running
-// and returns the calls whose processes it stopped (none: nothing ran).
+// stopOrphans stops the process groups interrupted calls left running,
+// marking those calls Stopped in pending (a loaded state's, so its Recheck
+// tells the model rein stopped them), and returns them (none: nothing ran).
 func stopOrphans(ctx context.Context, pending []session.PendingCall) ([]session.PendingCall, error) {
-	alive := alivePending(pending)
-	if len(alive) == 0 {
+	if len(alivePending(pending)) == 0 {
 		return nil, nil
 	}
-	if err := session.StopPending(ctx, alive); err != nil {
+	if err := session.StopPending(ctx, pending); err != nil {
 		return nil, fmt.Errorf("stopping left-over processes: %w", err)
 	}
-	return alive, nil
+	var stopped []session.PendingCall
+	for _, p := range pending {
+		if p.Stopped {
+			stopped = append(stopped, p)
+		}
+	}
+	return stopped, nil
 }
 
 func alivePending(pending []session.PendingCall) []session.PendingCall {

@@ -305,6 +305,8 @@ func printSession(w io.Writer, r sessionReport) {
 			switch {
 			case p.PGID != 0 && p.Alive:
 				state = fmt.Sprintf("pgid %d still running — stop it with --kill-orphans", p.PGID)
+			case p.Stopped:
+				state = fmt.Sprintf("pgid %d stopped", p.PGID)
 			case p.PGID != 0:
 				state = fmt.Sprintf("pgid %d no longer running", p.PGID)
 			}

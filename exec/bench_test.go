@@ -9,7 +9,9 @@ import (
 	osexec "os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/exec/egress"
 )
@@ -102,6 +104,66 @@ func BenchmarkSandboxRun(b *testing.B) {
 	if h := SelfHelper(); h != "" {
 		b.Run("bwrap+landlock", func(b *testing.B) { run(b, &Sandbox{Workspace: small, Landlock: h}, small) })
 		b.Run("landlock", func(b *testing.B) { run(b, &Confined{Workspace: small}, small) })
+	}
+}
+
+// BenchmarkHelperRun measures what the Landlock helper adds to one
+// sandboxed command (`true`, empty workspace; SPEC TOOL-5, issue 30): the
+// helper started on its own (no bubblewrap), bubblewrap without it, and
+// bubblewrap with it. The helper is this test binary, or the executable
+// $REIN_BENCH_HELPER names (a built rein: `go build -o /tmp/rein
+// ./cmd/rein`), whose start-up is what a real run pays. Besides wall time
+// it reports child-cpu-ms/op, the CPU of every process a command took
+// (bubblewrap, the helper, `true`): on a loaded machine the steadier figure.
+func BenchmarkHelperRun(b *testing.B) {
+	ctx := context.Background()
+	ws := b.TempDir()
+	h := SelfHelper()
+	if e := os.Getenv("REIN_BENCH_HELPER"); e != "" {
+		h = e
+	}
+	if h == "" {
+		b.Skip("environment: no Landlock here, no helper to measure")
+	}
+	b.Run("helper-alone", func(b *testing.B) {
+		defer childCPU(b)()
+		for b.Loop() {
+			c := osexec.Command(h, HelperArg, "--rw", ws, "--", "true")
+			if out, err := c.CombinedOutput(); err != nil {
+				b.Fatal(string(out), err)
+			}
+		}
+	})
+	sb := &Sandbox{Workspace: ws}
+	if sb.Available() != nil {
+		b.Skip("environment: no bwrap")
+	}
+	run := func(b *testing.B, be Backend) {
+		defer childCPU(b)()
+		for b.Loop() {
+			out, err := be.Run(ctx, Command{Script: "true", Dir: ws})
+			if err != nil || out.ExitCode != 0 {
+				b.Fatal(out, err)
+			}
+		}
+	}
+	b.Run("bwrap", func(b *testing.B) { run(b, sb) })
+	b.Run("bwrap+helper", func(b *testing.B) { run(b, &Sandbox{Workspace: ws, Landlock: h}) })
+}
+
+// childCPU reports, when the function it returns is called, the CPU time
+// of the child processes that ended meanwhile, per op.
+func childCPU(b *testing.B) func() {
+	cpu := func() time.Duration {
+		var ru syscall.Rusage
+		if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+			b.Fatal(err)
+		}
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	start := cpu()
+	return func() {
+		b.ReportMetric(float64(cpu()-start)/float64(time.Millisecond)/float64(b.N), "child-cpu-ms/op")
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"os"
 	osexec "os/exec"
 	"slices"
+
+	"github.com/reinhq/rein/exec/helper"
 )
 
 // Confined runs commands on the host under Landlock (Linux 5.13+), for
@@ -84,9 +86,9 @@ func (c *Confined) Run(ctx context.Context, cmd Command) (Output, error) {
 		return Output{}, fmt.Errorf("exec: landlock: %w", err)
 	}
 	defer os.RemoveAll(tmp)
-	rules := landlockRules{dirs: append(slices.Clone(writable), tmp), files: landlockDevices, noTCP: !c.AllowNetwork}
+	rules := helper.Rules{Dirs: append(slices.Clone(writable), tmp), Files: landlockDevices, NoTCP: !c.AllowNetwork}
 	if fi, err := os.Stat("/dev/shm"); err == nil && fi.IsDir() {
-		rules.dirs = append(rules.dirs, "/dev/shm")
+		rules.Dirs = append(rules.Dirs, "/dev/shm")
 	}
 	p := osexec.Command(inner[0], inner[1:]...)
 	p.Dir = dir

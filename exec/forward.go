@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/reinhq/rein/exec/helper"
 )
 
 // The in-sandbox half of the egress proxy (SPEC TOOL-7). A command with
@@ -30,16 +32,6 @@ import (
 // (under its private /tmp).
 const egressSocket = "/tmp/.rein-egress.sock"
 
-// forwardSpec is what the helper forwards: the gate's socket, whether to
-// offer the proxy port, and the loopback addresses to mirror.
-type forwardSpec struct {
-	socket  string
-	proxy   bool
-	mirrors []string
-}
-
-func (f forwardSpec) active() bool { return f.socket != "" && (f.proxy || len(f.mirrors) > 0) }
-
 // proxyEnv points the usual variables at the proxy; loopback goes direct
 // (it is the sandbox's own, with the mirrored ports on it).
 func proxyEnv(url string) []string {
@@ -55,17 +47,17 @@ func proxyEnv(url string) []string {
 // rules grant directories) with the proxy's variables, passes on the
 // signals it gets, and exits as the command did. It returns only when the
 // command could not start.
-func runForwarding(r landlockRules, f forwardSpec, argv []string) error {
+func runForwarding(r helper.Rules, f helper.Forward, argv []string) error {
 	env := os.Environ()
-	if f.proxy {
+	if f.Proxy {
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return fmt.Errorf("egress forwarder: %w", err)
 		}
-		go serveForward(ln, f.socket, "")
+		go serveForward(ln, f.Socket, "")
 		env = append(env, proxyEnv("http://"+ln.Addr().String())...)
 	}
-	for _, m := range f.mirrors {
+	for _, m := range f.Mirrors {
 		host, port, err := net.SplitHostPort(m)
 		if err != nil {
 			return fmt.Errorf("egress forwarder: mirror %q: %w", m, err)
@@ -82,17 +74,17 @@ func runForwarding(r landlockRules, f forwardSpec, argv []string) error {
 				}
 				return fmt.Errorf("egress forwarder: cannot mirror %s: %w", a, err)
 			}
-			go serveForward(ln, f.socket, m)
+			go serveForward(ln, f.Socket, m)
 		}
 	}
-	path, err := lookPath(argv[0])
+	path, err := osexec.LookPath(argv[0])
 	if err != nil {
 		return err
 	}
 	c := &osexec.Cmd{Path: path, Args: argv, Env: env, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	sigs := make(chan os.Signal, 4)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP, syscall.SIGQUIT)
-	if len(r.dirs) > 0 {
+	if len(r.Dirs) > 0 {
 		err = startLandlocked(c, r)
 	} else {
 		err = c.Start()
@@ -191,21 +183,6 @@ func halfClose(c net.Conn) {
 		return
 	}
 	_ = c.Close()
-}
-
-// forwardArgs are the helper's options for f.
-func forwardArgs(f forwardSpec) []string {
-	if !f.active() {
-		return nil
-	}
-	a := []string{"--egress", f.socket}
-	if f.proxy {
-		a = append(a, "--proxy")
-	}
-	for _, m := range f.mirrors {
-		a = append(a, "--mirror", m)
-	}
-	return a
 }
 
 // mirrorAddr is a loopback target as the helper mirrors it.

@@ -7,6 +7,7 @@ import (
 	"strconv"
 
 	"github.com/reinhq/rein/exec/egress"
+	"github.com/reinhq/rein/exec/helper"
 )
 
 // egressRun is the egress wiring of one command: the gate rein serves for
@@ -14,7 +15,7 @@ import (
 type egressRun struct {
 	gate    *egress.Gate
 	hostDir string
-	fwd     forwardSpec
+	fwd     helper.Forward
 }
 
 // openEgress opens the command's gate when the sandbox has no network but
@@ -32,13 +33,13 @@ func (s *Sandbox) openEgress() (*egressRun, error) {
 		os.RemoveAll(dir)
 		return nil, err
 	}
-	e := &egressRun{gate: g, hostDir: dir, fwd: forwardSpec{socket: egressSocket, proxy: true}}
+	e := &egressRun{gate: g, hostDir: dir, fwd: helper.Forward{Socket: egressSocket, Proxy: true}}
 	for _, t := range s.Egress.Allow.Loopback() {
 		host := t.Name
 		if host == "" {
 			host = t.Addr.String()
 		}
-		e.fwd.mirrors = append(e.fwd.mirrors, mirrorAddr(host, t.Port))
+		e.fwd.Mirrors = append(e.fwd.Mirrors, mirrorAddr(host, t.Port))
 	}
 	return e, nil
 }

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/reinhq/rein/exec/egress"
+	"github.com/reinhq/rein/exec/helper"
 )
 
 // ErrNoSandbox is what Sandbox.Run returns, wrapped with the reason, when
@@ -233,30 +234,30 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 	}
 	defer eg.close()
-	helper := s.Landlock
-	var fwd forwardSpec
+	hexe := s.Landlock
+	var fwd helper.Forward
 	if eg != nil {
 		fwd = eg.fwd
-		if helper == "" {
-			if helper = s.Forwarder; helper == "" {
-				helper = SelfForwarder()
+		if hexe == "" {
+			if hexe = s.Forwarder; hexe == "" {
+				hexe = SelfForwarder()
 			}
 		}
-		if helper == "" {
+		if hexe == "" {
 			sh.release()
 			return Output{}, errors.New("exec: sandbox: the network allow-list needs rein's helper in the sandbox, and this program offers none (its main does not call exec.HelperMain)")
 		}
 	}
-	args := s.args(writable, tmp, helper, sh.args, eg.args())
-	if helper != "" {
-		var rules landlockRules
+	args := s.args(writable, tmp, hexe, sh.args, eg.args())
+	if hexe != "" {
+		var rules helper.Rules
 		if s.Landlock != "" {
 			// No TCP rule: the empty network namespace is the boundary,
 			// and loopback inside it (a dev server and its client) is the
 			// command's own.
-			rules = landlockRules{dirs: append(s.landlockDirs(writable), tmp, "/tmp", "/dev/shm"), files: landlockDevices}
+			rules = helper.Rules{Dirs: append(s.landlockDirs(writable), tmp, "/tmp", "/dev/shm"), Files: landlockDevices}
 		}
-		inner = helperArgv(helper, rules, fwd, inner)
+		inner = helper.Argv(hexe, rules, fwd, inner)
 	}
 	if pinned != nil {
 		args = bindPinned(args, filepath.Clean(s.Workspace), 4, bw) // ExtraFiles[1] below

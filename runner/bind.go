@@ -97,6 +97,10 @@ func (c *Conversation) Resumed(ctx context.Context, st *session.State) error {
 // session for every run of it.
 func (c *Conversation) Heal(ctx context.Context, st *session.State) error {
 	st.Recheck()
+	// Recheck restates the results of calls whose process groups stopped
+	// since Load (--kill-orphans, or they finished): the history the next
+	// run sends is that one, not the one bound at Resume (SESS-1).
+	c.history = st.Messages
 	if !st.Heal.Empty() {
 		c.healed = st.Heal.String()
 	}

@@ -7,8 +7,10 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -23,6 +25,12 @@ const sseWriteTimeout = 10 * time.Second
 
 // replayPage is how many stored events a replay reads at a time.
 const replayPage = 256
+
+// batchBytes is how much a stream gathers before it writes: the events
+// already waiting in its subscription are sent in one write up to it (a
+// run's deltas come in bursts, and a client woken late finds several), and
+// a replay writes a page at a time or this much.
+const batchBytes = 32 << 10
 
 type eventsInput struct {
 	ID          string `path:"id" maxLength:"128" pattern:"^[A-Za-z0-9_-][A-Za-z0-9._-]*$" doc:"Session id."`
@@ -130,7 +138,7 @@ func (s *Server) detach(hctx huma.Context, st *eventStream) bool {
 	head.WriteString("HTTP/1.1 200 OK\r\n")
 	_ = h.Write(&head)
 	head.WriteString("\r\n")
-	sw := &sseWriter{out: conn, setDeadline: conn.SetWriteDeadline}
+	sw := &sseWriter{out: conn, setDeadline: conn.SetWriteDeadline, left: func() bool { return clientLeft(conn) }}
 	log := s.log.With("session_id", st.sessionID, "caller", callerOf(hctx.Context()))
 	go func() {
 		defer conn.Close()
@@ -167,10 +175,33 @@ func (s *Server) stream(hctx huma.Context, st *eventStream) {
 	hctx.SetStatus(http.StatusOK)
 	rc := http.NewResponseController(w)
 	sw := &sseWriter{out: w, flush: rc.Flush, setDeadline: rc.SetWriteDeadline}
-	if sw.write() != nil {
+	if rc.Flush() != nil { // the headers, before any event
 		return
 	}
 	s.pump(ctx, s.log, sw, st)
+}
+
+// probeWait is how long a heartbeat waits to learn whether the client of
+// a hijacked connection closed it.
+const probeWait = time.Millisecond
+
+// clientLeft reports whether the client closed its end of conn: a read
+// finds the end (or fails) within probeWait. A write to a connection the
+// client closed succeeds once (its answer is a reset), so a heartbeat
+// alone notices a departed client only at the one after; reading notices
+// it at the first, and its stream's memory is freed 15 s sooner. A client
+// that shuts down its sending side counts as gone, as net/http's own
+// background read takes it for a request it still serves. A byte the
+// client sent is read and dropped: nothing more is read from an event
+// stream's request.
+func clientLeft(conn net.Conn) bool {
+	if conn.SetReadDeadline(time.Now().Add(probeWait)) != nil {
+		return false
+	}
+	var b [1]byte
+	_, err := conn.Read(b[:])
+	var ne net.Error
+	return err != nil && !(errors.As(err, &ne) && ne.Timeout())
 }
 
 // expiredComment is the last line of a stream whose credential expired.
@@ -211,7 +242,7 @@ func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, st *
 			_ = sw.comment(expiredComment)
 			return
 		case <-tick.C:
-			if sw.comment("ping") != nil {
+			if sw.comment("ping") != nil || (sw.left != nil && sw.left()) {
 				return
 			}
 		case ev, ok := <-sub.Events():
@@ -225,19 +256,41 @@ func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, st *
 				_ = sw.comment(expiredComment) // the timer and the event were ready at once
 				return
 			}
-			if ev.ID <= last {
-				continue // already sent from the store
-			}
-			if err := s.send(ctx, sw, ev.ID, ev.Type, ev.Data); err != nil {
+			var end bool
+			if last, end = s.batch(ctx, sw, st, ev, last); end {
 				return
 			}
-			last = ev.ID
 		}
 	}
 }
 
+// batch frames ev and the events already waiting after it in st's
+// subscription (up to batchBytes), writes them in one go, and returns the
+// id of the last one framed; end says a write failed. Events with ids up
+// to last were sent from the store and are skipped. A subscription that
+// ended yields nil here; pump's next receive finds why.
+func (s *Server) batch(ctx context.Context, sw *sseWriter, st *eventStream, ev *eventbus.Event, last int64) (int64, bool) {
+	for ev != nil {
+		if ev.ID > last {
+			s.frame(ctx, sw, ev.ID, ev.Type, ev.Data)
+			last = ev.ID
+		}
+		ev = nil
+		// The credential's end is checked by pump before each batch, and
+		// again here before each event a batch takes on.
+		if sw.buf.Len() < batchBytes && (st.until.IsZero() || s.now().Before(st.until)) {
+			select {
+			case ev = <-st.sub.Events():
+			default:
+			}
+		}
+	}
+	return last, sw.write() != nil
+}
+
 // replay sends the stored events with after < id <= gap and returns the id
-// of the last one sent (after when none).
+// of the last one sent (after when none). A page is written at once, or
+// batchBytes of it.
 func (s *Server) replay(ctx context.Context, sw *sseWriter, sessionID string, after, gap int64) (int64, error) {
 	last := after
 	for {
@@ -247,45 +300,58 @@ func (s *Server) replay(ctx context.Context, sw *sseWriter, sessionID string, af
 		}
 		for _, ev := range evs {
 			if ev.ID > gap {
-				return last, nil
+				return last, sw.write()
 			}
-			if err := s.send(ctx, sw, ev.ID, ev.Type, ev.Data); err != nil {
-				return last, err
-			}
+			s.frame(ctx, sw, ev.ID, ev.Type, ev.Data)
 			last = ev.ID
+			if sw.buf.Len() >= batchBytes {
+				if err := sw.write(); err != nil {
+					return last, err
+				}
+			}
 		}
-		if len(evs) < replayPage {
-			return last, nil
+		if err := sw.write(); err != nil || len(evs) < replayPage {
+			return last, err
 		}
 	}
 }
 
-// send writes one event; an event that cannot be framed (a type with a line
-// break, data that is not JSON) is logged and skipped.
-func (s *Server) send(ctx context.Context, sw *sseWriter, id int64, typ string, data []byte) error {
-	err := sw.event(id, typ, data)
-	if errors.Is(err, errUnframeable) {
+// frame adds one event to the writer's buffer; an event that cannot be
+// framed (a type with a line break, data that is not JSON) is logged and
+// skipped.
+func (s *Server) frame(ctx context.Context, sw *sseWriter, id int64, typ string, data []byte) {
+	if err := sw.event(id, typ, data); err != nil {
 		s.log.WarnContext(ctx, "sse: event skipped", "event_id", id, "type", typ, "err", err)
-		return nil
 	}
-	return err
 }
 
 var errUnframeable = errors.New("event cannot be framed")
 
-// sseWriter frames events on a response (or a hijacked connection) and
-// flushes each.
+// sseWriter frames events on a response (or a hijacked connection): event
+// adds a frame to the buffer, write sends the buffer and flushes it.
 type sseWriter struct {
 	out         io.Writer
 	flush       func() error // nil: out is unbuffered
 	setDeadline func(time.Time) error
 	buf         bytes.Buffer
+	// left, when set, reports whether the client closed the connection
+	// (see clientLeft); heartbeats ask.
+	left func() bool
+	// deadline is the write deadline last set; it is moved on only when
+	// less than sseWriteTimeout - deadlineSlack is left, not at every
+	// write (each move is a timer change in the runtime).
+	deadline time.Time
 }
 
-// event writes `id: N\nevent: T\ndata: JSON\n\n`. Data holding a line
-// break is compacted to one line.
+// deadlineSlack is how far a write's deadline may fall short of
+// sseWriteTimeout: a stalled client is dropped after 9 to 10 s.
+const deadlineSlack = time.Second
+
+// event adds `id: N\nevent: T\ndata: JSON\n\n` to the buffer. Data holding a
+// line break is compacted to one line; an error wraps errUnframeable and
+// adds nothing.
 func (sw *sseWriter) event(id int64, typ string, data []byte) error {
-	if bytes.ContainsAny([]byte(typ), "\r\n") {
+	if strings.ContainsAny(typ, "\r\n") {
 		return errUnframeable
 	}
 	if bytes.ContainsAny(data, "\r\n") {
@@ -295,20 +361,18 @@ func (sw *sseWriter) event(id int64, typ string, data []byte) error {
 		}
 		data = c.Bytes()
 	}
-	sw.buf.Reset()
 	sw.buf.WriteString("id: ")
-	sw.buf.WriteString(strconv.FormatInt(id, 10))
+	sw.buf.Write(strconv.AppendInt(sw.buf.AvailableBuffer(), id, 10))
 	sw.buf.WriteString("\nevent: ")
 	sw.buf.WriteString(typ)
 	sw.buf.WriteString("\ndata: ")
 	sw.buf.Write(data)
 	sw.buf.WriteString("\n\n")
-	return sw.write()
+	return nil
 }
 
-// comment writes `: text\n\n` (a heartbeat).
+// comment writes `: text\n\n` (a heartbeat), after what the buffer holds.
 func (sw *sseWriter) comment(text string) error {
-	sw.buf.Reset()
 	sw.buf.WriteString(": ")
 	sw.buf.WriteString(text)
 	sw.buf.WriteString("\n\n")
@@ -316,9 +380,15 @@ func (sw *sseWriter) comment(text string) error {
 }
 
 // write sends the buffer, within sseWriteTimeout where the connection
-// allows a deadline.
+// allows a deadline; an empty buffer sends nothing.
 func (sw *sseWriter) write() error {
-	_ = sw.setDeadline(time.Now().Add(sseWriteTimeout))
+	if sw.buf.Len() == 0 {
+		return nil
+	}
+	if now := time.Now(); sw.deadline.Sub(now) < sseWriteTimeout-deadlineSlack {
+		sw.deadline = now.Add(sseWriteTimeout)
+		_ = sw.setDeadline(sw.deadline)
+	}
 	if _, err := sw.out.Write(sw.buf.Bytes()); err != nil {
 		return err
 	}

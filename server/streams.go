@@ -3,8 +3,10 @@ package server
 import (
 	"fmt"
 	"net/http"
+	"runtime/debug"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 )
@@ -19,20 +21,38 @@ const (
 // stream is long-lived, so a slot frees when a client leaves, not soon.
 const streamRetryAfter = 10
 
+// When many clients leave, the memory their streams held (goroutine
+// stacks, buffers, subscriptions) is free in the Go runtime but still the
+// process's: with no allocation going on no collection runs, and the
+// runtime returns free pages to the system slowly. Once at least
+// returnMin streams have ended and at most half of the most recently open
+// are left, the memory is returned (debug.FreeOSMemory: a collection, then
+// every free page) returnDelay later, so that a crowd leaving over a few
+// heartbeats is one return, not thousands (issue 30: RSS back near idle
+// after 10,000 clients left).
+const (
+	returnMin   = 256
+	returnDelay = 2 * time.Second
+)
+
 // streamCaps counts the open event streams, per caller and in all, and
 // refuses one beyond either cap (SPEC API-9): one caller cannot hold the
 // server's sockets and subscriptions, and all callers together stay within
 // what the process was sized for. A cap of zero or less is no cap.
 type streamCaps struct {
 	perCaller, total int
+	// returnMemory gives free memory back to the system (see returnMin).
+	returnMemory func()
 
 	mu    sync.Mutex
 	open  map[string]int
 	inAll int
+	peak  int  // the most streams open since memory was last returned
+	due   bool // a return is scheduled
 }
 
 func newStreamCaps(perCaller, total int) *streamCaps {
-	return &streamCaps{perCaller: perCaller, total: total, open: map[string]int{}}
+	return &streamCaps{perCaller: perCaller, total: total, open: map[string]int{}, returnMemory: debug.FreeOSMemory}
 }
 
 // acquire takes a stream slot of caller's, or returns the 429 that says
@@ -53,6 +73,7 @@ func (c *streamCaps) acquire(caller string) (release func(), err error) {
 	}
 	c.open[caller]++
 	c.inAll++
+	c.peak = max(c.peak, c.inAll)
 	var once sync.Once
 	return func() {
 		once.Do(func() {
@@ -62,8 +83,21 @@ func (c *streamCaps) acquire(caller string) (release func(), err error) {
 			if c.open[caller]--; c.open[caller] <= 0 {
 				delete(c.open, caller)
 			}
+			if !c.due && c.peak-c.inAll >= returnMin && c.inAll <= c.peak/2 {
+				c.due = true
+				time.AfterFunc(returnDelay, c.giveBack)
+			}
 		})
 	}, nil
+}
+
+// giveBack returns free memory to the system, and counts the streams open
+// now as the new peak.
+func (c *streamCaps) giveBack() {
+	c.returnMemory()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.due, c.peak = false, c.inAll
 }
 
 func tooManyStreams(detail string) error {

@@ -39,8 +39,30 @@ func ProcessText(pgid int, alive bool) string {
 		return fmt.Sprintf("%s%d) is STILL RUNNING — do not start it again; wait for it to finish, "+
 			"or stop it (kill -TERM -- -%d) before repeating it; its output will not be returned here", processPrefix, pgid, pgid)
 	}
-	return fmt.Sprintf("%s%d) is no longer running: it finished or was stopped, and its output was lost; "+
-		"it may have had side effects — check before repeating it", processPrefix, pgid)
+	return fmt.Sprintf("%s%d)%s", processPrefix, pgid, goneSuffix)
+}
+
+// goneSuffix ends the [ProcessText] of a group that no longer runs.
+const goneSuffix = " is no longer running: it finished or was stopped, and its output was lost; " +
+	"it may have had side effects — check before repeating it"
+
+// stoppedSuffix ends the [StoppedText] of a group.
+const stoppedSuffix = " was still running after the crash and rein stopped it (SIGTERM, then SIGKILL) when the session was resumed; " +
+	"its output was lost and it may have done part of its work — check before repeating it"
+
+// StoppedText is the result healing gives a call whose process group rein
+// stopped after a crash ([StopPending], `--kill-orphans`; SPEC SESS-1): the
+// command is not running any more because rein ended it, not because it
+// finished.
+func StoppedText(pgid int) string {
+	return fmt.Sprintf("%s%d)%s", processPrefix, pgid, stoppedSuffix)
+}
+
+// keepsStopped reports whether a stored text saying rein stopped a group
+// stays when the group's state is restated as want: a stopped group is gone
+// for good, and "stopped" says more than "finished or was stopped".
+func keepsStopped(text, want string) bool {
+	return strings.HasSuffix(text, stoppedSuffix) && strings.HasSuffix(want, goneSuffix)
 }
 
 // isProcessText reports whether text is a result healing wrote about a

@@ -83,6 +83,10 @@ type PendingCall struct {
 	// Alive reports whether that process group was still running when the
 	// session was loaded; [StopPending] stops it.
 	Alive bool `json:"alive,omitempty"`
+	// Stopped reports that [StopPending] stopped that group: the result
+	// healing gave the call says so ([StoppedText]) once [State.Recheck]
+	// has run.
+	Stopped bool `json:"stopped,omitempty"`
 	// Job is the background job the group ran as (SPEC TOOL-8): its call
 	// has its result, but the job outlived the process that ran the
 	// session.
@@ -151,7 +155,8 @@ func Load(ctx context.Context, store Store, id string) (*State, error) {
 // Recheck looks again at the process groups of st.Pending (after
 // [StopPending], say) and brings their Alive flags and the results healing
 // gave their calls up to date, so the conversation does not tell the model a
-// stopped command still runs. Calls whose group is gone stay in Pending.
+// stopped command still runs: a group StopPending stopped gets
+// [StoppedText]. Calls whose group is gone stay in Pending.
 func (st *State) Recheck() {
 	texts := map[string]string{}
 	for i := range st.Pending {
@@ -161,6 +166,9 @@ func (st *State) Recheck() {
 		}
 		p.Alive = groupAlive(p.PGID, p.Start)
 		texts[p.CallID] = ProcessText(p.PGID, p.Alive)
+		if p.Stopped && !p.Alive {
+			texts[p.CallID] = StoppedText(p.PGID)
+		}
 	}
 	st.Messages = restate(st.Messages, texts)
 }
@@ -197,7 +205,7 @@ func restate(msgs []llm.Message, texts map[string]string) []llm.Message {
 				continue
 			}
 			text, want := llm.Message{Content: r.Content}.TextOf(), texts[r.ToolUseID]
-			if want == "" || text == want || !isProcessText(text) {
+			if want == "" || text == want || !isProcessText(text) || keepsStopped(text, want) {
 				continue
 			}
 			if content == nil {

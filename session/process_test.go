@@ -207,11 +207,13 @@ func TestSESS2HealTellsProcessState(t *testing.T) {
 }
 
 // SESS-1, SESS-2: after StopPending, Recheck updates both Alive and the
-// healed result, so the conversation no longer says the command runs.
+// healed result, so the conversation no longer says the command runs: it
+// says rein stopped it, and a stored repair keeps saying so on reload.
 func TestSESS2RecheckAfterStop(t *testing.T) {
 	ctx := context.Background()
 	pgid := startGroup(t, "sleep 30")
-	st, err := Load(ctx, crashedWith(t, pgid, processStart(pgid)), "s")
+	store := crashedWith(t, pgid, processStart(pgid))
+	st, err := Load(ctx, store, "s")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -219,14 +221,56 @@ func TestSESS2RecheckAfterStop(t *testing.T) {
 	if err := StopPending(ctx, st.Pending); err != nil {
 		t.Fatal(err)
 	}
+	if !st.Pending[0].Stopped {
+		t.Error("StopPending did not mark the call it stopped")
+	}
 	st.Recheck()
 	if st.Pending[0].Alive {
 		t.Error("Recheck left Alive set after the group was stopped")
 	}
-	if text := resultText(t, st.Messages, "c1"); text != ProcessText(pgid, false) {
+	text := resultText(t, st.Messages, "c1")
+	if text != StoppedText(pgid) || strings.Contains(text, "STILL RUNNING") || !strings.Contains(text, "rein stopped it") {
 		t.Errorf("after stop: result %q", text)
 	}
 	if resultText(t, before, "c1") != ProcessText(pgid, true) {
 		t.Error("Recheck modified the messages it was given instead of copying them")
+	}
+	// The resume stores the repair; reloading keeps "stopped" (the group is
+	// gone either way, and "stopped" says more).
+	if err := SaveHeal(ctx, store, "s", st); err != nil {
+		t.Fatal(err)
+	}
+	again, err := Load(ctx, store, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if text := resultText(t, again.Messages, "c1"); text != StoppedText(pgid) {
+		t.Errorf("reloaded after stop: result %q, want the stopped text", text)
+	}
+	if len(again.Pending) != 0 {
+		t.Errorf("reloaded after stop: pending %+v, want none", again.Pending)
+	}
+}
+
+// SESS-1: restating a stored repair keeps "rein stopped it" once the group
+// is gone, moves "still running" to "no longer running" (and back, for a
+// group with no recorded leader start that runs again), and never touches a
+// text healing did not write.
+func TestSESS2StoppedTextRestate(t *testing.T) {
+	for _, tc := range []struct {
+		name, stored, want, kept string
+	}{
+		{"stopped stays stopped", StoppedText(7), ProcessText(7, false), StoppedText(7)},
+		{"running becomes gone", ProcessText(7, true), ProcessText(7, false), ProcessText(7, false)},
+		{"gone becomes running (pid start unknown)", ProcessText(7, false), ProcessText(7, true), ProcessText(7, true)},
+		{"a model-made text is left alone", "interrupted: rein stopped it, honest", ProcessText(7, false), "interrupted: rein stopped it, honest"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			msgs := []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{&llm.ToolUse{ID: "c1", Name: "bash", Input: []byte(`{}`)}}}, {Role: llm.RoleUser, Content: []llm.Block{&llm.ToolResult{ToolUseID: "c1", IsError: true,
+				Content: []llm.Block{&llm.Text{Text: tc.stored}}}}}}
+			if got := resultText(t, restate(msgs, map[string]string{"c1": tc.want}), "c1"); got != tc.kept {
+				t.Errorf("restate(%q → %q) = %q, want %q", tc.stored, tc.want, got, tc.kept)
+			}
+		})
 	}
 }

@@ -18,17 +18,21 @@ const StopGrace = 2 * time.Second
 // (SPEC SESS-1): SIGTERM to the group, then SIGKILL when it has not exited
 // after [StopGrace]. Calls with no live group are skipped; each group is
 // checked again first, so a group that exited meanwhile, or a pid reused by
-// an unrelated process, is left alone. It returns an error naming the groups
-// it could not stop.
+// an unrelated process, is left alone. Each call whose group it stopped is
+// marked Stopped in pending, so [State.Recheck] tells the model rein stopped
+// it. It returns an error naming the groups it could not stop.
 func StopPending(ctx context.Context, pending []PendingCall) error {
 	var errs []error
-	for _, p := range pending {
+	for i := range pending {
+		p := &pending[i]
 		if p.PGID <= 0 || !groupAlive(p.PGID, p.Start) {
 			continue
 		}
 		if err := stopGroup(ctx, p.PGID, p.Start); err != nil {
 			errs = append(errs, fmt.Errorf("call %s (%s): process group %d: %w", p.CallID, p.Tool, p.PGID, err))
+			continue
 		}
+		p.Stopped, p.Alive = true, false
 	}
 	return errors.Join(errs...)
 }

@@ -16,7 +16,12 @@ type idleResult struct {
 	clients          int
 	before, rss, hwm int64
 	files            int
+	runAlone         time.Duration // one run before the clients came
 	run              time.Duration // one run while the clients listen
+	after            int64         // VmRSS once the clients left and the server noticed
+	anonBefore       int64         // RssAnon before the clients
+	anonAfter        int64         // RssAnon once they left
+	runAfter         time.Duration // one run after they left
 }
 
 // measureIdle connects o.clients idle SSE clients to a fresh server and
@@ -38,15 +43,26 @@ func measureIdle(ctx context.Context, o options, bin, dir, vendorURL string) (*i
 		}
 	}
 	res := &idleResult{}
+	// A first run warms the server up; the second is timed.
+	for range 2 {
+		if res.runAlone, err = timedRun(ctx, srv, sessions[0]); err != nil {
+			return nil, fmt.Errorf("the run before the clients: %w", err)
+		}
+	}
 	if res.before, _, err = srv.memory(); err != nil {
 		return nil, err
 	}
+	if res.anonBefore, err = srv.anon(); err != nil {
+		return nil, err
+	}
 	conns, err := dialIdle(ctx, srv.addr, sessions, o.clients, o.dialPool)
-	defer func() {
+	closeAll := func() {
 		for _, c := range conns {
 			c.Close()
 		}
-	}()
+		conns = nil
+	}
+	defer closeAll()
 	if err != nil {
 		return nil, fmt.Errorf("%d clients connected, then: %w\nserver log:\n%s", len(conns), err, srv.log())
 	}
@@ -56,21 +72,50 @@ func measureIdle(ctx context.Context, o options, bin, dir, vendorURL string) (*i
 	}
 	res.files = srv.openFiles()
 	// One run in a session that idle clients listen to.
-	ev, err := srv.openEvents(ctx, sessions[0])
-	if err != nil {
+	if res.run, err = timedRun(ctx, srv, sessions[0]); err != nil {
+		return nil, fmt.Errorf("the run among idle clients: %w", err)
+	}
+	// The clients leave; the server notices at each stream's next
+	// heartbeat.
+	closeAll()
+	time.Sleep(o.leaveWait)
+	if res.after, _, err = srv.memory(); err != nil {
 		return nil, err
+	}
+	if res.anonAfter, err = srv.anon(); err != nil {
+		return nil, err
+	}
+	if res.runAfter, err = timedRun(ctx, srv, sessions[0]); err != nil {
+		return nil, fmt.Errorf("the run after the clients left: %w", err)
+	}
+	return res, nil
+}
+
+// timedRun posts a message to session and times it to its done event, read
+// on a stream of its own (opened before the post, so the time includes
+// no connection set-up).
+func timedRun(ctx context.Context, srv *server, session string) (time.Duration, error) {
+	ev, err := srv.openEvents(ctx, session)
+	if err != nil {
+		return 0, err
 	}
 	defer ev.close()
 	posted := time.Now()
-	runID, err := srv.message(ctx, sessions[0], "What is in the project?")
+	runID, err := srv.message(ctx, session, "What is in the project?")
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	if got, reason, err := ev.done(); err != nil || got != runID || reason != "completed" {
-		return nil, fmt.Errorf("the run among idle clients: run %s ended %q (%v), want %s completed", got, reason, err, runID)
+	for {
+		// The stream replays the session's earlier runs first.
+		got, reason, err := ev.done()
+		if err == nil && got != runID {
+			continue
+		}
+		if err != nil || reason != "completed" {
+			return 0, fmt.Errorf("run %s ended %q (%v), want completed", runID, reason, err)
+		}
+		return time.Since(posted), nil
 	}
-	res.run = time.Since(posted)
-	return res, nil
 }
 
 // dialIdle opens n event streams, round robin over the sessions, parallel
@@ -154,5 +199,9 @@ func (r *idleResult) report(t *table, o options) {
 		t.row("per client", fmt.Sprintf("%.1f KiB", float64(r.rss-r.before)/float64(r.clients)/1024))
 	}
 	t.row("server open files", fmt.Sprintf("%d", r.files))
-	t.row("one run while they listen (POST → done read)", ms(r.run))
+	t.row("one run before they came (POST → done read)", ms(r.runAlone))
+	t.row("one run while they listen", ms(r.run))
+	t.row(fmt.Sprintf("server VmRSS %s after they left", o.leaveWait), mib(r.after))
+	t.row("server RssAnon before / after (heap and stacks)", fmt.Sprintf("%s / %s", mib(r.anonBefore), mib(r.anonAfter)))
+	t.row("one run after they left", ms(r.runAfter))
 }

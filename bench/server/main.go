@@ -19,7 +19,8 @@
 // Idle clients: a second, fresh server; -clients connections each GET the
 // event stream of one of -sse-sessions sessions, read the answer's headers
 // and then nothing. The server's VmRSS and VmHWM (/proc/PID/status) are read
-// before and with the clients, and one run is timed while they listen. The
+// before and with the clients, and after they left (-leave-wait later); one
+// run is timed before they come, while they listen and after. The
 // program raises RLIMIT_NOFILE to its hard limit and stops with a clear
 // message when that is too low for -clients.
 //
@@ -63,6 +64,7 @@ type options struct {
 	warmup, duration        time.Duration
 	clients, sseSessions    int
 	maxConcurrent, dialPool int
+	leaveWait               time.Duration
 	databaseURL, redisURL   string
 	workers                 []int
 }
@@ -78,6 +80,8 @@ func main() {
 	flag.IntVar(&o.sseSessions, "sse-sessions", 100, "sessions the idle clients spread over")
 	flag.IntVar(&o.maxConcurrent, "max-concurrent", 16, "rein serve --max-concurrent")
 	flag.IntVar(&o.dialPool, "dial-parallel", 64, "idle clients connecting at once")
+	flag.DurationVar(&o.leaveWait, "leave-wait", 20*time.Second,
+		"how long after the idle clients left the server's memory is read (it notices them at each stream's heartbeat, every 15 s)")
 	flag.StringVar(&o.databaseURL, "database-url", os.Getenv("REIN_TEST_POSTGRES_URL"),
 		"PostgreSQL to measure the split on (with -redis-url; default $REIN_TEST_POSTGRES_URL); it gets a schema bench_N per step")
 	flag.StringVar(&o.redisURL, "redis-url", os.Getenv("REIN_TEST_REDIS_URL"),

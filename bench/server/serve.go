@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -168,29 +169,42 @@ func (s *server) stop() {
 
 // memory reads the server's resident set now and at its peak, in bytes.
 func (s *server) memory() (rss, hwm int64, err error) {
+	m, err := s.status("VmRSS", "VmHWM")
+	return m["VmRSS"], m["VmHWM"], err
+}
+
+// anon reads the server's anonymous resident memory (RssAnon: heap, stacks;
+// not the binary's pages), in bytes.
+func (s *server) anon() (int64, error) {
+	m, err := s.status("RssAnon")
+	return m["RssAnon"], err
+}
+
+// status reads the named kB fields of /proc/PID/status, in bytes; each
+// must be there.
+func (s *server) status(keys ...string) (map[string]int64, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
+	m := map[string]int64{}
 	for _, line := range strings.Split(string(b), "\n") {
 		k, v, ok := strings.Cut(line, ":")
-		if !ok || (k != "VmRSS" && k != "VmHWM") {
+		if !ok || !slices.Contains(keys, k) {
 			continue
 		}
 		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
 		if err != nil {
-			return 0, 0, fmt.Errorf("/proc status %s: %w", line, err)
+			return nil, fmt.Errorf("/proc status %s: %w", line, err)
 		}
-		if k == "VmRSS" {
-			rss = kb << 10
-		} else {
-			hwm = kb << 10
+		m[k] = kb << 10
+	}
+	for _, k := range keys {
+		if m[k] == 0 {
+			return nil, fmt.Errorf("no %s in /proc/%d/status", k, s.cmd.Process.Pid)
 		}
 	}
-	if rss == 0 || hwm == 0 {
-		return 0, 0, fmt.Errorf("no VmRSS/VmHWM in /proc/%d/status", s.cmd.Process.Pid)
-	}
-	return rss, hwm, nil
+	return m, nil
 }
 
 // userHZ is the unit of /proc/PID/stat's CPU times (USER_HZ, 100 on

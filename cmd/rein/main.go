@@ -1,8 +1,10 @@
 // Command rein is the rein CLI: one-shot runs (rein run), the interactive
 // terminal session (rein), and the commands around them. See package cli.
 //
-// Before anything else, main serves the sandbox's Landlock helper (rein
-// re-executes itself for it; see exec.HelperMain), then takes the
+// rein re-executes itself as the sandbox's Landlock helper: package
+// exec/helper serves it from its init, before most of the binary is
+// initialised, and main, before anything else, serves a helper that also
+// forwards connections (see exec.HelperMain). Then main takes the
 // environment away from everything but rein itself (see package
 // secretenv): the configuration and the provider keys are read from a
 // snapshot, and neither the programs rein runs nor other processes of the

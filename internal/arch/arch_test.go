@@ -76,7 +76,7 @@ var adapters = []string{"llm/anthropic", "llm/openai", "llm/gemini", "llm/ollama
 // llm) is one for the packages at the edge that speak HTTP; the core
 // packages cannot reach it, as it links net/http (TestCoreHasNoHTTP).
 var leaves = []string{"llm", "tokens", "tokens/llmtokens", "internal/suggest", "internal/shellparse", "internal/jsonevents", "exec/egress",
-	"llm/vendorhttp"}
+	"exec/helper", "llm/vendorhttp"}
 
 // arrows lists, for the core packages of docs/architecture.md's layout, the module
 // packages each may reach (transitively) besides the leaves. A package
@@ -88,6 +88,7 @@ var arrows = map[string][]string{
 	"tokens/llmtokens":             {},
 	"exec":                         {},
 	"exec/egress":                  {},
+	"exec/helper":                  {},
 	"tool":                         {},
 	"tool/builtin":                 {"tool", "exec"},
 	"attachment":                   {"tool"},

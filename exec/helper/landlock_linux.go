@@ -1,11 +1,10 @@
-package exec
+package helper
 
 import (
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
-	osexec "os/exec"
 	"runtime"
 	"sync"
 	"syscall"
@@ -61,9 +60,10 @@ var landlockABI = sync.OnceValue(func() int {
 // filter).
 func LandlockABI() int { return landlockABI() }
 
-// restrictSelf confines the calling thread, and what it executes, to rules.
-// The caller has locked the thread.
-func restrictSelf(r landlockRules) error {
+// Restrict confines the calling thread, and what it executes, to r (and
+// sets no_new_privs on it). The caller has locked the thread to its
+// goroutine and never unlocks it, so the restriction ends with the thread.
+func Restrict(r Rules) error {
 	abi := LandlockABI()
 	if abi < 1 {
 		return errors.New("the kernel offers no Landlock")
@@ -83,7 +83,7 @@ func restrictSelf(r landlockRules) error {
 	attr := []uint64{fsAll}
 	if abi >= 4 {
 		var net uint64
-		if r.noTCP {
+		if r.NoTCP {
 			net = llNetBindTCP | llNetConnectTCP
 		}
 		attr = append(attr, net)
@@ -99,12 +99,12 @@ func restrictSelf(r landlockRules) error {
 	if err := addPathRule(int(fd), "/", llExecute|llReadFile|llReadDir); err != nil {
 		return err
 	}
-	for _, d := range r.dirs {
+	for _, d := range r.Dirs {
 		if err := addPathRule(int(fd), d, fsAll); err != nil {
 			return err
 		}
 	}
-	for _, f := range r.files {
+	for _, f := range r.Files {
 		if err := addPathRule(int(fd), f, fileRights); err != nil && !errors.Is(err, syscall.ENOENT) {
 			return err
 		}
@@ -145,29 +145,11 @@ func prctl(option, arg int) error {
 	return nil
 }
 
-// startLandlocked starts c from an OS thread of its own restricted by r:
-// the child inherits the thread's Landlock domain and no_new_privs, as a
-// helper process would give it, without executing anything in between.
-// The thread is never unlocked, so it ends with its goroutine and its
-// restrictions never reach the rest of rein.
-func startLandlocked(c *osexec.Cmd, r landlockRules) error {
-	errc := make(chan error, 1)
-	go func() {
-		runtime.LockOSThread() // and never unlocked: see above
-		if err := restrictSelf(r); err != nil {
-			errc <- fmt.Errorf("landlock: %w", err)
-			return
-		}
-		errc <- c.Start()
-	}()
-	return <-errc
-}
-
 // runHelper applies the rules and replaces the process with argv; it
 // returns only on failure.
-func runHelper(r landlockRules, argv []string) error {
+func runHelper(r Rules, argv []string) error {
 	runtime.LockOSThread() // Landlock and no_new_privs bind this thread; execve runs on it
-	if err := restrictSelf(r); err != nil {
+	if err := Restrict(r); err != nil {
 		return err
 	}
 	path, err := lookPath(argv[0])
