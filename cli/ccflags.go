@@ -28,13 +28,12 @@ type ccOptions struct {
 	skipPerms    bool   // --dangerously-skip-permissions
 	allowed      []string
 	disallowed   []string
-	mcpConfig    []string
 	settings     string
 	addDirs      []string
 	sessionID    string
 
 	// Set by prepare:
-	base     workspace.ClaudeRuleBase
+	base workspace.ClaudeRuleBase
 	doc  *workspace.ClaudeFile // the --settings document, parsed
 }
 

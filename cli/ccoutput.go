@@ -228,22 +228,23 @@ type ccSink struct {
 	model   ccInitInfo // filled at the first run_start
 
 	// Per run:
-	callStart   time.Time
-	apiMS       int64
-	denials     []ccDenial
-	denied      map[string]bool
-	inputs      map[string]json.RawMessage
-	stopReason  *string
-	subModels   map[string]string // a sub-agent's call id → its model
-	modelUsage  map[string]ccModelUsage
-	lastCost    map[string]float64 // a run's cumulative cost so far, by call id ("" for the main run)
-	msgID       string             // the main agent's current message id
-	started     bool               // message_start sent for msgID
-	block       int                // the open content block's index, -1 for none
-	blockKind   string             // its kind: text or thinking
-	blocks      int                // blocks started in this message
-	lastResult  *ccResult
-	session     string // the session of the event being written
+	callStart  time.Time
+	apiMS      int64
+	denials    []ccDenial
+	denied     map[string]bool
+	inputs     map[string]json.RawMessage
+	stopReason *string
+	subModels  map[string]string // a sub-agent's call id → its model
+	modelUsage map[string]ccModelUsage
+	lastCost   map[string]float64 // a run's cumulative cost so far, by call id ("" for the main run)
+	msgID      string             // the main agent's current message id
+	started    bool               // message_start sent for msgID
+	block      int                // the open content block's index, -1 for none
+	blockKind  string             // its kind: text or thinking
+	blocks     int                // blocks started in this message
+	lastResult *ccResult
+	session    string  // the session of the event being written
+	turnUsage  ccUsage // the main agent's current model call
 }
 
 // newCCSink returns the writer of Claude Code's format ("json" or
@@ -296,6 +297,9 @@ func (s *ccSink) event(ev agent.Event) error {
 	case agent.EventUsage:
 		if u := ev.Usage; u != nil {
 			s.addUsage(ev, u)
+			if parent == nil {
+				s.turnUsage = ccUsageOf(u.Turn)
+			}
 		}
 	case agent.EventMessage:
 		return s.message(ev, parent)
@@ -305,11 +309,11 @@ func (s *ccSink) event(ev agent.Event) error {
 		}
 	case agent.EventToolEnd:
 		if t := ev.Tool; t != nil && (t.Outcome == agent.OutcomeDenied || t.Outcome == agent.OutcomeBlocked) {
-			s.deny(t.Name, t.ID, s.inputs[t.ID])
+			s.deny(t.Name, t.ID, nil)
 		}
 	case agent.EventPermissionDecision:
 		if p := ev.Permission; p != nil && p.Decision == agent.Deny {
-			s.deny(p.Tool, p.CallID, p.Input)
+			s.deny(p.Tool, p.CallID, nil)
 		}
 	case agent.EventRetry:
 		if r := ev.Retry; r != nil && s.stream && parent == nil {
@@ -356,6 +360,9 @@ func (s *ccSink) deny(name, id string, input json.RawMessage) {
 	}
 	s.denied[id] = true
 	if len(input) == 0 {
+		input = s.inputs[id]
+	}
+	if len(input) == 0 {
 		input = json.RawMessage(`{}`)
 	}
 	s.denials = append(s.denials, ccDenial{ToolName: name, ToolUseID: id, ToolInput: input})
@@ -396,8 +403,9 @@ func (s *ccSink) message(ev agent.Event, parent *string) error {
 	}
 	if m.Role == llm.RoleAssistant {
 		stop := "end_turn"
-		if len(m.ToolUses()) > 0 {
+		for _, tu := range m.ToolUses() {
 			stop = "tool_use"
+			s.inputs[tu.ID] = tu.Input // for permission_denials
 		}
 		if parent == nil {
 			s.stopReason = &stop
@@ -414,7 +422,10 @@ func (s *ccSink) message(ev agent.Event, parent *string) error {
 			id = newMsgID()
 		}
 		msg := ccAPIMessage{ID: id, Type: "message", Role: "assistant", Model: m.Model, Content: content,
-			StopReason: &stop, Usage: ccUsage{}}
+			StopReason: &stop}
+		if parent == nil {
+			msg.Usage, s.turnUsage = s.turnUsage, ccUsage{}
+		}
 		if parent == nil && s.partial {
 			if err := s.endPartial(msg, m); err != nil {
 				return err
@@ -505,7 +516,7 @@ func ccToolResult(r *llm.ToolResult) ccBlock {
 // delta writes a text or thinking delta as stream events, opening the
 // message and the block first when needed.
 func (s *ccSink) delta(ev agent.Event) error {
-	if err := s.startPartial(ev); err != nil {
+	if err := s.startPartial(); err != nil {
 		return err
 	}
 	kind, dtype, field := "text", "text_delta", "text"
@@ -513,7 +524,7 @@ func (s *ccSink) delta(ev agent.Event) error {
 		kind, dtype, field = "thinking", "thinking_delta", "thinking"
 	}
 	if s.blockKind != kind || s.block < 0 {
-		if err := s.stopBlock(ev); err != nil {
+		if err := s.stopBlock(); err != nil {
 			return err
 		}
 		s.block, s.blockKind = s.blocks, kind
@@ -522,16 +533,16 @@ func (s *ccSink) delta(ev agent.Event) error {
 		if kind == "thinking" {
 			start["signature"] = ""
 		}
-		if err := s.streamEvent(ev, map[string]any{"type": "content_block_start", "index": s.block, "content_block": start}); err != nil {
+		if err := s.streamEvent(map[string]any{"type": "content_block_start", "index": s.block, "content_block": start}); err != nil {
 			return err
 		}
 	}
-	return s.streamEvent(ev, map[string]any{"type": "content_block_delta", "index": s.block,
+	return s.streamEvent(map[string]any{"type": "content_block_delta", "index": s.block,
 		"delta": map[string]any{"type": dtype, field: ev.Text}})
 }
 
 // startPartial sends message_start for the main agent's message, once.
-func (s *ccSink) startPartial(ev agent.Event) error {
+func (s *ccSink) startPartial() error {
 	if s.started {
 		return nil
 	}
@@ -539,29 +550,28 @@ func (s *ccSink) startPartial(ev agent.Event) error {
 		s.msgID = newMsgID()
 	}
 	s.started = true
-	return s.streamEvent(ev, map[string]any{"type": "message_start", "message": ccAPIMessage{ID: s.msgID, Type: "message",
+	return s.streamEvent(map[string]any{"type": "message_start", "message": ccAPIMessage{ID: s.msgID, Type: "message",
 		Role: "assistant", Model: s.model.model, Content: []ccBlock{}, Usage: ccUsage{}}})
 }
 
 // stopBlock closes the open content block, if any.
-func (s *ccSink) stopBlock(ev agent.Event) error {
+func (s *ccSink) stopBlock() error {
 	if s.block < 0 {
 		return nil
 	}
 	i := s.block
 	s.block, s.blockKind = -1, ""
-	return s.streamEvent(ev, map[string]any{"type": "content_block_stop", "index": i})
+	return s.streamEvent(map[string]any{"type": "content_block_stop", "index": i})
 }
 
 // endPartial finishes the message's stream events: its tool calls as
 // tool_use blocks with their input in one input_json_delta, then
 // message_delta and message_stop.
 func (s *ccSink) endPartial(msg ccAPIMessage, m *llm.Message) error {
-	ev := agent.Event{}
-	if err := s.startPartial(ev); err != nil {
+	if err := s.startPartial(); err != nil {
 		return err
 	}
-	if err := s.stopBlock(ev); err != nil {
+	if err := s.stopBlock(); err != nil {
 		return err
 	}
 	for _, tu := range m.ToolUses() {
@@ -576,23 +586,23 @@ func (s *ccSink) endPartial(msg ccAPIMessage, m *llm.Message) error {
 			{"type": "content_block_delta", "index": i, "delta": map[string]any{"type": "input_json_delta", "partial_json": in}},
 			{"type": "content_block_stop", "index": i},
 		} {
-			if err := s.streamEvent(ev, e); err != nil {
+			if err := s.streamEvent(e); err != nil {
 				return err
 			}
 		}
 	}
-	if err := s.streamEvent(ev, map[string]any{"type": "message_delta",
-		"delta": map[string]any{"stop_reason": *msg.StopReason, "stop_sequence": nil}, "usage": msg.Usage}); err != nil {
+	if err := s.streamEvent(map[string]any{"type": "message_delta",
+		"delta": map[string]any{"stop_reason": *msg.StopReason, "stop_sequence": nil},
+		"usage": map[string]any{"output_tokens": msg.Usage.OutputTokens}}); err != nil {
 		return err
 	}
-	return s.streamEvent(ev, map[string]any{"type": "message_stop"})
+	return s.streamEvent(map[string]any{"type": "message_stop"})
 }
 
 // streamEvent writes one stream_event line.
-func (s *ccSink) streamEvent(_ agent.Event, e any) error {
+func (s *ccSink) streamEvent(e any) error {
 	return s.line(ccStreamEvent{Type: ccStreamType, UUID: newUUID(), SessionID: s.session, Event: e})
 }
-
 
 // result builds the result object of a finished run.
 func (s *ccSink) result(ev agent.Event) ccResult {
