@@ -166,10 +166,10 @@ type ccControlResponse struct {
 
 // ccControlBody is the response object of a control_response.
 type ccControlBody struct {
-	Subtype   string         `json:"subtype"`
-	RequestID string         `json:"request_id"`
-	Response  map[string]any `json:"response,omitempty"`
-	Error     string         `json:"error,omitempty"`
+	Subtype   string          `json:"subtype"`
+	RequestID string          `json:"request_id"`
+	Response  json.RawMessage `json:"response,omitempty"`
+	Error     string          `json:"error,omitempty"`
 }
 
 // controlResponse answers the control request of in: initialize
@@ -177,7 +177,7 @@ type ccControlBody struct {
 func controlResponse(in ccInput) ccControlResponse {
 	r := ccControlBody{Subtype: "success", RequestID: in.RequestID}
 	if in.Subtype == "initialize" {
-		r.Response = map[string]any{}
+		r.Response = json.RawMessage(`{}`)
 	} else {
 		r.Subtype, r.Error = "error", fmt.Sprintf("rein does not support the control request %q", clip(in.Subtype, 40))
 	}
