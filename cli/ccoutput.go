@@ -269,9 +269,9 @@ func (s *ccSink) event(ev agent.Event) error {
 		s.session = ev.SessionID
 	}
 	switch ev.Type {
-	case agent.EventRunStart:
-		if ev.Subagent != nil {
-			if ev.RunStart != nil {
+	case agent.EventRunStart, agent.EventSubagentStart:
+		if ev.Subagent != nil || ev.Type == agent.EventSubagentStart {
+			if ev.RunStart != nil && ev.Subagent != nil {
 				s.subModels[ev.Subagent.ParentCallID] = ev.RunStart.Model
 			}
 			return nil

@@ -432,3 +432,47 @@ func TestCCPermissionDenials_COMPAT1(t *testing.T) {
 
 // errTest is a provider failure's cause.
 var errTest = errors.New("invalid key")
+
+// COMPAT-1: a sub-agent's tool calls and results are assistant and user
+// lines whose parent_tool_use_id is the task call that started it; its
+// text stays inside it, and its usage counts in modelUsage.
+func TestCCSubagentLines_COMPAT1(t *testing.T) {
+	te := newTestEnv(t)
+	te.write("a.txt", "a\n")
+	te.script("m",
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("t1", "task", `{"agent":"explore","prompt":"list the files"}`)},
+			Usage: llm.Usage{InputTokens: 100, OutputTokens: 10}},
+		llmtest.Reply{Text: "sub looks", ToolCalls: []llm.ToolUse{llmtest.Call("s1", "list_dir", `{"path":"."}`)},
+			Usage: llm.Usage{InputTokens: 50, OutputTokens: 5}},
+		llmtest.Reply{Text: "sub report: a.txt", Usage: llm.Usage{InputTokens: 60, OutputTokens: 6}},
+		llmtest.Reply{Text: "There is a.txt.", Usage: llm.Usage{InputTokens: 200, OutputTokens: 20}})
+	out, _ := te.mustRun(ExitOK, "run", "--model", "scripted/m", "--output-format", "stream-json", "--verbose", "what is here?")
+	by := checkCCLines(t, out)
+	var subAssistant, subUser int
+	for _, l := range append(by["assistant"], by["user"]...) {
+		if !strings.Contains(l, `"parent_tool_use_id":"t1"`) {
+			continue
+		}
+		if strings.Contains(l, "sub looks") || strings.Contains(l, "sub report") {
+			t.Errorf("a sub-agent's text is forwarded: %s", l)
+		}
+		switch {
+		case strings.HasPrefix(l, `{"type":"assistant"`) && strings.Contains(l, `"id":"s1"`):
+			subAssistant++
+		case strings.HasPrefix(l, `{"type":"user"`) && strings.Contains(l, `"tool_use_id":"s1"`):
+			subUser++
+		}
+	}
+	if subAssistant != 1 || subUser != 1 {
+		t.Errorf("sub-agent lines: %d assistant, %d user, want 1 and 1:\n%s", subAssistant, subUser, out)
+	}
+	r := checkResult(t, by["result"][0])
+	if *r.Result != "There is a.txt." || *r.Usage.InputTokens != 410 || r.ModelUsage["m"].InputTokens != 410 {
+		t.Errorf("result: %s", by["result"][0])
+	}
+	var init wantInit
+	strictDecode(t, by["system"][0], &init)
+	if !slices.Contains(init.Tools, "task") {
+		t.Errorf("system/init tools lack task: %v", init.Tools)
+	}
+}

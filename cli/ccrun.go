@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 
 	"github.com/reinhq/rein/agent"
@@ -38,11 +39,15 @@ func (o *runOptions) ccBind(ctx context.Context, e *engine) error {
 
 // ccSinkFor returns the writer of --output-format json or stream-json.
 func (a *App) ccSinkFor(o *runOptions, e *engine) *ccSink {
-	return newCCSink(a.Stdout, o.cc.outputFormat, o.cc.partial, func() ccInitInfo { return a.ccInfo(e) })
+	return newCCSink(a.Stdout, o.cc.outputFormat, o.cc.partial, func() ccInitInfo {
+		_, hidden, _ := o.rules() // checked when the engine was built
+		return a.ccInfo(e, hidden)
+	})
 }
 
-// ccInfo describes the engine for system/init.
-func (a *App) ccInfo(e *engine) ccInitInfo {
+// ccInfo describes the engine for system/init: its tools are the
+// session's, and the task tool when agents are defined and not hidden.
+func (a *App) ccInfo(e *engine, hidden []string) ccInitInfo {
 	m := e.Model()
 	i := ccInitInfo{cwd: e.Workspace().Root, model: m.Name, apiKeySource: "none",
 		contextWindow: m.Caps.ContextWindow, maxOutput: m.Caps.MaxOutput,
@@ -65,6 +70,9 @@ func (a *App) ccInfo(e *engine) ccInitInfo {
 		for _, ag := range d.Agents {
 			i.agents = append(i.agents, ag.Name)
 		}
+	}
+	if len(i.agents) > 0 && !slices.Contains(hidden, "task") && !slices.Contains(i.tools, "task") {
+		i.tools = append(i.tools, "task")
 	}
 	return i
 }
