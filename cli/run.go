@@ -30,6 +30,12 @@ Without a terminal nobody can answer permission questions: a tool that asks
 is denied. Allow what the run needs with --allowed-tools ("bash(go test:*)")
 or --permission-mode (accept-edits, bypass).
 
+Scripts written for claude -p work: -p/--print, --output-format
+text|json|stream-json (Claude Code's result object and lines),
+--input-format stream-json, --include-partial-messages, --allowedTools,
+--disallowedTools, --dangerously-skip-permissions, --settings, --add-dir,
+--session-id; see docs/cli.md "Claude Code's headless flags".
+
 --model replay:PATH plays a recorded cassette (--record FILE records one): the
 model, system prompt and output limit are the recording's, the tools run for
 real, and a request that differs from the recording fails.
@@ -48,7 +54,8 @@ func (a *App) runCommand() *cobra.Command {
   rein run --resume 0192a… "now write the tests" --allowed-tools "bash(go test:*)"
   rein run --model replay:examples/quickstart.cassette
   rein run --image ~/Desktop/bug.png "why does @docs/layout.png look different?"
-  rein run --dry-run --output json "fix the failing test"`,
+  rein run --dry-run --output json "fix the failing test"
+  rein run -p --output-format json --allowedTools "Bash(go test *)" "fix the test" | jq -r .result`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.checkCC(cmd.Flags()); err != nil {
 				return err
