@@ -67,6 +67,11 @@ const (
 	ccCompactSubtype = "compact_boundary"
 )
 
+// ccMaxRetries is api_retry's max_retries: rein's retry policy makes at
+// most 10 attempts of a model call, the first included (llm.RetryPolicy's
+// default, which no caller changes).
+const ccMaxRetries = 9
+
 // ccResult is the last line of stream-json and the one object of json.
 // Result is set on success only; Errors on the error subtypes only.
 type ccResult struct {
@@ -322,7 +327,7 @@ func (s *ccSink) event(ev agent.Event) error {
 				status = &r.Status
 			}
 			return s.line(ccSystem{Type: ccSystemType, Subtype: ccRetrySubtype, UUID: newUUID(), SessionID: ev.SessionID,
-				Attempt: r.Attempt, MaxRetries: r.Attempt, RetryDelayMS: r.DelayMS, ErrorStatus: status, Error: r.Message})
+				Attempt: r.Attempt, MaxRetries: ccMaxRetries, RetryDelayMS: r.DelayMS, ErrorStatus: status, Error: r.Message})
 		}
 	case agent.EventCompaction:
 		if c := ev.Compaction; c != nil && s.stream && parent == nil {
