@@ -84,7 +84,9 @@ func addCCFlags(cmd *cobra.Command, o *runOptions) {
 	f.Lookup("print").Hidden = true
 	// -p alone, as in `claude -p --output-format json "…"`, leaves the
 	// prompt to the argument or stdin; -p=TEXT still gives it.
-	f.Lookup("prompt").NoOptDefVal = "-"
+	p := f.Lookup("prompt")
+	p.NoOptDefVal = "-"
+	p.Usage = "Claude Code's -p/--print: the prompt is the argument, or stdin; -p=TEXT gives it here"
 }
 
 // on reports whether Claude Code's output shapes are asked for.
@@ -98,6 +100,9 @@ func (o *runOptions) checkCC(f *pflag.FlagSet) error {
 		if f.Changed(u.name) {
 			return usageErrorf("--%s (Claude Code) is not supported by rein: %s", u.name, u.advice)
 		}
+	}
+	if c.on() && f.Changed("dry-run") {
+		return usageErrorf("--dry-run writes rein's report: use --output json with it, not --output-format")
 	}
 	switch c.outputFormat {
 	case "", "text", "json", "stream-json":

@@ -20,6 +20,7 @@ func TestCCFlagErrors_COMPAT1(t *testing.T) {
 	}{
 		{[]string{"--output-format", "xml"}, `--output-format "xml": want text, json or stream-json`},
 		{[]string{"--output-format", "json", "--output", "json"}, "exclude each other"},
+		{[]string{"--output-format", "json", "--dry-run"}, "use --output json with it"},
 		{[]string{"--input-format", "stream-json"}, "--input-format stream-json needs --output-format stream-json"},
 		{[]string{"--input-format", "yaml", "--output-format", "stream-json"}, `--input-format "yaml": want text or stream-json`},
 		{[]string{"--include-partial-messages", "--output-format", "json"}, "--include-partial-messages needs --output-format stream-json"},
