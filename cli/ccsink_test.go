@@ -82,3 +82,29 @@ func TestCCSinkEvents_COMPAT1(t *testing.T) {
 		t.Errorf("a result with an image: %s", by["user"][0])
 	}
 }
+
+// BenchmarkCCSinkTurn writes one tool round in stream-json with partial
+// messages: the cost per model turn of Claude Code's shapes.
+func BenchmarkCCSinkTurn(b *testing.B) {
+	call := llmtest.Call("c1", "bash", `{"command":"go test ./..."}`)
+	events := []agent.Event{
+		{Type: agent.EventRunStart, RunStart: &agent.RunStart{Model: "m"}},
+		{Type: agent.EventTextDelta, Text: "Let me run the tests."},
+		{Type: agent.EventUsage, Usage: &agent.UsageEvent{Turn: llm.Usage{InputTokens: 1000, OutputTokens: 20}, CostUSD: 0.01}},
+		{Type: agent.EventMessage, Message: &llm.Message{Role: llm.RoleAssistant, Model: "m", Content: []llm.Block{&llm.Text{Text: "Let me run the tests."}, &call}}},
+		{Type: agent.EventMessage, Message: &llm.Message{Role: llm.RoleUser, Content: []llm.Block{&llm.ToolResult{ToolUseID: "c1", Content: []llm.Block{&llm.Text{Text: "ok  \tpkg\t0.1s\n"}}}}}},
+		{Type: agent.EventDone, Done: &agent.DoneEvent{Reason: agent.ReasonCompleted, Text: "ok", Turns: 1}},
+	}
+	var buf strings.Builder
+	b.ReportAllocs()
+	for b.Loop() {
+		buf.Reset()
+		s := newCCSink(&buf, "stream-json", true, func() ccInitInfo { return ccInitInfo{model: "m", tools: []string{"bash"}} })
+		for _, ev := range events {
+			ev.SessionID = "s1"
+			if err := s.event(ev); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
