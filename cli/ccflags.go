@@ -32,7 +32,7 @@ type ccOptions struct {
 	addDirs      []string
 	sessionID    string
 
-	// Set by prepare:
+	// Set by prepareCC:
 	base workspace.ClaudeRuleBase
 	doc  *workspace.ClaudeFile // the --settings document, parsed
 }
@@ -92,7 +92,7 @@ func addCCFlags(cmd *cobra.Command, o *runOptions) {
 // on reports whether Claude Code's output shapes are asked for.
 func (c *ccOptions) on() bool { return c.outputFormat == "json" || c.outputFormat == "stream-json" }
 
-// check validates the Claude Code flags against each other and rein's own:
+// checkCC validates the Claude Code flags against each other and rein's own:
 // a bad combination is a usage error saying what to change.
 func (o *runOptions) checkCC(f *pflag.FlagSet) error {
 	c := &o.cc
@@ -178,7 +178,7 @@ func validUUID(s string) bool {
 // maxCCSettings bounds --settings, as Claude Code does (2 MiB).
 const maxCCSettings = 2 << 20
 
-// prepare resolves what the Claude Code flags need before the engine is
+// prepareCC resolves what the Claude Code flags need before the engine is
 // built: the base of their rules (the workspace of --cwd), the --settings
 // document, the --add-dir directories. Notes about what a document holds
 // that rein does not apply go to notice.

@@ -247,9 +247,8 @@ type ccSink struct {
 	block      int                // the open content block's index, -1 for none
 	blockKind  string             // its kind: text or thinking
 	blocks     int                // blocks started in this message
-	lastResult *ccResult
-	session    string  // the session of the event being written
-	turnUsage  ccUsage // the main agent's current model call
+	session    string             // the session of the event being written
+	turnUsage  ccUsage            // the main agent's current model call
 }
 
 // newCCSink returns the writer of Claude Code's format ("json" or
@@ -340,9 +339,7 @@ func (s *ccSink) event(ev agent.Event) error {
 		}
 	case agent.EventDone:
 		if ev.Done != nil && ev.Subagent == nil {
-			r := s.result(ev)
-			s.lastResult = &r
-			return s.write(r)
+			return s.write(s.result(ev))
 		}
 	}
 	return nil
