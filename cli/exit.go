@@ -66,7 +66,26 @@ func exitCodeHelp() string {
 		}
 		fmt.Fprintf(&b, "  %-4d %-18s %s\n", e.code, name, e.what)
 	}
+	b.WriteString("With --output-format json or stream-json, Claude Code's codes: 0 when the result's\n" +
+		"subtype is success, 130 when cancelled, 1 otherwise (the result says why); usage errors stay 2.\n")
 	return b.String()
+}
+
+// ccFinish turns the end of a run into the command's result under
+// Claude Code's exit codes (--output-format json|stream-json): 0 for a
+// success result (a plan waiting for approval included), 130 when
+// cancelled, 1 for every error subtype. stderr still says why and what to
+// do; stdout holds the result alone.
+func ccFinish(done *agent.DoneEvent, sessionID string) error {
+	switch {
+	case done == nil:
+		return fail(ExitError, "the run ended without a result")
+	case ccSubtype(done.Reason) == ccSuccess:
+		return nil
+	case done.Reason == agent.ReasonCancelled:
+		return &exitError{code: ExitCancelled, msg: endMessage(done, sessionID)}
+	}
+	return &exitError{code: ExitError, msg: endMessage(done, sessionID)}
 }
 
 // exitError ends a command with a code; msg, when set, is printed on

@@ -32,6 +32,8 @@ type runOptions struct {
 	server             string
 	agent              string
 	images             []string
+	// cc are Claude Code's headless flags (ccflags.go), on rein run only.
+	cc ccOptions
 }
 
 // addRunFlags declares the run flags on cmd.
@@ -72,6 +74,9 @@ func (o *runOptions) settings(cmd *cobra.Command) map[string]string {
 	add("model", workspace.Model, o.model)
 	add("max-turns", workspace.MaxTurns, fmt.Sprint(o.maxTurns))
 	add("permission-mode", workspace.PermissionMode, o.permissionMode)
+	if mode := o.cc.ccMode(); mode != "" && !f.Changed("permission-mode") {
+		m[workspace.PermissionMode] = mode // --dangerously-skip-permissions, --settings
+	}
 	add("sandbox", workspace.Sandbox, o.sandbox)
 	add("system-prompt", workspace.SystemPrompt, o.systemPrompt)
 	add("append-system-prompt", workspace.AppendSystemPrompt, o.appendSystemPrompt)
@@ -118,7 +123,11 @@ func (o *runOptions) rules() (rules []permission.Rule, hidden []string, err erro
 			}
 		}
 	}
-	return rules, hidden, nil
+	cr, ch, err := o.cc.ccRules()
+	if err != nil {
+		return nil, nil, err
+	}
+	return append(rules, cr...), append(hidden, ch...), nil
 }
 
 // splitRules splits a list of rules at commas and white space outside

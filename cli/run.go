@@ -30,6 +30,12 @@ Without a terminal nobody can answer permission questions: a tool that asks
 is denied. Allow what the run needs with --allowed-tools ("bash(go test:*)")
 or --permission-mode (accept-edits, bypass).
 
+Scripts written for claude -p work: -p/--print, --output-format
+text|json|stream-json (Claude Code's result object and lines),
+--input-format stream-json, --include-partial-messages, --allowedTools,
+--disallowedTools, --dangerously-skip-permissions, --settings, --add-dir,
+--session-id; see docs/cli.md "Claude Code's headless flags".
+
 --model replay:PATH plays a recorded cassette (--record FILE records one): the
 model, system prompt and output limit are the recording's, the tools run for
 real, and a request that differs from the recording fails.
@@ -48,8 +54,15 @@ func (a *App) runCommand() *cobra.Command {
   rein run --resume 0192a… "now write the tests" --allowed-tools "bash(go test:*)"
   rein run --model replay:examples/quickstart.cassette
   rein run --image ~/Desktop/bug.png "why does @docs/layout.png look different?"
-  rein run --dry-run --output json "fix the failing test"`,
+  rein run --dry-run --output json "fix the failing test"
+  rein run -p --output-format json --allowedTools "Bash(go test *)" "fix the test" | jq -r .result`,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.checkCC(cmd.Flags()); err != nil {
+				return err
+			}
+			if err := a.prepareCC(o, a.Stderr); err != nil {
+				return err
+			}
 			if dry {
 				return a.dryRun(cmd, o, args)
 			}
@@ -57,6 +70,7 @@ func (a *App) runCommand() *cobra.Command {
 		},
 	}
 	addRunFlags(cmd, o)
+	addCCFlags(cmd, o)
 	cmd.Flags().BoolVar(&dry, "dry-run", false, "show readiness, the system prompt, the tools and the first request's size and cost; call no model (exit 10: not ready)")
 	return cmd
 }
@@ -95,6 +109,9 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 	if err := e.open(ctx, o); err != nil {
 		return err
 	}
+	if err := o.ccBind(ctx, e); err != nil {
+		return err
+	}
 	x, err := e.slashPrompt(ctx, prompt) // "/NAME ARGS": a custom slash command (slashcmd.go)
 	if err != nil {
 		return err
@@ -110,6 +127,14 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 			return fail(ExitError, "this cassette was recorded with the prompt %q; a replay must send the same one (or none)", f.Prompt)
 		}
 	}
+	var approver permission.Approver
+	if a.StdinTTY && a.StderrTTY && !fromStdin && o.cc.inputFormat != "stream-json" {
+		approver = newLineApprover(a.Stdin, a.Stderr)
+	}
+	if o.cc.inputFormat == "stream-json" { // Claude Code's user messages on stdin
+		defer e.EndSession(context.WithoutCancel(ctx), "exit")
+		return a.ccStream(ctx, e, a.ccSinkFor(o, e), approver)
+	}
 	msg, err := e.userMessage(prompt, o.images)
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -118,24 +143,23 @@ func (a *App) runOnce(cmd *cobra.Command, o *runOptions, args []string) (err err
 	if msg == nil && !e.Pending() {
 		return usageErrorf("no prompt: give it as an argument, with -p, or on stdin (-)")
 	}
-	var approver permission.Approver
-	if a.StdinTTY && a.StderrTTY && !fromStdin {
-		approver = newLineApprover(a.Stdin, a.Stderr)
+	var out sink
+	if o.cc.on() {
+		out = a.ccSinkFor(o, e)
+	} else {
+		out = newSink(o.output, a.Stdout, a.Stderr, a.StderrTTY || o.verbose, a.StderrTTY && a.getenv("TERM") != "dumb", e.Model().Label)
 	}
-	out := newSink(o.output, a.Stdout, a.Stderr, a.StderrTTY || o.verbose, a.StderrTTY && a.getenv("TERM") != "dumb", e.Model().Label)
 	if ts, ok := out.(*textSink); ok {
 		defer ts.spin.stop()
 	}
-	var done *agent.DoneEvent
-	for ev := range e.SubmitGranted(ctx, "", msg, approver, x.GrantOf()) {
-		if werr := out.event(ev); werr != nil {
-			return fail(ExitError, "writing the output: %v", werr)
-		}
-		if ev.Type == agent.EventDone {
-			done = ev.Done
-		}
+	done, err := runMessage(ctx, e, msg, approver, x.GrantOf(), out)
+	if err != nil {
+		return err
 	}
 	e.EndSession(context.WithoutCancel(ctx), "exit")
+	if o.cc.on() {
+		return ccFinish(done, e.SessionID())
+	}
 	return finish(done, e.SessionID())
 }
 
@@ -155,6 +179,15 @@ func finish(done *agent.DoneEvent, sessionID string) error {
 // nothing given and stdin not a terminal).
 func (a *App) readPrompt(o *runOptions, args []string) (prompt string, fromStdin bool, err error) {
 	arg := strings.Join(args, " ")
+	if o.cc.inputFormat == "stream-json" {
+		if arg != "" || o.prompt != "" && o.prompt != "-" {
+			return "", false, usageErrorf("--input-format stream-json reads the prompts from stdin: give none as an argument")
+		}
+		return "", true, nil
+	}
+	if o.prompt == "-" && arg != "" {
+		o.prompt = "" // -p "…" as Claude Code's print flag: the argument is the prompt
+	}
 	if arg != "" && o.prompt != "" {
 		return "", false, usageErrorf("give the prompt once: as an argument or with -p, not both")
 	}

@@ -105,7 +105,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{[]string{"run", "--bogus"}, "unknown flag"},
 		{[]string{"run", "--output", "xml", "hi"}, "want text, json or stream-json"},
-		{[]string{"run", "-p", "a", "b"}, "give the prompt once"},
+		{[]string{"run", "-p=a", "b"}, "give the prompt once"},
 		{[]string{"run", "--resume", "x", "--continue", "hi"}, "exclude each other"},
 		{[]string{"run", "--max-turns", "0", "hi"}, "--max-turns"},
 		{[]string{"run", "--timeout", "abc", "hi"}, "--timeout"},
