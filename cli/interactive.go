@@ -65,6 +65,19 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 	return nil
 }
 
+// What only the terminal UI asks of the engine, its backend (SPEC CLI-6).
+var _ tui.SkillLister = (*engine)(nil)
+
+// Skills implements tui.SkillLister: the skills that apply, for the / menu.
+func (e *engine) Skills() []tui.MenuEntry {
+	defs := e.cfg.Definitions().Skills
+	out := make([]tui.MenuEntry, 0, len(defs))
+	for _, s := range defs {
+		out = append(out, tui.MenuEntry{Name: s.Name, Description: s.Description, Kind: tui.KindSkill})
+	}
+	return out
+}
+
 // history is the prompt history of the interactive session: one JSON
 // string a line, the newest last, at most historyMax kept.
 type history struct {

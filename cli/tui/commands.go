@@ -81,6 +81,9 @@ func (m *model) command(name, args string) tea.Cmd {
 		return nil
 	}
 	if !knownCommand(name) {
+		if e, ok := m.menuEntry(name); ok && e.Kind != KindCommand {
+			return m.runEntry(e, args)
+		}
 		msg := fmt.Sprintf("Unknown command /%s.", name)
 		if s := suggestCommand(name); s != "" {
 			msg += fmt.Sprintf(" Did you mean /%s?", s)
@@ -101,6 +104,31 @@ func (m *model) command(name, args string) tea.Cmd {
 		return cmdResultMsg{seq: seq, name: name, out: out, err: err}
 	}
 	return tea.Batch(run, m.spin.Tick)
+}
+
+// runEntry runs a skill or a custom command of the / menu: a skill asks
+// the model to use it; a custom command is expanded into a prompt.
+func (m *model) runEntry(e MenuEntry, args string) tea.Cmd {
+	switch e.Kind {
+	case KindSkill:
+		prompt := fmt.Sprintf("Use the %s skill (load it with the skill tool) for this task.", e.Name)
+		if args != "" {
+			prompt += "\n\n" + args
+		}
+		return m.startRun(prompt)
+	case KindCustom:
+		if m.opts.ExpandCustom == nil {
+			m.print(m.st.warn.Render(fmt.Sprintf("/%s is a custom command, and this session cannot run custom commands.", e.Name)))
+			return nil
+		}
+		prompt, err := m.opts.ExpandCustom(m.ctx, e.Name, args)
+		if err != nil {
+			m.print(m.st.bad.Render(fmt.Sprintf("✗ /%s: %v", e.Name, err)))
+			return nil
+		}
+		return m.startRun(prompt)
+	}
+	return nil
 }
 
 // onCommandResult shows a backend command's result.
@@ -135,6 +163,9 @@ func knownCommand(name string) bool {
 func suggestCommand(name string) string {
 	best, bestD := "", 3
 	for _, c := range commands {
+		if c.name == name {
+			continue
+		}
 		if strings.HasPrefix(c.name, name) {
 			return c.name
 		}

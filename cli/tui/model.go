@@ -49,6 +49,7 @@ type model struct {
 	spin  spinner.Model
 	md    markdown
 	hist  history
+	popup popup // the / menu or the @ picker
 
 	seq   int       // numbers runs and commands; stale messages are dropped
 	run   *runState // the run in progress, or nil
@@ -233,6 +234,12 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.currentAsk() != nil {
 		return m.answerKey(k)
 	}
+	if handled, submit := m.popupKey(k); handled {
+		if submit {
+			return m.submit()
+		}
+		return nil
+	}
 	switch k {
 	case "esc":
 		if m.busy() {
@@ -251,14 +258,14 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "up", "ctrl+p":
 		if m.input.Line() == 0 && m.input.LineInfo().RowOffset == 0 {
 			if s, ok := m.hist.prev(m.input.Value()); ok {
-				m.input.SetValue(s)
+				m.recall(s)
 			}
 			return nil
 		}
 	case "down", "ctrl+n":
 		if li := m.input.LineInfo(); m.input.Line() >= m.input.LineCount()-1 && li.RowOffset >= li.Height-1 {
 			if s, ok := m.hist.next(); ok {
-				m.input.SetValue(s)
+				m.recall(s)
 			}
 			return nil
 		}
@@ -269,11 +276,23 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	return m.updateInput(msg)
 }
 
-// updateInput passes msg to the input box.
+// updateInput passes msg to the input box, then updates the popup.
 func (m *model) updateInput(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
+	m.refreshPopup()
 	return cmd
+}
+
+// recall puts a line of the history in the input box; the popup stays
+// closed on it, so the arrows go on walking the history.
+func (m *model) recall(s string) {
+	m.input.SetValue(s)
+	m.refreshPopup()
+	if m.popup.open() {
+		m.popup.dismissed = m.popup.token
+		m.refreshPopup()
+	}
 }
 
 // ctrlC cancels what runs; idle, it clears the input, or exits when pressed
@@ -333,6 +352,7 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	m.input.Reset()
+	m.refreshPopup()
 	m.hist.add(text)
 	m.notice = ""
 	m.lastCtrlC = time.Time{}

@@ -82,6 +82,14 @@ type Options struct {
 	// and slash commands) so the caller can keep the history. It is called
 	// from the UI goroutine and must not block.
 	OnSubmit func(line string)
+	// CustomCommands, when set, lists the custom slash commands (the
+	// user's and the workspace's command files) for the / menu; it is
+	// called each time the menu opens. Names of built-in commands are
+	// left out of it.
+	CustomCommands func() []MenuEntry
+	// ExpandCustom turns a custom command and its arguments into the
+	// prompt to send; without it, a custom command cannot run.
+	ExpandCustom func(ctx context.Context, name, args string) (string, error)
 }
 
 // shutdownGrace is how long Run waits, after the UI ends, for a cancelled

@@ -52,6 +52,9 @@ func (m *model) View() tea.View {
 	if a := m.currentAsk(); a != nil {
 		parts = append(parts, m.askView(a))
 	} else {
+		if pv := m.popupView(); pv != "" {
+			parts = append(parts, pv)
+		}
 		parts = append(parts, m.st.inputBox.Width(m.width).Render(m.input.View()))
 	}
 	parts = append(parts, m.statusView())

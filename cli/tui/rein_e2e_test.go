@@ -1,0 +1,182 @@
+package tui
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest/mockserver"
+)
+
+// update rewrites the golden screens under testdata/screens.
+var update = flag.Bool("update", false, "rewrite the golden screens of the end-to-end tests")
+
+// The rein binary the end-to-end tests run, built once per test process.
+var (
+	reinOnce sync.Once
+	reinBin  string
+	reinErr  error
+	reinDir  string
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if reinDir != "" {
+		os.RemoveAll(reinDir)
+	}
+	os.Exit(code)
+}
+
+// buildRein builds cmd/rein once.
+func buildRein(t *testing.T, goBin string) string {
+	t.Helper()
+	reinOnce.Do(func() {
+		reinDir, reinErr = os.MkdirTemp("", "rein-e2e-")
+		if reinErr != nil {
+			return
+		}
+		reinBin = filepath.Join(reinDir, "rein")
+		out, err := exec.Command(goBin, "build", "-o", reinBin, "../../cmd/rein").CombinedOutput()
+		if err != nil {
+			reinErr = fmt.Errorf("building rein: %v\n%s", err, out)
+		}
+	})
+	if reinErr != nil {
+		t.Fatal(reinErr)
+	}
+	return reinBin
+}
+
+// reinSession is rein itself running in tmux against the mock vendor
+// (package mockserver): a workspace and a HOME of its own.
+type reinSession struct {
+	*tmuxSession
+	srv  *mockserver.Server
+	ws   string
+	home string
+}
+
+// startRein starts rein (the interactive session) in a 100×30 tmux pane,
+// in a fresh workspace holding files (name → content), talking to a mock
+// Anthropic server that plays turns. args are rein's arguments.
+func startRein(t *testing.T, files map[string]string, turns []mockserver.Turn, args ...string) *reinSession {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("the tmux end-to-end test does not run with -short")
+	}
+	tmux, err := exec.LookPath("tmux")
+	if err != nil {
+		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal end-to-end test")
+	}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("the go command is not on PATH: cannot build rein for the tmux test")
+	}
+	bin := buildRein(t, goBin)
+	dir := t.TempDir()
+	rs := &reinSession{srv: mockserver.New(), ws: filepath.Join(dir, "ws"), home: filepath.Join(dir, "home")}
+	t.Cleanup(rs.srv.Close)
+	rs.srv.Enqueue(turns...)
+	for _, d := range []string{rs.ws, rs.home} {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, content := range files {
+		p := filepath.Join(rs.ws, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := &tmuxSession{t: t, bin: tmux, sock: filepath.Join(dir, "tmux.sock"), name: "rein"}
+	rs.tmuxSession = s
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("last capture:\n%s", s.last)
+		}
+		_, _ = s.run("kill-server")
+	})
+	cmd := []string{"new-session", "-d", "-x", "100", "-y", "30", "-s", s.name, "-c", rs.ws,
+		"-e", "HOME=" + rs.home, "-e", "ANTHROPIC_API_KEY=test-key", "-e", "ANTHROPIC_BASE_URL=" + rs.srv.URL,
+		"-e", "TERM=xterm-256color", "-e", "NO_COLOR=1", "-e", "XDG_CONFIG_HOME=" + filepath.Join(rs.home, ".config"),
+		"-e", "XDG_DATA_HOME=" + filepath.Join(rs.home, ".local", "share"), "-e", "XDG_CACHE_HOME=" + filepath.Join(rs.home, ".cache"),
+		bin}
+	cmd = append(cmd, args...)
+	s.must(append(cmd, ";", "set-option", "-t", s.name, "remain-on-exit", "on")...)
+	return rs
+}
+
+// screen is the visible pane (no scrollback), its trailing blanks gone
+// and the workspace's path replaced by <ws>, for golden comparisons.
+func (rs *reinSession) screen() string {
+	rs.t.Helper()
+	out := rs.must("capture-pane", "-p", "-t", rs.name)
+	out = strings.ReplaceAll(out, rs.ws, "<ws>")
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(l, " ")
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n") + "\n"
+}
+
+// sessionID matches the id of a session in a screen.
+var sessionID = regexp.MustCompile(`\b[0-9]{8}T[0-9]{6}-[0-9a-z]+\b`)
+
+// golden compares a screen with testdata/screens/NAME.txt (-update
+// rewrites it).
+func golden(t *testing.T, name, screen string) {
+	t.Helper()
+	screen = sessionID.ReplaceAllString(screen, "<session>")
+	p := filepath.Join("testdata", "screens", name+".txt")
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(screen), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (run go test -run %s -update to write it)", err, t.Name())
+	}
+	if string(want) != screen {
+		t.Errorf("screen %s differs from %s (go test -update rewrites it)\n--- got:\n%s\n--- want:\n%s", name, p, screen, want)
+	}
+}
+
+// CLI-6, CLI-2: in rein itself, against the mock vendor: / opens the menu
+// of commands with descriptions, typing filters it fuzzily, Enter runs the
+// chosen command; a prompt is answered by the mock model.
+func TestReinSlashMenu_CLI6(t *testing.T) {
+	rs := startRein(t, nil, []mockserver.Turn{{Text: "Hello from the mock.", Usage: usage(3000, 20)}})
+	rs.waitFor("the input box", "> Type a message")
+	rs.text("/")
+	rs.waitFor("the menu", "/help", "list the commands and keys", "↑↓ choose")
+	rs.text("cst")
+	rs.waitUntil("the menu filtered to /cost", func(p string) bool {
+		return strings.Contains(p, "› /cost") && !strings.Contains(p, "/compact")
+	})
+	golden(t, "slash-menu-cost", rs.screen())
+	rs.keys("Enter")
+	rs.waitFor("the /cost output", "> /cost", "This conversation:")
+	rs.text("hi there")
+	rs.keys("Enter")
+	rs.waitFor("the mock's answer", "> hi there", "Hello from the mock.")
+	rs.keys("C-d")
+	rs.waitExit()
+}
+
+// usage is a mock turn's token counts.
+func usage(in, out int64) llm.Usage { return llm.Usage{InputTokens: in, OutputTokens: out} }
