@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/cli/tui"
+	"github.com/reinhq/rein/tokens"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -76,6 +77,18 @@ func (e *engine) Skills() []tui.MenuEntry {
 		out = append(out, tui.MenuEntry{Name: s.Name, Description: s.Description, Kind: tui.KindSkill})
 	}
 	return out
+}
+
+// Context implements tui.ContextReporter: the conversation's size, an
+// estimate from its messages (the status line shows the exact figure once
+// a reply reports it), and the model's context window.
+func (e *engine) Context() (used, window int64) {
+	for _, m := range e.History() {
+		if b, err := json.Marshal(m); err == nil {
+			used += int64(tokens.EstimateBytes(b))
+		}
+	}
+	return used, int64(e.Model().Caps.ContextWindow)
 }
 
 // history is the prompt history of the interactive session: one JSON

@@ -95,6 +95,12 @@ func (m *model) command(name, args string) tea.Cmd {
 		m.queue = append([]string{args}, m.queue...) // sent once plan mode is on (PERM-7)
 		args = ""
 	}
+	return m.backendCommand(name, args)
+}
+
+// backendCommand runs a command of the backend; its result is printed
+// when it comes.
+func (m *model) backendCommand(name, args string) tea.Cmd {
 	m.seq++
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.cmd = &cmdState{seq: m.seq, name: name, cancel: cancel}
@@ -145,6 +151,7 @@ func (m *model) onCommandResult(msg cmdResultMsg) tea.Cmd {
 		m.print(m.md.render(msg.out, m.width, m.dark))
 	}
 	m.info = m.backend.Info()
+	m.refreshContext()
 	return m.next()
 }
 

@@ -50,6 +50,8 @@ type model struct {
 	md    markdown
 	hist  history
 	popup popup // the / menu or the @ picker
+	// ctxUsed and ctxWindow say how full the model's context is.
+	ctxUsed, ctxWindow int64
 
 	seq   int       // numbers runs and commands; stale messages are dropped
 	run   *runState // the run in progress, or nil
@@ -102,6 +104,7 @@ func newModel(ctx context.Context, opts Options, noColor bool) *model {
 		m.profile = colorprofile.ASCII
 	}
 	m.info = m.backend.Info()
+	m.refreshContext()
 	m.resize()
 	return m
 }
@@ -252,7 +255,7 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Suspend
 	case "shift+tab": // the mode cycle (CLI-6, PERM-7)
 		if !m.busy() {
-			return m.command("permission-mode", "next")
+			return m.backendCommand("permission-mode", "next")
 		}
 		return m.setNotice("The mode changes between runs: press Shift+Tab again once this one ends")
 	case "up", "ctrl+p":

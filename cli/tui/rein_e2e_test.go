@@ -120,7 +120,7 @@ func startRein(t *testing.T, files map[string]string, turns []mockserver.Turn, a
 // and the workspace's path replaced by <ws>, for golden comparisons.
 func (rs *reinSession) screen() string {
 	rs.t.Helper()
-	out := rs.must("capture-pane", "-p", "-t", rs.name)
+	out := rs.must("capture-pane", "-p", "-J", "-t", rs.name)
 	out = strings.ReplaceAll(out, rs.ws, "<ws>")
 	lines := strings.Split(out, "\n")
 	for i, l := range lines {
@@ -180,3 +180,25 @@ func TestReinSlashMenu_CLI6(t *testing.T) {
 
 // usage is a mock turn's token counts.
 func usage(in, out int64) llm.Usage { return llm.Usage{InputTokens: in, OutputTokens: out} }
+
+// CLI-6, PERM-7: the status line always shows the mode; Shift+Tab cycles
+// default → accept-edits → plan → default in rein itself; after a reply
+// it shows the share of the context window used and the cost.
+func TestReinModeCycleAndStatus_CLI6(t *testing.T) {
+	rs := startRein(t, nil, []mockserver.Turn{{Text: "Done.", Usage: usage(20000, 100)}})
+	rs.waitFor("the status line", "● default mode · anthropic/claude-sonnet-4-5")
+	for _, want := range []string{"⏵⏵ accept-edits mode", "⏸ plan mode", "● default mode"} {
+		rs.keys("BTab")
+		rs.waitUntil("the status line to show "+want, func(p string) bool {
+			lines := strings.Split(strings.TrimRight(p, "\n "), "\n")
+			return strings.HasPrefix(strings.TrimSpace(lines[len(lines)-1]), want)
+		})
+	}
+	rs.waitFor("the mode changes in the scrollback", "Permission mode: accept-edits.", "Permission mode: plan.", "Permission mode: default.")
+	rs.text("go")
+	rs.keys("Enter")
+	rs.waitFor("the reply and its usage", "Done.", "● default mode · anthropic/claude-sonnet-4-5 · 10% context · 20.1k tokens · $0.0615")
+	golden(t, "status-after-reply", rs.screen())
+	rs.keys("C-d")
+	rs.waitExit()
+}

@@ -263,6 +263,9 @@ func (m *model) handleEvent(ev agent.Event) {
 		if u := ev.Usage; u != nil {
 			r.tokens = u.Run.PromptTokens() + u.Run.OutputTokens
 			r.cost = u.CostUSD
+			if n := u.Turn.PromptTokens() + u.Turn.OutputTokens; n > 0 {
+				m.ctxUsed = n
+			}
 		}
 	case agent.EventError:
 		m.onError(ev.Error)

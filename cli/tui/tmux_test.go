@@ -161,7 +161,7 @@ func startDemo(t *testing.T, env ...string) *tmuxSession {
 // answered y, the final answer, and Ctrl-C twice to exit.
 func TestTmuxEndToEnd(t *testing.T) {
 	s := startDemo(t)
-	s.waitFor("the session header and the input box", "✻ rein · demo-model · default mode", "> Type a message", "/help · ctrl+d exit")
+	s.waitFor("the session header and the input box", "✻ rein · demo-model · default mode", "> Type a message", "/ commands · @ files · ! shell · shift+tab mode")
 
 	// A bracketed paste keeps its newlines and sends nothing.
 	s.must("set-buffer", "-b", "p", "first pasted line\nsecond pasted line")
@@ -187,7 +187,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	s.keys("y")
 	pane = s.waitFor("the final answer",
 		"✓ bash(go test ./...) · allowed once · 1.2s", "⎿  ok    github.com/demo/agent", "… +1 lines",
-		"All tests pass: 3 packages ok.", "> Type a message", "demo-model · default · 2.5k tokens · $0.0096")
+		"All tests pass: 3 packages ok.", "> Type a message", "● default mode · demo-model · 2.5k tokens · $0.0096")
 	if strings.Contains(pane, "allow once (y)") {
 		t.Errorf("the question is still shown:\n%s", pane)
 	}
@@ -215,7 +215,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if !containsAll(pane, []string{"> run the tests", "All tests pass: 3 packages ok.", "✻ bye"}) {
 		t.Errorf("the scrollback lost the session:\n%s", pane)
 	}
-	for _, stale := range []string{"Type a message", "Press Ctrl-C again", "/help · ctrl+d exit"} {
+	for _, stale := range []string{"Type a message", "Press Ctrl-C again", "/ commands · @ files · ! shell · shift+tab mode"} {
 		if strings.Contains(pane, stale) {
 			t.Errorf("%q is left on screen after exit:\n%s", stale, pane)
 		}

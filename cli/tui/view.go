@@ -195,41 +195,6 @@ func (m *model) askView(a *ask) string {
 	return m.st.askBox.Width(m.width).Render(b.String())
 }
 
-// statusView is the line under the input: the session, tokens and cost,
-// and the keys that matter now.
-func (m *model) statusView() string {
-	i := m.info
-	tokens, cost := i.Tokens, i.CostUSD
-	if r := m.run; r != nil {
-		tokens, cost = r.base.Tokens+r.tokens, r.base.CostUSD+r.cost
-	}
-	var left []string
-	for _, s := range []string{i.Model, i.PermissionMode} {
-		if s != "" {
-			left = append(left, s)
-		}
-	}
-	if tokens > 0 {
-		left = append(left, fmtTokens(tokens)+" tokens")
-	}
-	if cost > 0 {
-		left = append(left, fmtCost(cost))
-	}
-	hint := "/help · ctrl+d exit"
-	switch {
-	case m.currentAsk() != nil:
-		hint = "y allow · a always · n deny · ctrl+c interrupt"
-	case m.busy():
-		hint = "ctrl+c interrupt · enter queues"
-	}
-	l := strings.Join(left, " · ")
-	gap := m.width - ansi.StringWidth(l) - ansi.StringWidth(hint) - 2
-	if gap < 1 {
-		return m.st.dim.Render(" " + ansi.Truncate(l, max(0, m.width-2), "…"))
-	}
-	return m.st.dim.Render(" " + l + strings.Repeat(" ", gap) + hint)
-}
-
 // toolEndView is a finished tool call: ✓ or ✗, the call, its duration or
 // outcome, and a preview of its output.
 func (m *model) toolEndView(run *toolRun, t *agent.ToolEvent) string {
