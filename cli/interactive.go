@@ -6,13 +6,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/cli/tui"
+	"github.com/reinhq/rein/permission"
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tokens"
+	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -67,7 +72,56 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 }
 
 // What only the terminal UI asks of the engine, its backend (SPEC CLI-6).
-var _ tui.SkillLister = (*engine)(nil)
+var (
+	_ tui.SkillLister     = (*engine)(nil)
+	_ tui.ContextReporter = (*engine)(nil)
+	_ tui.ShellRunner     = (*engine)(nil)
+)
+
+// shellSeq numbers the user's ! commands of a process, for their call ids.
+var shellSeq atomic.Int64
+
+// Shell implements tui.ShellRunner: the user's ! command runs through the
+// session's bash tool — its sandbox, timeout and output limits — after
+// the permission policy: a deny (a rule, plan mode's protections) refuses
+// it; ask and allow run it, the user having typed it. A new session is
+// created when none is bound yet, as the bash tool needs one.
+func (e *engine) Shell(ctx context.Context, command string) (tui.ShellResult, error) {
+	if e.Session() == nil {
+		if err := e.Create(ctx, &session.Session{}); err != nil {
+			return tui.ShellResult{}, err
+		}
+	}
+	set := e.Tools()
+	if set == nil {
+		return tui.ShellResult{}, errors.New("this session runs without tools, so ! runs nothing")
+	}
+	entry, ok := set.Get("bash")
+	if !ok {
+		return tui.ShellResult{}, errors.New("the bash tool is off in this session (--disallowed-tools or the agent's tools), so ! runs nothing")
+	}
+	input, err := json.Marshal(map[string]string{"command": command})
+	if err != nil {
+		return tui.ShellResult{}, err
+	}
+	sid := e.SessionID()
+	id := fmt.Sprintf("user_shell_%d", shellSeq.Add(1))
+	sessDir := filepath.Join(e.store.Dir(), sid)
+	root := e.Workspace().Root
+	out, err := e.Policy().Decide(ctx, permission.Request{Tool: "bash", Origin: entry.Origin, Input: input, Meta: entry.Meta,
+		WorkDir: root, SessionDir: sessDir, SessionID: sid, CallID: id})
+	if err != nil {
+		return tui.ShellResult{}, err
+	}
+	if out.Decision == permission.DecisionDeny {
+		return tui.ShellResult{}, fmt.Errorf("refused by the permission policy: %s", out.Reason)
+	}
+	res, err := entry.Tool.Run(ctx, tool.Call{ID: id, Name: "bash", Input: input, SessionID: sid, WorkDir: root, SessionDir: sessDir})
+	if err != nil {
+		return tui.ShellResult{}, err
+	}
+	return tui.ShellResult{Output: res.TextOf(), Failed: res.IsError}, nil
+}
 
 // Skills implements tui.SkillLister: the skills that apply, for the / menu.
 func (e *engine) Skills() []tui.MenuEntry {

@@ -50,6 +50,9 @@ type model struct {
 	md    markdown
 	hist  history
 	popup popup // the / menu or the @ picker
+	// shellContext are the ! commands run since the last prompt, with
+	// their output: they go to the model with the next prompt.
+	shellContext []string
 	// ctxUsed and ctxWindow say how full the model's context is.
 	ctxUsed, ctxWindow int64
 
@@ -203,6 +206,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onRunEnded(msg)
 	case cmdResultMsg:
 		return m.onCommandResult(msg)
+	case shellResultMsg:
+		return m.onShellResult(msg)
 	default:
 		return m.updateInput(msg)
 	}
@@ -371,6 +376,9 @@ func (m *model) submit() tea.Cmd {
 
 // execLine runs a submitted line: a slash command or a prompt.
 func (m *model) execLine(text string) tea.Cmd {
+	if command, ok := shellCommand(text); ok {
+		return m.runShell(command)
+	}
 	if name, args, ok := parseCommand(text); ok {
 		return m.command(name, args)
 	}

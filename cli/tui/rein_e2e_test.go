@@ -202,3 +202,41 @@ func TestReinModeCycleAndStatus_CLI6(t *testing.T) {
 	rs.keys("C-d")
 	rs.waitExit()
 }
+
+// CLI-6: in rein itself, ! runs a command through the bash tool's path
+// (the deny rule of --disallowed-tools refuses one), shows its output, and
+// the model gets it with the next prompt.
+func TestReinShellMode_CLI6(t *testing.T) {
+	rs := startRein(t, map[string]string{"notes.txt": "from-a-file\n"},
+		[]mockserver.Turn{{Text: "I see the file.", Usage: usage(1000, 10)}}, "--disallowed-tools", "bash(rm:*)")
+	rs.waitFor("the input box", "> Type a message")
+	rs.text("!cat notes.txt")
+	rs.waitFor("the shell-mode hint", "! shell mode")
+	rs.keys("Enter")
+	rs.waitFor("the command's output", "! cat notes.txt", "⎿  from-a-file", "1 shell output(s) go to the model")
+	rs.text("!rm notes.txt")
+	rs.keys("Enter")
+	rs.waitFor("the refusal", "! rm notes.txt", "✗ refused by the permission policy")
+	if _, err := os.Stat(filepath.Join(rs.ws, "notes.txt")); err != nil {
+		t.Fatalf("the denied rm ran: %v", err)
+	}
+	rs.text("what is in it?")
+	rs.keys("Enter")
+	rs.waitFor("the reply", "I see the file.")
+	reqs := rs.srv.Requests()
+	if len(reqs) == 0 || reqs[len(reqs)-1].Decoded == nil {
+		t.Fatalf("no decoded request reached the mock: %d", len(reqs))
+	}
+	msgs := reqs[len(reqs)-1].Decoded.Messages
+	last := msgs[len(msgs)-1].TextOf()
+	for _, want := range []string{"<bash-input>cat notes.txt</bash-input>", "from-a-file", "what is in it?"} {
+		if !strings.Contains(last, want) {
+			t.Errorf("the prompt the model got lacks %q:\n%s", want, last)
+		}
+	}
+	if strings.Contains(last, "rm notes.txt") {
+		t.Errorf("the refused command reached the model:\n%s", last)
+	}
+	rs.keys("C-d")
+	rs.waitExit()
+}

@@ -101,7 +101,7 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	}
 	m.run = r
 	appr := &approver{asks: r.asks, stop: r.stop, timeout: m.opts.AskTimeout, now: time.Now}
-	go r.pump(ctx, m.backend, m.prompt(prompt), appr)
+	go r.pump(ctx, m.backend, m.prompt(m.withShellContext(prompt)), appr)
 	return tea.Batch(r.wait(), m.spin.Tick)
 }
 

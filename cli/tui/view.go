@@ -55,7 +55,12 @@ func (m *model) View() tea.View {
 		if pv := m.popupView(); pv != "" {
 			parts = append(parts, pv)
 		}
-		parts = append(parts, m.st.inputBox.Width(m.width).Render(m.input.View()))
+		box := m.st.inputBox
+		if m.shellMode() {
+			parts = append(parts, m.st.warn.Render(ansi.Truncate("! shell mode: enter runs the command under the bash tool's rules and sandbox", m.width, "…")))
+			box = box.BorderForeground(lipgloss.Color("214"))
+		}
+		parts = append(parts, box.Width(m.width).Render(m.input.View()))
 	}
 	parts = append(parts, m.statusView())
 	content := strings.Join(parts, "\n")
@@ -131,6 +136,9 @@ func (m *model) liveView() string {
 	}
 	if c := m.cmd; c != nil {
 		lines = append(lines, m.spin.View()+" "+m.st.dim.Render("/"+c.name+"…"))
+	}
+	if n := len(m.shellContext); n > 0 && m.run == nil {
+		lines = append(lines, m.st.dim.Render(fmt.Sprintf("! %d shell output(s) go to the model with your next prompt", n)))
 	}
 	for _, q := range m.queue {
 		lines = append(lines, m.st.dim.Render(oneLine("⏎ queued: "+q, m.width)))
