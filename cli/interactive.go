@@ -9,15 +9,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
 
 	"github.com/reinhq/rein/cli/tui"
+	"github.com/reinhq/rein/fileindex"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tokens"
 	"github.com/reinhq/rein/tool"
+	"github.com/reinhq/rein/tool/builtin"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -59,7 +62,7 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 		run = tui.Run
 	}
 	err = run(ctx, tui.Options{Backend: e, In: a.Stdin, Out: a.Stdout, NoColor: a.noColor(a.StdoutTTY),
-		AskTimeout: e.Policy().AskTimeout(), History: hist.load(), OnSubmit: hist.add})
+		AskTimeout: e.Policy().AskTimeout(), History: hist.load(), OnSubmit: hist.add, Files: e.fileIndex()})
 	e.EndSession(context.WithoutCancel(ctx), "prompt_input_exit")
 	if id := e.SessionID(); id != "" {
 		e.notice = a.Stderr
@@ -76,7 +79,97 @@ var (
 	_ tui.SkillLister     = (*engine)(nil)
 	_ tui.ContextReporter = (*engine)(nil)
 	_ tui.ShellRunner     = (*engine)(nil)
+	_ tui.ExcerptReader   = (*engine)(nil)
 )
+
+// maxExcerptLines and maxExcerptFile bound what an @file#20-45 mention
+// puts in a prompt.
+const (
+	maxExcerptLines = 2000
+	maxExcerptFile  = 16 << 20
+)
+
+// Excerpt implements tui.ExcerptReader: the lines r of a file of the
+// workspace, numbered. The permission policy must allow read_file on it
+// without asking (a sensitive file, a deny rule, a path outside the
+// workspace are refused), and it must stay inside the workspace once
+// symbolic links are followed.
+func (e *engine) Excerpt(ctx context.Context, p string, r fileindex.Range) (string, error) {
+	if err := e.ensureSession(ctx); err != nil { // the tools' declared behaviour
+		return "", err
+	}
+	root := e.Workspace().Root
+	abs := p
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(root, p)
+	}
+	abs = filepath.Clean(abs)
+	input, err := json.Marshal(map[string]string{"path": abs})
+	if err != nil {
+		return "", err
+	}
+	req := permission.Request{Tool: "read_file", Input: input, WorkDir: root, SessionID: e.SessionID()}
+	if set := e.Tools(); set != nil {
+		if entry, ok := set.Get("read_file"); ok {
+			req.Origin, req.Meta = entry.Origin, entry.Meta
+		}
+	}
+	out, err := e.Policy().Decide(ctx, req)
+	if err != nil {
+		return "", err
+	}
+	if out.Decision != permission.DecisionAllow {
+		return "", fmt.Errorf("the permission policy does not let the model read it freely (%s); mention it without # and the model asks", out.Reason)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		return "", fmt.Errorf("no such file in the workspace %s", root)
+	}
+	realRoot, err := filepath.EvalSymlinks(root)
+	if err != nil {
+		return "", err
+	}
+	if rel, err := filepath.Rel(realRoot, real); err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return "", fmt.Errorf("it leads outside the workspace %s: refused", root)
+	}
+	fi, err := os.Stat(real)
+	switch {
+	case err != nil:
+		return "", err
+	case !fi.Mode().IsRegular():
+		return "", errors.New("not a regular file")
+	case fi.Size() > maxExcerptFile:
+		return "", fmt.Errorf("the file is %d MiB, over the %d MiB an excerpt reads", fi.Size()>>20, maxExcerptFile>>20)
+	}
+	data, err := os.ReadFile(real)
+	if err != nil {
+		return "", err
+	}
+	if bytes.IndexByte(data[:min(len(data), 8000)], 0) >= 0 {
+		return "", errors.New("a binary file has no lines to quote")
+	}
+	cut := false
+	if r.End-r.Start+1 > maxExcerptLines {
+		r.End, cut = r.Start+maxExcerptLines-1, true
+	}
+	text, all := fileindex.Lines(string(data), r)
+	if text == "" {
+		return "", fmt.Errorf("the file has fewer than %d lines", r.Start)
+	}
+	if cut || !all {
+		text += fmt.Sprintf("(the excerpt ends at line %d: the file ends there, or %d lines is the most quoted)\n", r.Start+strings.Count(text, "\n")-1, maxExcerptLines)
+	}
+	return text, nil
+}
+
+// ensureSession creates the session when none is bound yet: the tools
+// are bound with it. The prompt that follows would create it anyway.
+func (e *engine) ensureSession(ctx context.Context) error {
+	if e.Session() != nil {
+		return nil
+	}
+	return e.Create(ctx, &session.Session{})
+}
 
 // shellSeq numbers the user's ! commands of a process, for their call ids.
 var shellSeq atomic.Int64
@@ -87,10 +180,8 @@ var shellSeq atomic.Int64
 // it; ask and allow run it, the user having typed it. A new session is
 // created when none is bound yet, as the bash tool needs one.
 func (e *engine) Shell(ctx context.Context, command string) (tui.ShellResult, error) {
-	if e.Session() == nil {
-		if err := e.Create(ctx, &session.Session{}); err != nil {
-			return tui.ShellResult{}, err
-		}
+	if err := e.ensureSession(ctx); err != nil {
+		return tui.ShellResult{}, err
 	}
 	set := e.Tools()
 	if set == nil {
@@ -143,6 +234,13 @@ func (e *engine) Context() (used, window int64) {
 		}
 	}
 	return used, int64(e.Model().Caps.ContextWindow)
+}
+
+// fileIndex is the workspace's file index for the @ picker: the
+// .gitignore files are honoured, as the knowledge base's walk does.
+func (e *engine) fileIndex() *fileindex.Index {
+	root := e.Workspace().Root
+	return fileindex.New(fileindex.Options{Root: root, Ignore: builtin.IgnoreFunc(root)})
 }
 
 // history is the prompt history of the interactive session: one JSON

@@ -7,6 +7,8 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+
+	"github.com/reinhq/rein/internal/suggest"
 )
 
 // slashCommand is a command of the help list.
@@ -176,32 +178,11 @@ func suggestCommand(name string) string {
 		if strings.HasPrefix(c.name, name) {
 			return c.name
 		}
-		if d := editDistance(name, c.name); d < bestD {
+		if d := suggest.Distance(name, c.name); d < bestD {
 			best, bestD = c.name, d
 		}
 	}
 	return best
-}
-
-// editDistance is the Levenshtein distance of a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // helpText is the /help output, in markdown.

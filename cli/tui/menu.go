@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/reinhq/rein/internal/suggest"
 )
 
 // MenuKind says what a / menu entry runs.
@@ -117,7 +119,7 @@ func slashItems(entries []MenuEntry, query string) []popupItem {
 	}
 	var hits []scored
 	for i, e := range entries {
-		s, ok := fuzzyScore(query, e.Name)
+		s, ok := suggest.Fuzzy(query, e.Name)
 		if !ok {
 			continue
 		}
@@ -147,6 +149,10 @@ func (m *model) refreshPopup() {
 	switch {
 	case strings.HasPrefix(v, "/") && !strings.ContainsAny(v, " \t\n"):
 		kind, token = '/', v
+	case m.opts.Files != nil:
+		if w := lastWord(v); strings.HasPrefix(w, "@") {
+			kind, token = '@', w
+		}
 	}
 	if kind == 0 || token == p.dismissed {
 		if kind == 0 {
@@ -167,6 +173,8 @@ func (m *model) refreshPopup() {
 	switch kind {
 	case '/':
 		p.items = slashItems(m.menuEntries(), token[1:])
+	case '@':
+		p.items, p.more, p.note = m.fileItems(token[1:])
 	}
 	for i, it := range p.items {
 		if it.label == prevLabel {
@@ -228,6 +236,11 @@ func (m *model) completePopup() {
 	v = strings.TrimSuffix(v, p.token) + it.insert
 	m.input.SetValue(v)
 	m.input.CursorEnd()
+	if p.kind == '@' && !strings.HasSuffix(it.insert, "/") {
+		// A file is chosen: the picker stays closed on it, so #lines or
+		// Enter (send) may follow.
+		p.dismissed = lastWord(v)
+	}
 	m.refreshPopup()
 }
 

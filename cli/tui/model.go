@@ -50,6 +50,8 @@ type model struct {
 	md    markdown
 	hist  history
 	popup popup // the / menu or the @ picker
+	// indexing is set while the file index refreshes.
+	indexing bool
 	// shellContext are the ! commands run since the last prompt, with
 	// their output: they go to the model with the next prompt.
 	shellContext []string
@@ -208,6 +210,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onCommandResult(msg)
 	case shellResultMsg:
 		return m.onShellResult(msg)
+	case filesIndexedMsg:
+		return m.onFilesIndexed(msg)
 	default:
 		return m.updateInput(msg)
 	}
@@ -284,11 +288,16 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	return m.updateInput(msg)
 }
 
-// updateInput passes msg to the input box, then updates the popup.
+// updateInput passes msg to the input box, then updates the popup; the
+// @ picker opening refreshes the file index.
 func (m *model) updateInput(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
+	was := m.popup.kind
 	m.refreshPopup()
+	if m.popup.kind == '@' && was != '@' {
+		return tea.Batch(cmd, m.refreshFiles())
+	}
 	return cmd
 }
 
@@ -382,8 +391,17 @@ func (m *model) execLine(text string) tea.Cmd {
 	if name, args, ok := parseCommand(text); ok {
 		return m.command(name, args)
 	}
+	prompt, err := m.expandRanges(text)
+	if err != nil {
+		// Nothing is sent: the line goes back to the input box to be fixed.
+		m.input.SetValue(text)
+		m.input.CursorEnd()
+		m.refreshPopup()
+		m.print(m.st.bad.Render("✗ " + err.Error()))
+		return nil
+	}
 	m.printBlock(m.userEcho(text))
-	return m.startRun(text)
+	return m.startRun(prompt)
 }
 
 // next takes up the first queued line, if any, once idle.

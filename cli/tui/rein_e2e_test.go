@@ -132,11 +132,17 @@ func (rs *reinSession) screen() string {
 // sessionID matches the id of a session in a screen.
 var sessionID = regexp.MustCompile(`\b[0-9]{8}T[0-9]{6}-[0-9a-z]+\b`)
 
+// blankRun matches a run of empty lines.
+var blankRun = regexp.MustCompile(`\n{3,}`)
+
 // golden compares a screen with testdata/screens/NAME.txt (-update
-// rewrites it).
+// rewrites it). Runs of empty lines count as one: the live area keeps its
+// tallest height until the next print, which depends on how fast the
+// keys came.
 func golden(t *testing.T, name, screen string) {
 	t.Helper()
 	screen = sessionID.ReplaceAllString(screen, "<session>")
+	screen = blankRun.ReplaceAllString(screen, "\n\n")
 	p := filepath.Join("testdata", "screens", name+".txt")
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -237,6 +243,48 @@ func TestReinShellMode_CLI6(t *testing.T) {
 	if strings.Contains(last, "rm notes.txt") {
 		t.Errorf("the refused command reached the model:\n%s", last)
 	}
+	rs.keys("C-d")
+	rs.waitExit()
+}
+
+// CLI-6: in rein itself, @ offers the workspace's files (not the ignored
+// ones), fuzzily; the chosen path goes in the text; #2-3 after it puts
+// those lines in the prompt the model gets; a sensitive file's lines are
+// refused and nothing is sent.
+func TestReinFilePicker_CLI6(t *testing.T) {
+	rs := startRein(t, map[string]string{
+		".gitignore":          "build/\n",
+		"internal/model.go":   "package internal\n\nfunc Model() {}\n// end\n",
+		"internal/menu.go":    "package internal\n",
+		"build/model_gen.go":  "package build\n",
+		".env":                "TOKEN=very-secret\n",
+		"docs/model-notes.md": "# notes\n",
+	}, []mockserver.Turn{{Text: "It declares Model.", Usage: usage(1000, 10)}})
+	rs.waitFor("the input box", "> Type a message")
+	rs.text("explain @intmod")
+	pane := rs.waitFor("the picker", "› internal/model.go", "enter insert")
+	if strings.Contains(pane, "build/model_gen.go") {
+		t.Errorf("an ignored file is offered:\n%s", pane)
+	}
+	golden(t, "file-picker", rs.screen())
+	rs.keys("Tab")
+	rs.waitFor("the completed path", "│> explain @internal/model.go  ")
+	rs.text("#L2-3 please")
+	rs.keys("Enter")
+	rs.waitFor("the reply", "> explain @internal/model.go#L2-3 please", "It declares Model.")
+	reqs := rs.srv.Requests()
+	msgs := reqs[len(reqs)-1].Decoded.Messages
+	last := msgs[len(msgs)-1].TextOf()
+	if !strings.Contains(last, "<file path=\"internal/model.go\" lines=\"2-3\">\n     2\t\n     3\tfunc Model() {}\n</file>") {
+		t.Errorf("the prompt the model got lacks the lines:\n%s", last)
+	}
+	rs.text("what is in @.env#1")
+	rs.keys("Enter")
+	rs.waitFor("the refusal", "✗ @.env#1: the permission policy does not let the model read it freely")
+	if n := len(rs.srv.Requests()); n != len(reqs) {
+		t.Errorf("the refused mention reached the model (%d requests, want %d)", n, len(reqs))
+	}
+	rs.keys("C-c")
 	rs.keys("C-d")
 	rs.waitExit()
 }

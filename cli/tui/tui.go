@@ -34,6 +34,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/fileindex"
 	"github.com/reinhq/rein/permission"
 )
 
@@ -90,6 +91,9 @@ type Options struct {
 	// ExpandCustom turns a custom command and its arguments into the
 	// prompt to send; without it, a custom command cannot run.
 	ExpandCustom func(ctx context.Context, name, args string) (string, error)
+	// Files is the workspace's file index, for the @ picker; nil turns the
+	// picker off. The UI refreshes it when the picker opens.
+	Files *fileindex.Index
 }
 
 // shutdownGrace is how long Run waits, after the UI ends, for a cancelled

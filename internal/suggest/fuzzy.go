@@ -1,4 +1,4 @@
-package tui
+package suggest
 
 import (
 	"strings"
@@ -6,12 +6,12 @@ import (
 	"unicode/utf8"
 )
 
-// fuzzyScore scores how well query matches s as a subsequence, case
-// insensitively (the / menu and the @ picker, SPEC CLI-6): ok is false when
+// Fuzzy scores how well query matches s as a subsequence, case
+// insensitively (the terminal UI's / menu and @ picker): ok is false when
 // some rune of query is not in s in order. Higher is better: a prefix
 // match, runs of consecutive runes, and matches at the start of a word or
 // a path element score more; a long s scores a little less.
-func fuzzyScore(query, s string) (score int, ok bool) {
+func Fuzzy(query, s string) (score int, ok bool) {
 	if query == "" {
 		return 0, true
 	}
