@@ -137,4 +137,3 @@ func TestSlashMenuSkillsAndCustom_CLI6(t *testing.T) {
 	}
 	h.printedHas("✗ /review: the command file is gone")
 }
-
