@@ -16,6 +16,7 @@ import (
 
 	"github.com/reinhq/rein/cli/tui"
 	"github.com/reinhq/rein/fileindex"
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tokens"
@@ -80,7 +81,37 @@ var (
 	_ tui.ContextReporter = (*engine)(nil)
 	_ tui.ShellRunner     = (*engine)(nil)
 	_ tui.ExcerptReader   = (*engine)(nil)
+	_ tui.Transcripter    = (*engine)(nil)
+	_ tui.SessionPicker   = (*engine)(nil)
 )
+
+// Transcript implements tui.Transcripter: the conversation so far.
+func (e *engine) Transcript() []llm.Message { return e.History() }
+
+// SessionList implements tui.SessionPicker: the workspace's sessions,
+// newest first (SPEC SESS-3).
+func (e *engine) SessionList(ctx context.Context) ([]tui.SessionInfo, error) {
+	list, err := listAll(ctx, e.store, e.Workspace().Root)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]tui.SessionInfo, len(list))
+	for i, s := range list {
+		out[i] = tui.SessionInfo{ID: s.ID, Title: s.Title, Preview: s.Preview, Model: s.Model, Updated: s.UpdatedAt,
+			CostUSD: s.CostUSD}
+	}
+	return out, nil
+}
+
+// SessionPreview implements tui.SessionPicker: a session's conversation,
+// loaded (and healed in memory) without binding it.
+func (e *engine) SessionPreview(ctx context.Context, id string) ([]llm.Message, error) {
+	st, err := session.Load(ctx, e.store, id)
+	if err != nil {
+		return nil, err
+	}
+	return st.Messages, nil
+}
 
 // maxExcerptLines and maxExcerptFile bound what an @file#20-45 mention
 // puts in a prompt.

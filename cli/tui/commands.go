@@ -93,6 +93,9 @@ func (m *model) command(name, args string) tea.Cmd {
 		m.print(m.st.warn.Render(msg + " Type /help for the list."))
 		return nil
 	}
+	if sp, ok := m.backend.(SessionPicker); ok && name == "resume" && args == "" {
+		return m.openPicker(sp)
+	}
 	if name == "plan" && args != "" {
 		m.queue = append([]string{args}, m.queue...) // sent once plan mode is on (PERM-7)
 		args = ""
@@ -152,8 +155,12 @@ func (m *model) onCommandResult(msg cmdResultMsg) tea.Cmd {
 	case strings.TrimSpace(msg.out) != "":
 		m.print(m.md.render(msg.out, m.width, m.dark))
 	}
+	prev := m.info.SessionID
 	m.info = m.backend.Info()
 	m.refreshContext()
+	if msg.err == nil && msg.name == "resume" && m.info.SessionID != "" && m.info.SessionID != prev {
+		m.printTranscript()
+	}
 	return m.next()
 }
 

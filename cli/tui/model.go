@@ -50,6 +50,8 @@ type model struct {
 	md    markdown
 	hist  history
 	popup popup // the / menu or the @ picker
+	// picker is the /resume picker while it is open.
+	picker *sessionPicker
 	// indexing is set while the file index refreshes.
 	indexing bool
 	// shellContext are the ! commands run since the last prompt, with
@@ -111,6 +113,7 @@ func newModel(ctx context.Context, opts Options, noColor bool) *model {
 	m.info = m.backend.Info()
 	m.refreshContext()
 	m.resize()
+	m.printTranscript() // a resumed conversation (--resume, --continue)
 	return m
 }
 
@@ -212,6 +215,10 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onShellResult(msg)
 	case filesIndexedMsg:
 		return m.onFilesIndexed(msg)
+	case sessionsMsg:
+		m.onSessions(msg)
+	case previewMsg:
+		m.onPreview(msg)
 	default:
 		return m.updateInput(msg)
 	}
@@ -245,6 +252,9 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.currentAsk() != nil {
 		return m.answerKey(k)
+	}
+	if m.picker != nil {
+		return m.pickerKey(msg)
 	}
 	if handled, submit := m.popupKey(k); handled {
 		if submit {
@@ -315,6 +325,10 @@ func (m *model) recall(s string) {
 // ctrlC cancels what runs; idle, it clears the input, or exits when pressed
 // twice within exitWindow on an empty prompt.
 func (m *model) ctrlC() tea.Cmd {
+	if m.picker != nil {
+		m.picker = nil
+		return nil
+	}
 	if m.busy() {
 		m.interrupt()
 		return nil

@@ -58,9 +58,10 @@ func buildRein(t *testing.T, goBin string) string {
 // (package mockserver): a workspace and a HOME of its own.
 type reinSession struct {
 	*tmuxSession
-	srv  *mockserver.Server
-	ws   string
-	home string
+	srv      *mockserver.Server
+	ws, home string
+	bin      string
+	launches int
 }
 
 // startRein starts rein (the interactive session) in a 100×30 tmux pane,
@@ -99,21 +100,32 @@ func startRein(t *testing.T, files map[string]string, turns []mockserver.Turn, a
 		}
 	}
 	s := &tmuxSession{t: t, bin: tmux, sock: filepath.Join(dir, "tmux.sock"), name: "rein"}
-	rs.tmuxSession = s
+	rs.tmuxSession, rs.bin = s, bin
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("last capture:\n%s", s.last)
 		}
 		_, _ = s.run("kill-server")
 	})
-	cmd := []string{"new-session", "-d", "-x", "100", "-y", "30", "-s", s.name, "-c", rs.ws,
+	rs.launch(args...)
+	return rs
+}
+
+// launch starts rein with args in a new tmux session named after the
+// count of launches ("rein", "rein2", …).
+func (rs *reinSession) launch(args ...string) {
+	rs.t.Helper()
+	rs.launches++
+	if rs.launches > 1 {
+		rs.name = fmt.Sprintf("rein%d", rs.launches)
+	}
+	cmd := []string{"new-session", "-d", "-x", "100", "-y", "30", "-s", rs.name, "-c", rs.ws,
 		"-e", "HOME=" + rs.home, "-e", "ANTHROPIC_API_KEY=test-key", "-e", "ANTHROPIC_BASE_URL=" + rs.srv.URL,
 		"-e", "TERM=xterm-256color", "-e", "NO_COLOR=1", "-e", "XDG_CONFIG_HOME=" + filepath.Join(rs.home, ".config"),
 		"-e", "XDG_DATA_HOME=" + filepath.Join(rs.home, ".local", "share"), "-e", "XDG_CACHE_HOME=" + filepath.Join(rs.home, ".cache"),
-		bin}
+		rs.bin}
 	cmd = append(cmd, args...)
-	s.must(append(cmd, ";", "set-option", "-t", s.name, "remain-on-exit", "on")...)
-	return rs
+	rs.must(append(cmd, ";", "set-option", "-t", rs.name, "remain-on-exit", "on")...)
 }
 
 // screen is the visible pane (no scrollback), its trailing blanks gone
@@ -130,19 +142,18 @@ func (rs *reinSession) screen() string {
 }
 
 // sessionID matches the id of a session in a screen.
-var sessionID = regexp.MustCompile(`\b[0-9]{8}T[0-9]{6}-[0-9a-z]+\b`)
+var sessionID = regexp.MustCompile(`\b[0-9a-f]{20}\b`)
 
 // blankRun matches a run of empty lines.
-var blankRun = regexp.MustCompile(`\n{3,}`)
+var blankRun = regexp.MustCompile(`\n{2,}`)
 
 // golden compares a screen with testdata/screens/NAME.txt (-update
-// rewrites it). Runs of empty lines count as one: the live area keeps its
-// tallest height until the next print, which depends on how fast the
-// keys came.
+// rewrites it). Empty lines are left out: the live area keeps its tallest
+// height until the next print, which depends on how fast the keys came.
 func golden(t *testing.T, name, screen string) {
 	t.Helper()
 	screen = sessionID.ReplaceAllString(screen, "<session>")
-	screen = blankRun.ReplaceAllString(screen, "\n\n")
+	screen = blankRun.ReplaceAllString(screen, "\n")
 	p := filepath.Join("testdata", "screens", name+".txt")
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -204,6 +215,7 @@ func TestReinModeCycleAndStatus_CLI6(t *testing.T) {
 	rs.text("go")
 	rs.keys("Enter")
 	rs.waitFor("the reply and its usage", "Done.", "● default mode · anthropic/claude-sonnet-4-5 · 10% context · 20.1k tokens · $0.0615")
+	rs.waitUntil("the run to end", func(p string) bool { return !strings.Contains(p, "Working…") })
 	golden(t, "status-after-reply", rs.screen())
 	rs.keys("C-d")
 	rs.waitExit()
@@ -285,6 +297,62 @@ func TestReinFilePicker_CLI6(t *testing.T) {
 		t.Errorf("the refused mention reached the model (%d requests, want %d)", n, len(reqs))
 	}
 	rs.keys("C-c")
+	rs.keys("C-d")
+	rs.waitExit()
+}
+
+// CLI-6, SESS-3: rein --continue shows the earlier conversation (prompts,
+// answers, tool calls) in the scrollback, not a blank screen; /resume opens
+// a picker that searches the sessions, previews one (Tab) and resumes it
+// (Enter), printing its conversation.
+func TestReinResume_CLI6(t *testing.T) {
+	rs := startRein(t, map[string]string{"notes.txt": "alpha\n"}, []mockserver.Turn{
+		{ToolCalls: []mockserver.ToolCall{{ID: "c1", Name: "read_file", Input: `{"path":"notes.txt"}`}}, Usage: usage(1000, 10)},
+		{Text: "The notes say **alpha**.", Usage: usage(1100, 10)},
+		{Text: "Second answer.", Usage: usage(1000, 10)},
+		{Text: "Back in the first.", Usage: usage(1200, 10)},
+	})
+	rs.waitFor("the input box", "> Type a message")
+	rs.text("first question about notes")
+	rs.keys("Enter")
+	rs.waitFor("the first answer", "✓ read_file(notes.txt)", "The notes say alpha.")
+	rs.keys("C-d")
+	rs.waitExit()
+
+	rs.launch("--continue")
+	pane := rs.waitFor("the earlier conversation", "── the conversation so far: 4 messages ──", "> first question about notes",
+		"✓ read_file(notes.txt)", "⎿  ", "alpha", "The notes say alpha.", "── end of the earlier conversation ──", "> Type a message")
+	if strings.Count(pane, "The notes say alpha.") != 1 {
+		t.Errorf("the conversation is printed more than once:\n%s", pane)
+	}
+	rs.keys("C-d")
+	rs.waitExit()
+
+	rs.launch()
+	rs.waitFor("the input box", "> Type a message")
+	rs.text("second question")
+	rs.keys("Enter")
+	rs.waitFor("the second answer", "Second answer.")
+	rs.text("/resume")
+	rs.keys("Enter")
+	rs.waitFor("the picker", "Resume a session", "second question", "first question about notes", "current", "tab preview · enter resume")
+	rs.text("frst")
+	rs.waitUntil("the search to keep the first session on top", func(p string) bool {
+		return strings.Contains(p, "› first question about notes") && !strings.Contains(p, "second question ")
+	})
+	rs.keys("Tab")
+	rs.waitFor("the preview", "│ > first question about notes", "│   The notes say alpha.")
+	golden(t, "resume-picker", rs.screen())
+	rs.keys("Enter")
+	rs.waitFor("the resumed conversation", "Resumed session", "── the conversation so far: 4 messages ──", "── end of the earlier conversation ──")
+	rs.text("and now?")
+	rs.keys("Enter")
+	rs.waitFor("the answer in the resumed session", "Back in the first.")
+	reqs := rs.srv.Requests()
+	msgs := reqs[len(reqs)-1].Decoded.Messages
+	if len(msgs) != 5 || !strings.Contains(msgs[0].TextOf(), "first question about notes") {
+		t.Errorf("the resumed session's request has %d messages, first %q", len(msgs), msgs[0].TextOf())
+	}
 	rs.keys("C-d")
 	rs.waitExit()
 }

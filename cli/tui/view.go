@@ -51,6 +51,8 @@ func (m *model) View() tea.View {
 	}
 	if a := m.currentAsk(); a != nil {
 		parts = append(parts, m.askView(a))
+	} else if m.picker != nil {
+		parts = append(parts, m.pickerView())
 	} else {
 		if pv := m.popupView(); pv != "" {
 			parts = append(parts, pv)
