@@ -76,13 +76,16 @@ func (m *model) command(name, args string) tea.Cmd {
 	m.printBlock(m.userEcho("/" + strings.TrimSpace(name+" "+args)))
 	switch name {
 	case "help":
-		m.print(m.md.render(helpText(), m.width, m.dark))
+		m.print(m.md.render(helpText(m.menuEntries()), m.width, m.dark))
 		return nil
 	case "exit":
 		m.quit()
 		return nil
 	}
 	if !knownCommand(name) {
+		if ps, ok := m.backend.(PanelSource); ok && hasEntry(ps.Panels(), name) {
+			return m.runCommand(name, func(ctx context.Context) (string, error) { return ps.Panel(ctx, name, args) })
+		}
 		if e, ok := m.menuEntry(name); ok && e.Kind != KindCommand {
 			return m.runEntry(e, args)
 		}
@@ -103,15 +106,40 @@ func (m *model) command(name, args string) tea.Cmd {
 	return m.backendCommand(name, args)
 }
 
+// PanelSource is a [Backend] with more commands than Command runs (the
+// in-session panels: /permissions, /doctor, …): the UI lists them in the
+// / menu and /help and runs them with Panel.
+type PanelSource interface {
+	Panels() []MenuEntry
+	Panel(ctx context.Context, name, args string) (string, error)
+}
+
+// hasEntry reports whether entries has one named name.
+func hasEntry(entries []MenuEntry, name string) bool {
+	for _, e := range entries {
+		if strings.EqualFold(e.Name, name) {
+			return true
+		}
+	}
+	return false
+}
+
 // backendCommand runs a command of the backend; its result is printed
 // when it comes.
 func (m *model) backendCommand(name, args string) tea.Cmd {
+	b := m.backend
+	return m.runCommand(name, func(ctx context.Context) (string, error) { return b.Command(ctx, name, args) })
+}
+
+// runCommand runs do on a goroutine as command name; its result is
+// printed when it comes.
+func (m *model) runCommand(name string, do func(ctx context.Context) (string, error)) tea.Cmd {
 	m.seq++
 	ctx, cancel := context.WithCancel(m.ctx)
 	m.cmd = &cmdState{seq: m.seq, name: name, cancel: cancel}
-	seq, b := m.seq, m.backend
+	seq := m.seq
 	run := func() tea.Msg {
-		out, err := b.Command(ctx, name, args)
+		out, err := do(ctx)
 		return cmdResultMsg{seq: seq, name: name, out: out, err: err}
 	}
 	return tea.Batch(run, m.spin.Tick)
@@ -192,16 +220,20 @@ func suggestCommand(name string) string {
 	return best
 }
 
-// helpText is the /help output, in markdown.
-func helpText() string {
+// helpText is the /help output, in markdown: the commands of the / menu.
+func helpText(entries []MenuEntry) string {
 	var b strings.Builder
 	b.WriteString("**Commands**\n\n")
-	for _, c := range commands {
-		usage := "/" + c.name
-		if c.args != "" {
-			usage += " " + c.args
+	for _, c := range entries {
+		usage := "/" + c.Name
+		if c.Args != "" {
+			usage += " " + c.Args
 		}
-		fmt.Fprintf(&b, "- `%s` — %s\n", usage, c.help)
+		kind := ""
+		if c.Kind == KindSkill || c.Kind == KindCustom {
+			kind = " (" + string(c.Kind) + ")"
+		}
+		fmt.Fprintf(&b, "- `%s` — %s%s\n", usage, c.Description, kind)
 	}
 	b.WriteString("\n**Keys**\n\n")
 	b.WriteString("- `Enter` send · `Alt+Enter` / `Ctrl+J` new line · `↑` `↓` history\n")

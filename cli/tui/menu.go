@@ -78,9 +78,12 @@ func (p *popup) open() bool { return p.kind != 0 && (len(p.items) > 0 || p.note 
 // the backend's skills, then the custom commands, a name listed once (the
 // first wins).
 func (m *model) menuEntries() []MenuEntry {
-	var out []MenuEntry
-	for _, c := range commands {
-		out = append(out, MenuEntry{Name: c.name, Args: c.args, Description: c.help, Kind: KindCommand})
+	out := builtinEntries()
+	if ps, ok := m.backend.(PanelSource); ok {
+		for _, e := range ps.Panels() {
+			e.Kind = KindCommand
+			out = append(out, e)
+		}
 	}
 	if s, ok := m.backend.(SkillLister); ok {
 		out = append(out, s.Skills()...)
@@ -97,6 +100,15 @@ func (m *model) menuEntries() []MenuEntry {
 		seen[e.Name] = true
 		return false
 	})
+}
+
+// builtinEntries are the built-in commands as menu entries.
+func builtinEntries() []MenuEntry {
+	out := make([]MenuEntry, 0, len(commands))
+	for _, c := range commands {
+		out = append(out, MenuEntry{Name: c.name, Args: c.args, Description: c.help, Kind: KindCommand})
+	}
+	return out
 }
 
 // menuEntry returns the / menu entry named name.
@@ -122,6 +134,9 @@ func slashItems(entries []MenuEntry, query string) []popupItem {
 		s, ok := suggest.Fuzzy(query, e.Name)
 		if !ok {
 			continue
+		}
+		if strings.EqualFold(query, e.Name) {
+			s += 1000 // the name typed in full comes first
 		}
 		hits = append(hits, scored{e, s, i})
 	}

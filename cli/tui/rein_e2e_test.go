@@ -356,3 +356,31 @@ func TestReinResume_CLI6(t *testing.T) {
 	rs.keys("C-d")
 	rs.waitExit()
 }
+
+// CLI-6: the in-session commands in rein itself: /permissions (and adding
+// a rule), /doctor, /agents, /mcp, /jobs, /sandbox, /help listing them.
+func TestReinPanels_CLI6(t *testing.T) {
+	rs := startRein(t, nil, nil)
+	rs.waitFor("the input box", "> Type a message")
+	for _, tc := range []struct {
+		line string
+		want []string
+	}{
+		{"/permissions allow bash(go test:*)", []string{"Added the rule allow bash(go test:*)."}},
+		{"/permissions", []string{"Permission mode: default", "Allow rules", "bash(go test:*) (session)"}},
+		{"/doctor", []string{"rein doctor:", "configuration"}},
+		{"/agents", []string{"NAME", "ORIGIN"}},
+		{"/mcp", []string{"No MCP servers"}},
+		{"/jobs", []string{"> /jobs"}},
+		{"/sandbox", []string{"> /sandbox"}},
+		{"/help", []string{"/permissions [allow|ask|deny RULE]", "/doctor", "/init [chat]"}},
+	} {
+		rs.must("clear-history", "-t", rs.name)
+		rs.text(tc.line)
+		rs.keys("Enter") // a name typed in full is the menu's first entry
+
+		rs.waitFor(tc.line+"'s output", append(tc.want, "> Type a message")...)
+	}
+	rs.keys("C-d")
+	rs.waitExit()
+}
