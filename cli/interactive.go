@@ -238,6 +238,9 @@ func (e *engine) Shell(ctx context.Context, command string) (tui.ShellResult, er
 	if out.Decision == permission.DecisionDeny {
 		return tui.ShellResult{}, fmt.Errorf("refused by the permission policy: %s", out.Reason)
 	}
+	if s, err := e.checkpoints(); err == nil {
+		_ = s.NoteShell(command) // its effects cannot be rewound
+	}
 	res, err := entry.Tool.Run(ctx, tool.Call{ID: id, Name: "bash", Input: input, SessionID: sid, WorkDir: root, SessionDir: sessDir})
 	if err != nil {
 		return tui.ShellResult{}, err

@@ -31,6 +31,7 @@ var commands = []slashCommand{
 	{name: "memory", args: "[add|rm TEXT]", help: "show AGENTS.md and memory in the prompt; add or remove a note"},
 	{name: "permission-mode", args: "[name]", help: "show or switch the permission mode (Shift+Tab cycles default → accept-edits → plan)"},
 	{name: "plan", args: "[prompt]", help: "switch to plan mode: read, plan, and present the plan for approval; a prompt is sent next"},
+	{name: "rewind", help: "put the code, the conversation or both back as they were before a prompt"},
 	{name: "sandbox", help: "show the sandbox policy of commands: profile, writable, network, protected"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }
@@ -98,6 +99,14 @@ func (m *model) command(name, args string) tea.Cmd {
 	}
 	if sp, ok := m.backend.(SessionPicker); ok && name == "resume" && args == "" {
 		return m.openPicker(sp)
+	}
+	if name == "rewind" {
+		cp, ok := m.backend.(Checkpointer)
+		if !ok {
+			m.print(m.st.warn.Render("This session keeps no checkpoints."))
+			return nil
+		}
+		return m.openRewind(cp)
 	}
 	if name == "plan" && args != "" {
 		m.queue = append([]string{args}, m.queue...) // sent once plan mode is on (PERM-7)
@@ -186,7 +195,7 @@ func (m *model) onCommandResult(msg cmdResultMsg) tea.Cmd {
 	prev := m.info.SessionID
 	m.info = m.backend.Info()
 	m.refreshContext()
-	if msg.err == nil && msg.name == "resume" && m.info.SessionID != "" && m.info.SessionID != prev {
+	if msg.err == nil && (msg.name == "resume" || msg.name == "rewind") && m.info.SessionID != "" && m.info.SessionID != prev {
 		m.printTranscript()
 	}
 	return m.next()

@@ -50,8 +50,11 @@ type model struct {
 	md    markdown
 	hist  history
 	popup popup // the / menu or the @ picker
-	// picker is the /resume picker while it is open.
+	// typed is the line the user typed for the run about to start.
+	typed string
+	// picker is the /resume picker while it is open; rewind the /rewind one.
 	picker *sessionPicker
+	rewind *rewindPicker
 	// indexing is set while the file index refreshes.
 	indexing bool
 	// shellContext are the ! commands run since the last prompt, with
@@ -219,6 +222,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		m.onSessions(msg)
 	case previewMsg:
 		m.onPreview(msg)
+	case pointsMsg:
+		m.onPoints(msg)
 	default:
 		return m.updateInput(msg)
 	}
@@ -255,6 +260,9 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	}
 	if m.picker != nil {
 		return m.pickerKey(msg)
+	}
+	if m.rewind != nil {
+		return m.rewindKey(k)
 	}
 	if handled, submit := m.popupKey(k); handled {
 		if submit {
@@ -325,8 +333,8 @@ func (m *model) recall(s string) {
 // ctrlC cancels what runs; idle, it clears the input, or exits when pressed
 // twice within exitWindow on an empty prompt.
 func (m *model) ctrlC() tea.Cmd {
-	if m.picker != nil {
-		m.picker = nil
+	if m.picker != nil || m.rewind != nil {
+		m.picker, m.rewind = nil, nil
 		return nil
 	}
 	if m.busy() {
@@ -415,6 +423,7 @@ func (m *model) execLine(text string) tea.Cmd {
 		return nil
 	}
 	m.printBlock(m.userEcho(text))
+	m.typed = text
 	return m.startRun(prompt)
 }
 

@@ -144,6 +144,16 @@ func (rs *reinSession) screen() string {
 // sessionID matches the id of a session in a screen.
 var sessionID = regexp.MustCompile(`\b[0-9a-f]{20}\b`)
 
+// fromLast is screen from the start of the last line holding mark on:
+// the box drawn in place of the input, without the scrollback above it.
+func fromLast(screen, mark string) string {
+	i := strings.LastIndex(screen, mark)
+	if i < 0 {
+		return screen
+	}
+	return screen[strings.LastIndex(screen[:i], "\n")+1:]
+}
+
 // blankRun matches a run of empty lines.
 var blankRun = regexp.MustCompile(`\n{2,}`)
 
@@ -380,6 +390,69 @@ func TestReinPanels_CLI6(t *testing.T) {
 		rs.keys("Enter") // a name typed in full is the menu's first entry
 
 		rs.waitFor(tc.line+"'s output", append(tc.want, "> Type a message")...)
+	}
+	rs.keys("C-d")
+	rs.waitExit()
+}
+
+// CLI-6: in rein itself, a prompt's file changes (edit_file, write_file)
+// are checkpointed outside the workspace; the checkpoints survive a
+// resume; /rewind restores the code and the conversation to before that
+// prompt (a new file removed, an edited one put back, the conversation
+// forked with the earlier exchange shown).
+func TestReinRewind_CLI6(t *testing.T) {
+	rs := startRein(t, map[string]string{"main.go": "package main\n\nfunc main() {}\n"}, []mockserver.Turn{
+		{Text: "Hi.", Usage: usage(1000, 10)},
+		{ToolCalls: []mockserver.ToolCall{{ID: "r1", Name: "read_file", Input: `{"path":"main.go"}`}}, Usage: usage(1000, 10)},
+		{ToolCalls: []mockserver.ToolCall{
+			{ID: "e1", Name: "edit_file", Input: `{"path":"main.go","old_string":"func main() {}","new_string":"func main() { println(1) }"}`},
+			{ID: "w1", Name: "write_file", Input: `{"path":"new.txt","content":"created\n"}`},
+		}, Usage: usage(1000, 10)},
+		{Text: "Changed.", Usage: usage(1000, 10)},
+		{Text: "Still here.", Usage: usage(1000, 10)},
+	}, "--permission-mode", "accept-edits")
+	rs.waitFor("the input box", "> Type a message")
+	rs.text("hello")
+	rs.keys("Enter")
+	rs.waitFor("the first answer", "Hi.")
+	rs.text("make the change")
+	rs.keys("Enter")
+	rs.waitFor("the change", "✓ edit_file(main.go)", "✓ write_file(new.txt)", "Changed.")
+	if got, _ := os.ReadFile(filepath.Join(rs.ws, "main.go")); !strings.Contains(string(got), "println(1)") {
+		t.Fatalf("the edit did not happen: %q", got)
+	}
+	if entries, _ := os.ReadDir(rs.ws); len(entries) != 2 {
+		t.Errorf("the workspace holds more than main.go and new.txt (a checkpoint inside it?): %v", entries)
+	}
+	rs.keys("C-d")
+	rs.waitExit()
+
+	rs.launch("--continue", "--permission-mode", "accept-edits")
+	rs.waitFor("the resumed conversation", "── end of the earlier conversation ──")
+	rs.text("/rewind")
+	rs.keys("Enter")
+	rs.waitFor("the rewind picker", "Rewind to before a prompt", "1. hello", "› 2. make the change", "2 file(s) changed", "c code only")
+	golden(t, "rewind-picker", fromLast(rs.screen(), "╭"))
+	rs.keys("Enter")
+	rs.waitFor("the rewind", "Code restored to before \"make the change\": 1 file(s) put back, 1 removed.",
+		"Conversation rewound to before", "── the conversation so far: 2 messages ──")
+	if got, _ := os.ReadFile(filepath.Join(rs.ws, "main.go")); string(got) != "package main\n\nfunc main() {}\n" {
+		t.Errorf("main.go was not restored: %q", got)
+	}
+	if _, err := os.Stat(filepath.Join(rs.ws, "new.txt")); err == nil {
+		t.Error("new.txt, created by the prompt, is still there")
+	}
+	rs.text("and now?")
+	rs.keys("Enter")
+	rs.waitFor("the answer in the rewound conversation", "Still here.")
+	reqs := rs.srv.Requests()
+	msgs := reqs[len(reqs)-1].Decoded.Messages
+	if len(msgs) != 3 || msgs[0].TextOf() != "hello" {
+		var texts []string
+		for _, m := range msgs {
+			texts = append(texts, string(m.Role)+": "+m.TextOf())
+		}
+		t.Errorf("the rewound conversation sent %d messages: %q", len(msgs), texts)
 	}
 	rs.keys("C-d")
 	rs.waitExit()

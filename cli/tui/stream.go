@@ -101,17 +101,34 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	}
 	m.run = r
 	appr := &approver{asks: r.asks, stop: r.stop, timeout: m.opts.AskTimeout, now: time.Now}
-	go r.pump(ctx, m.backend, m.prompt(m.withShellContext(prompt)), appr)
+	label := m.typed // what the user typed, for the checkpoint's name
+	if label == "" {
+		label = prompt
+	}
+	m.typed = ""
+	go r.pump(ctx, m.backend, m.prompt(m.withShellContext(prompt)), label, appr)
 	return tea.Batch(r.wait(), m.spin.Tick)
 }
 
 // pump drains the backend's stream into r.events, then closes it. Once the
 // UI is gone (stop) the stream is still drained, so the run ends properly.
-func (r *runState) pump(ctx context.Context, b Backend, prompt Prompt, appr *approver) {
+func (r *runState) pump(ctx context.Context, b Backend, prompt Prompt, label string, appr *approver) {
 	defer close(r.finished)
 	defer close(r.events)
 	defer r.cancel()
+	cp, _ := b.(Checkpointer)
+	if cp != nil {
+		if err := cp.BeginPrompt(ctx, label); err != nil {
+			select { // the run goes on without a checkpoint; the user is told
+			case r.events <- item{err: fmt.Errorf("no checkpoint for this prompt (/rewind cannot restore it): %w", err)}:
+			case <-r.stop:
+			}
+		}
+	}
 	for ev, err := range b.Submit(ctx, prompt, appr) {
+		if cp != nil && err == nil {
+			cp.Observe(ev) // before the run goes on: a file is saved before its tool runs
+		}
 		select {
 		case r.events <- item{ev, err}:
 		case <-r.stop:

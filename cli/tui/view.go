@@ -53,6 +53,8 @@ func (m *model) View() tea.View {
 		parts = append(parts, m.askView(a))
 	} else if m.picker != nil {
 		parts = append(parts, m.pickerView())
+	} else if m.rewind != nil {
+		parts = append(parts, m.rewindView())
 	} else {
 		if pv := m.popupView(); pv != "" {
 			parts = append(parts, pv)
