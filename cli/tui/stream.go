@@ -77,6 +77,7 @@ type runState struct {
 // toolRun is a tool call that has started and not ended.
 type toolRun struct {
 	id, name, summary string
+	input             json.RawMessage // for the diff of an edit
 	started           time.Time
 	// answer is the user's answer to its permission question, if any.
 	answer string
@@ -324,7 +325,7 @@ func (m *model) onToolStart(t *agent.ToolEvent) {
 	m.endThinking()
 	m.flushText()
 	m.run.tools = append(m.run.tools, &toolRun{
-		id: t.ID, name: t.Name, summary: toolSummary(t.Name, t.Input), started: m.now(),
+		id: t.ID, name: t.Name, summary: toolSummary(t.Name, t.Input), input: t.Input, started: m.now(),
 	})
 }
 
@@ -334,7 +335,7 @@ func (m *model) onToolEnd(t *agent.ToolEvent) {
 		return
 	}
 	r := m.run
-	run := &toolRun{summary: toolSummary(t.Name, t.Input)}
+	run := &toolRun{summary: toolSummary(t.Name, t.Input), input: t.Input}
 	for i, tr := range r.tools {
 		if tr.id == t.ID {
 			run = tr

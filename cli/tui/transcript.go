@@ -70,7 +70,7 @@ func (m *model) transcript(msgs []llm.Message) []string {
 					if r := results[b.ID]; r != nil {
 						ev.Output, ev.IsError, ev.Outcome = resultText(r), r.IsError, ""
 					}
-					out = append(out, m.toolEndView(&toolRun{summary: toolSummary(b.Name, b.Input)}, ev))
+					out = append(out, m.toolEndView(&toolRun{summary: toolSummary(b.Name, b.Input), input: b.Input}, ev))
 				}
 			}
 		}

@@ -192,8 +192,12 @@ func (m *model) askView(a *ask) string {
 	if p.Request.Agent != "" {
 		b.WriteString(m.st.dim.Render(" (agent " + p.Request.Agent + ")"))
 	}
-	for _, l := range inputLines(p.Request.Input, 6) {
-		b.WriteString("\n  " + ansi.Truncate(l, w-2, "…"))
+	if d := editDiff(p.Request.Tool, p.Request.Input); d != nil {
+		b.WriteString("\n  " + m.st.bold.Render(PrimaryArg(p.Request.Input)) + "\n" + m.diffView(d, "  ", w-2))
+	} else {
+		for _, l := range inputLines(p.Request.Input, 6) {
+			b.WriteString("\n  " + ansi.Truncate(l, w-2, "…"))
+		}
 	}
 	if p.Reason != "" {
 		b.WriteString("\n" + m.st.dim.Render(ansi.Truncate("reason: "+p.Reason, w, "…")))
@@ -228,6 +232,13 @@ func (m *model) toolEndView(run *toolRun, t *agent.ToolEvent) string {
 	line := mark + " " + m.st.bold.Render(oneLine(run.summary, m.width-20))
 	if len(facts) > 0 {
 		line += m.st.dim.Render(" · " + strings.Join(facts, " · "))
+	}
+	input := t.Input
+	if len(input) == 0 {
+		input = run.input
+	}
+	if d := editDiff(t.Name, input); d != nil && !failed {
+		return line + "\n" + m.diffView(d, "     ", max(10, m.width-6))
 	}
 	out := t.Output
 	if t.Images > 0 {
