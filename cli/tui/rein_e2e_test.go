@@ -69,17 +69,7 @@ type reinSession struct {
 // Anthropic server that plays turns. args are rein's arguments.
 func startRein(t *testing.T, files map[string]string, turns []mockserver.Turn, args ...string) *reinSession {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("the tmux end-to-end test does not run with -short")
-	}
-	tmux, err := exec.LookPath("tmux")
-	if err != nil {
-		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal end-to-end test")
-	}
-	goBin, err := exec.LookPath("go")
-	if err != nil {
-		t.Skip("the go command is not on PATH: cannot build rein for the tmux test")
-	}
+	tmux, goBin := tmuxTools(t)
 	bin := buildRein(t, goBin)
 	dir := t.TempDir()
 	rs := &reinSession{srv: mockserver.New(), ws: filepath.Join(dir, "ws"), home: filepath.Join(dir, "home")}

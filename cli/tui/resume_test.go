@@ -24,7 +24,11 @@ func (r *resumeBackend) Transcript() []llm.Message {
 	return r.history
 }
 
-func (r *resumeBackend) SessionList(context.Context) ([]SessionInfo, error) { return r.sessions, nil }
+func (r *resumeBackend) SessionList(context.Context) ([]SessionInfo, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]SessionInfo(nil), r.sessions...), nil
+}
 
 func (r *resumeBackend) SessionPreview(_ context.Context, id string) ([]llm.Message, error) {
 	c, ok := r.convs[id]
@@ -111,7 +115,9 @@ func TestResumePicker_CLI6(t *testing.T) {
 	h.send(keyEnter)
 	h.viewHas("That is the session you are in.")
 	// A session that cannot be loaded says so in the preview.
+	b.mu.Lock()
 	b.sessions = append(b.sessions, SessionInfo{ID: "gone", Preview: "vanished"})
+	b.mu.Unlock()
 	h.submit("/resume")
 	h.typeText("vanished")
 	h.viewHas("› vanished")

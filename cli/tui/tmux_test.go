@@ -121,9 +121,9 @@ func (s *tmuxSession) text(str string) {
 	s.must("send-keys", "-t", s.name, "-l", str)
 }
 
-// startDemo builds internal/tuidemo and starts it in a 120×40 tmux session,
-// with env ("NAME=value") added to its environment.
-func startDemo(t *testing.T, env ...string) *tmuxSession {
+// tmuxTools returns the tmux and go commands the end-to-end tests need,
+// skipping the test (saying why) when one is missing or with -short.
+func tmuxTools(t *testing.T) (tmux, goBin string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the tmux end-to-end test does not run with -short")
@@ -132,10 +132,18 @@ func startDemo(t *testing.T, env ...string) *tmuxSession {
 	if err != nil {
 		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal end-to-end test")
 	}
-	goBin, err := exec.LookPath("go")
+	goBin, err = exec.LookPath("go")
 	if err != nil {
-		t.Skip("the go command is not on PATH: cannot build the demo for the tmux test")
+		t.Skip("the go command is not on PATH: cannot build the program the tmux test runs")
 	}
+	return tmux, goBin
+}
+
+// startDemo builds internal/tuidemo and starts it in a 120×40 tmux session,
+// with env ("NAME=value") added to its environment.
+func startDemo(t *testing.T, env ...string) *tmuxSession {
+	t.Helper()
+	tmux, goBin := tmuxTools(t)
 	dir := t.TempDir()
 	demo := filepath.Join(dir, "tuidemo")
 	if out, err := exec.Command(goBin, "build", "-o", demo, "./internal/tuidemo").CombinedOutput(); err != nil {
