@@ -17,18 +17,6 @@ import (
 
 var _ tui.PanelSource = (*engine)(nil)
 
-// panels are the engine's panel commands, for the / menu and /help.
-var panels = []tui.MenuEntry{
-	{Name: "permissions", Args: "[allow|ask|deny RULE]", Description: "show the permission mode and rules; add a rule (kept like an \"always\" answer)"},
-	{Name: "agents", Description: "list the agents the task tool can start (rein agents list)"},
-	{Name: "mcp", Description: "list the MCP servers and their state (rein mcp list)"},
-	{Name: "doctor", Description: "check that rein is ready here: configuration, model, tools, MCP servers (rein doctor)"},
-	{Name: "init", Args: "[chat]", Description: "set up this workspace: AGENTS.md, .rein/settings.yaml, an agent (never overwrites)"},
-}
-
-// Panels implements tui.PanelSource.
-func (e *engine) Panels() []tui.MenuEntry { return panels }
-
 // Panel implements tui.PanelSource: it runs a panel command and returns
 // its text (markdown).
 func (e *engine) Panel(ctx context.Context, name, args string) (string, error) {

@@ -14,8 +14,9 @@ import (
 // slashCommand is a command of the help list.
 type slashCommand struct {
 	name, args, help string
-	// local commands are handled by the TUI, not the backend.
-	local bool
+	// local commands are handled by the TUI, not the backend; panel
+	// commands by a backend that is a [PanelSource].
+	local, panel bool
 }
 
 // commands lists the slash commands, in help order.
@@ -32,6 +33,11 @@ var commands = []slashCommand{
 	{name: "permission-mode", args: "[name]", help: "show or switch the permission mode (Shift+Tab cycles default → accept-edits → plan)"},
 	{name: "plan", args: "[prompt]", help: "switch to plan mode: read, plan, and present the plan for approval; a prompt is sent next"},
 	{name: "rewind", help: "put the code, the conversation or both back as they were before a prompt"},
+	{name: "permissions", args: "[allow|ask|deny RULE]", help: "show the permission mode and rules; add a rule (kept like an \"always\" answer)", panel: true},
+	{name: "agents", help: "list the agents the task tool can start (rein agents list)", panel: true},
+	{name: "mcp", help: "list the MCP servers and their state (rein mcp list)", panel: true},
+	{name: "doctor", help: "check that rein is ready here: configuration, model, tools, MCP servers (rein doctor)", panel: true},
+	{name: "init", args: "[chat]", help: "set up this workspace: AGENTS.md, .rein/settings.yaml, an agent (never overwrites)", panel: true},
 	{name: "sandbox", help: "show the sandbox policy of commands: profile, writable, network, protected"},
 	{name: "exit", help: "leave rein (also /quit, Ctrl-D)", local: true},
 }
@@ -83,10 +89,15 @@ func (m *model) command(name, args string) tea.Cmd {
 		m.quit()
 		return nil
 	}
-	if !knownCommand(name) {
-		if ps, ok := m.backend.(PanelSource); ok && hasEntry(ps.Panels(), name) {
-			return m.runCommand(name, func(ctx context.Context) (string, error) { return ps.Panel(ctx, name, args) })
+	if isPanel(name) {
+		ps, ok := m.backend.(PanelSource)
+		if !ok {
+			m.print(m.st.warn.Render(fmt.Sprintf("/%s is not available in this session.", name)))
+			return nil
 		}
+		return m.runCommand(name, func(ctx context.Context) (string, error) { return ps.Panel(ctx, name, args) })
+	}
+	if !knownCommand(name) {
 		if e, ok := m.menuEntry(name); ok && e.Kind != KindCommand {
 			return m.runEntry(e, args)
 		}
@@ -115,19 +126,17 @@ func (m *model) command(name, args string) tea.Cmd {
 	return m.backendCommand(name, args)
 }
 
-// PanelSource is a [Backend] with more commands than Command runs (the
-// in-session panels: /permissions, /doctor, …): the UI lists them in the
-// / menu and /help and runs them with Panel.
+// PanelSource is a [Backend] that runs the panel commands of the list
+// (/permissions, /agents, /mcp, /doctor, /init) besides Command's.
 type PanelSource interface {
-	Panels() []MenuEntry
 	Panel(ctx context.Context, name, args string) (string, error)
 }
 
-// hasEntry reports whether entries has one named name.
-func hasEntry(entries []MenuEntry, name string) bool {
-	for _, e := range entries {
-		if strings.EqualFold(e.Name, name) {
-			return true
+// isPanel reports whether name is a panel command.
+func isPanel(name string) bool {
+	for _, c := range commands {
+		if c.name == name {
+			return c.panel
 		}
 	}
 	return false

@@ -43,7 +43,7 @@ type SkillLister interface {
 }
 
 // commandName is what a command's name may be.
-var commandName = regexp.MustCompile(`^[A-Za-z][\w-]*$`)
+var commandName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_:-]*$`)
 
 // maxMenuRows is how many entries the popup shows at once.
 const maxMenuRows = 8
@@ -79,12 +79,6 @@ func (p *popup) open() bool { return p.kind != 0 && (len(p.items) > 0 || p.note 
 // first wins).
 func (m *model) menuEntries() []MenuEntry {
 	out := builtinEntries()
-	if ps, ok := m.backend.(PanelSource); ok {
-		for _, e := range ps.Panels() {
-			e.Kind = KindCommand
-			out = append(out, e)
-		}
-	}
 	if s, ok := m.backend.(SkillLister); ok {
 		out = append(out, s.Skills()...)
 	}
