@@ -256,7 +256,8 @@ func helpText(entries []MenuEntry) string {
 	b.WriteString("\n**Keys**\n\n")
 	b.WriteString("- `Enter` send · `Alt+Enter` / `Ctrl+J` new line · `↑` `↓` history\n")
 	b.WriteString("- `Ctrl+C` interrupt the run; at the prompt clear it, twice to exit · `Ctrl+D` exit\n")
-	b.WriteString("- `Shift+Tab` cycle the permission mode: default → accept-edits → plan\n")
+	b.WriteString("- `Shift+Tab` cycle the permission mode: default → accept-edits → plan · `Esc` `Esc` rewind (/rewind)\n")
+	b.WriteString("- `/` commands · `@` files (`@path#20-45` quotes those lines) · `!` runs a shell command\n")
 	b.WriteString("- permission questions: `y` allow once · `a` always · `n` deny; a plan: `y` approve into default · `a` into accept-edits · `n` keep planning\n")
 	return b.String()
 }

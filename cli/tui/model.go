@@ -84,6 +84,7 @@ type model struct {
 	notice    string
 	noticeSeq int
 	lastCtrlC time.Time
+	lastEsc   time.Time // the last Esc at the prompt: twice opens /rewind
 	now       func() time.Time
 	// quitting is set when the user asked to leave: the last prints go
 	// out, then exiting is set and the program quits.
@@ -274,7 +275,18 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	case "esc":
 		if m.busy() {
 			m.interrupt()
+			return nil
 		}
+		// Esc twice in a row at an empty prompt opens /rewind.
+		now := m.now()
+		if m.input.Value() == "" && !m.lastEsc.IsZero() && now.Sub(m.lastEsc) < exitWindow {
+			m.lastEsc = time.Time{}
+			if cp, ok := m.backend.(Checkpointer); ok {
+				return m.openRewind(cp)
+			}
+			return nil
+		}
+		m.lastEsc = now
 		return nil
 	case "enter":
 		return m.submit()

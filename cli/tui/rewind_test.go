@@ -96,3 +96,20 @@ func TestRewind_CLI6(t *testing.T) {
 		t.Errorf("rewinds = %q", got)
 	}
 }
+
+// CLI-6: Esc twice at an empty prompt opens the rewind list; Esc then
+// closes it.
+func TestEscEscRewind_CLI6(t *testing.T) {
+	b := &cpBackend{points: []checkpoint.Point{{Seq: 1, Prompt: "hello", Time: time.Now()}}}
+	h := newHarness(t, b)
+	h.send(keyEsc)
+	if h.m.rewind != nil {
+		t.Fatal("one Esc opened the rewind list")
+	}
+	h.send(keyEsc)
+	h.viewHas("Rewind to before a prompt", "› 1. hello")
+	h.send(keyEsc)
+	if h.m.rewind != nil {
+		t.Error("Esc did not close the rewind list")
+	}
+}
