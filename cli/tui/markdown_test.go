@@ -155,7 +155,7 @@ func checkLines(t *testing.T, src, out string, width int) {
 }
 
 func TestMarkdownPlainIsColourStripped(t *testing.T) {
-	for _, src := range []string{sampleAnswer, benchAnswer, helpText(), "a `code` **b *c* d** [l](u) e\n\n| x | y |\n|--|--|\n| `1` | **2** |"} {
+	for _, src := range []string{sampleAnswer, benchAnswer, helpText(builtinEntries()), "a `code` **b *c* d** [l](u) e\n\n| x | y |\n|--|--|\n| `1` | **2** |"} {
 		for _, dark := range []bool{true, false} {
 			for _, width := range []int{30, 80} {
 				colour := (&markdown{}).render(src, width, dark)

@@ -49,6 +49,19 @@ type model struct {
 	spin  spinner.Model
 	md    markdown
 	hist  history
+	popup popup // the / menu or the @ picker
+	// typed is the line the user typed for the run about to start.
+	typed string
+	// picker is the /resume picker while it is open; rewind the /rewind one.
+	picker *sessionPicker
+	rewind *rewindPicker
+	// indexing is set while the file index refreshes.
+	indexing bool
+	// shellContext are the ! commands run since the last prompt, with
+	// their output: they go to the model with the next prompt.
+	shellContext []string
+	// ctxUsed and ctxWindow say how full the model's context is.
+	ctxUsed, ctxWindow int64
 
 	seq   int       // numbers runs and commands; stale messages are dropped
 	run   *runState // the run in progress, or nil
@@ -71,6 +84,7 @@ type model struct {
 	notice    string
 	noticeSeq int
 	lastCtrlC time.Time
+	lastEsc   time.Time // the last Esc at the prompt: twice opens /rewind
 	now       func() time.Time
 	// quitting is set when the user asked to leave: the last prints go
 	// out, then exiting is set and the program quits.
@@ -101,7 +115,9 @@ func newModel(ctx context.Context, opts Options, noColor bool) *model {
 		m.profile = colorprofile.ASCII
 	}
 	m.info = m.backend.Info()
+	m.refreshContext()
 	m.resize()
+	m.printTranscript() // a resumed conversation (--resume, --continue)
 	return m
 }
 
@@ -199,6 +215,16 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onRunEnded(msg)
 	case cmdResultMsg:
 		return m.onCommandResult(msg)
+	case shellResultMsg:
+		return m.onShellResult(msg)
+	case filesIndexedMsg:
+		return m.onFilesIndexed(msg)
+	case sessionsMsg:
+		m.onSessions(msg)
+	case previewMsg:
+		m.onPreview(msg)
+	case pointsMsg:
+		m.onPoints(msg)
 	default:
 		return m.updateInput(msg)
 	}
@@ -233,11 +259,34 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	if m.currentAsk() != nil {
 		return m.answerKey(k)
 	}
+	if m.picker != nil {
+		return m.pickerKey(msg)
+	}
+	if m.rewind != nil {
+		return m.rewindKey(k)
+	}
+	if handled, submit := m.popupKey(k); handled {
+		if submit {
+			return m.submit()
+		}
+		return nil
+	}
 	switch k {
 	case "esc":
 		if m.busy() {
 			m.interrupt()
+			return nil
 		}
+		// Esc twice in a row at an empty prompt opens /rewind.
+		now := m.now()
+		if m.input.Value() == "" && !m.lastEsc.IsZero() && now.Sub(m.lastEsc) < exitWindow {
+			m.lastEsc = time.Time{}
+			if cp, ok := m.backend.(Checkpointer); ok {
+				return m.openRewind(cp)
+			}
+			return nil
+		}
+		m.lastEsc = now
 		return nil
 	case "enter":
 		return m.submit()
@@ -245,20 +294,20 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 		return tea.Suspend
 	case "shift+tab": // the mode cycle (CLI-6, PERM-7)
 		if !m.busy() {
-			return m.command("permission-mode", "next")
+			return m.backendCommand("permission-mode", "next")
 		}
 		return m.setNotice("The mode changes between runs: press Shift+Tab again once this one ends")
 	case "up", "ctrl+p":
 		if m.input.Line() == 0 && m.input.LineInfo().RowOffset == 0 {
 			if s, ok := m.hist.prev(m.input.Value()); ok {
-				m.input.SetValue(s)
+				m.recall(s)
 			}
 			return nil
 		}
 	case "down", "ctrl+n":
 		if li := m.input.LineInfo(); m.input.Line() >= m.input.LineCount()-1 && li.RowOffset >= li.Height-1 {
 			if s, ok := m.hist.next(); ok {
-				m.input.SetValue(s)
+				m.recall(s)
 			}
 			return nil
 		}
@@ -269,16 +318,37 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	return m.updateInput(msg)
 }
 
-// updateInput passes msg to the input box.
+// updateInput passes msg to the input box, then updates the popup; the
+// @ picker opening refreshes the file index.
 func (m *model) updateInput(msg tea.Msg) tea.Cmd {
 	var cmd tea.Cmd
 	m.input, cmd = m.input.Update(msg)
+	was := m.popup.kind
+	m.refreshPopup()
+	if m.popup.kind == '@' && was != '@' {
+		return tea.Batch(cmd, m.refreshFiles())
+	}
 	return cmd
+}
+
+// recall puts a line of the history in the input box; the popup stays
+// closed on it, so the arrows go on walking the history.
+func (m *model) recall(s string) {
+	m.input.SetValue(s)
+	m.refreshPopup()
+	if m.popup.open() {
+		m.popup.dismissed = m.popup.token
+		m.refreshPopup()
+	}
 }
 
 // ctrlC cancels what runs; idle, it clears the input, or exits when pressed
 // twice within exitWindow on an empty prompt.
 func (m *model) ctrlC() tea.Cmd {
+	if m.picker != nil || m.rewind != nil {
+		m.picker, m.rewind = nil, nil
+		return nil
+	}
 	if m.busy() {
 		m.interrupt()
 		return nil
@@ -333,6 +403,7 @@ func (m *model) submit() tea.Cmd {
 		return nil
 	}
 	m.input.Reset()
+	m.refreshPopup()
 	m.hist.add(text)
 	m.notice = ""
 	m.lastCtrlC = time.Time{}
@@ -348,11 +419,24 @@ func (m *model) submit() tea.Cmd {
 
 // execLine runs a submitted line: a slash command or a prompt.
 func (m *model) execLine(text string) tea.Cmd {
+	if command, ok := shellCommand(text); ok {
+		return m.runShell(command)
+	}
 	if name, args, ok := parseCommand(text); ok && !m.isCustom(text) {
 		return m.command(name, args)
 	}
+	prompt, err := m.expandRanges(text)
+	if err != nil {
+		// Nothing is sent: the line goes back to the input box to be fixed.
+		m.input.SetValue(text)
+		m.input.CursorEnd()
+		m.refreshPopup()
+		m.print(m.st.bad.Render("✗ " + err.Error()))
+		return nil
+	}
 	m.printBlock(m.userEcho(text))
-	return m.startRun(text)
+	m.typed = text
+	return m.startRun(prompt)
 }
 
 // next takes up the first queued line, if any, once idle.

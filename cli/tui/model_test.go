@@ -30,7 +30,7 @@ func TestHeaderAndStatus(t *testing.T) {
 	b := &fakeBackend{info: Info{Model: "claude-x", SessionID: "s42", WorkDir: "/src/app", PermissionMode: "default", Tokens: 12300, CostUSD: 0.05}}
 	h := newHarness(t, b)
 	h.printedHas("✻ rein", "claude-x", "default mode", "/src/app", "session s42", "/help for commands")
-	h.viewHas("> Type a message", "claude-x · default · 12.3k tokens · $0.0500", "/help · ctrl+d exit")
+	h.viewHas("> Type a message", "● default mode · claude-x · 12.3k tokens · $0.0500", "/ commands · @ files · ! shell · shift+tab mode")
 }
 
 func TestStreamingMarkdownAndTools(t *testing.T) {
@@ -76,7 +76,7 @@ func TestStreamingMarkdownAndTools(t *testing.T) {
 	close(feed)
 	h.printedHas("All tests pass.")
 	h.idle()
-	h.viewHas("> Type a message", "/help · ctrl+d exit")
+	h.viewHas("> Type a message", "/ commands · @ files · ! shell · shift+tab mode")
 	if strings.Contains(h.scrollback(), "stopped") {
 		t.Errorf("a completed run says it stopped:\n%s", h.scrollback())
 	}

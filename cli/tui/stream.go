@@ -77,6 +77,7 @@ type runState struct {
 // toolRun is a tool call that has started and not ended.
 type toolRun struct {
 	id, name, summary string
+	input             json.RawMessage // for the diff of an edit
 	started           time.Time
 	// answer is the user's answer to its permission question, if any.
 	answer string
@@ -101,17 +102,34 @@ func (m *model) startRun(prompt string) tea.Cmd {
 	}
 	m.run = r
 	appr := &approver{asks: r.asks, stop: r.stop, timeout: m.opts.AskTimeout, now: time.Now}
-	go r.pump(ctx, m.backend, m.prompt(prompt), appr)
+	label := m.typed // what the user typed, for the checkpoint's name
+	if label == "" {
+		label = prompt
+	}
+	m.typed = ""
+	go r.pump(ctx, m.backend, m.prompt(m.withShellContext(prompt)), label, appr)
 	return tea.Batch(r.wait(), m.spin.Tick)
 }
 
 // pump drains the backend's stream into r.events, then closes it. Once the
 // UI is gone (stop) the stream is still drained, so the run ends properly.
-func (r *runState) pump(ctx context.Context, b Backend, prompt Prompt, appr *approver) {
+func (r *runState) pump(ctx context.Context, b Backend, prompt Prompt, label string, appr *approver) {
 	defer close(r.finished)
 	defer close(r.events)
 	defer r.cancel()
+	cp, _ := b.(Checkpointer)
+	if cp != nil {
+		if err := cp.BeginPrompt(ctx, label); err != nil {
+			select { // the run goes on without a checkpoint; the user is told
+			case r.events <- item{err: fmt.Errorf("no checkpoint for this prompt (/rewind cannot restore it): %w", err)}:
+			case <-r.stop:
+			}
+		}
+	}
 	for ev, err := range b.Submit(ctx, prompt, appr) {
+		if cp != nil && err == nil {
+			cp.Observe(ev) // before the run goes on: a file is saved before its tool runs
+		}
 		select {
 		case r.events <- item{ev, err}:
 		case <-r.stop:
@@ -263,6 +281,9 @@ func (m *model) handleEvent(ev agent.Event) {
 		if u := ev.Usage; u != nil {
 			r.tokens = u.Run.PromptTokens() + u.Run.OutputTokens
 			r.cost = u.CostUSD
+			if n := u.Turn.PromptTokens() + u.Turn.OutputTokens; n > 0 {
+				m.ctxUsed = n
+			}
 		}
 	case agent.EventError:
 		m.onError(ev.Error)
@@ -304,7 +325,7 @@ func (m *model) onToolStart(t *agent.ToolEvent) {
 	m.endThinking()
 	m.flushText()
 	m.run.tools = append(m.run.tools, &toolRun{
-		id: t.ID, name: t.Name, summary: toolSummary(t.Name, t.Input), started: m.now(),
+		id: t.ID, name: t.Name, summary: toolSummary(t.Name, t.Input), input: t.Input, started: m.now(),
 	})
 }
 
@@ -314,7 +335,7 @@ func (m *model) onToolEnd(t *agent.ToolEvent) {
 		return
 	}
 	r := m.run
-	run := &toolRun{summary: toolSummary(t.Name, t.Input)}
+	run := &toolRun{summary: toolSummary(t.Name, t.Input), input: t.Input}
 	for i, tr := range r.tools {
 		if tr.id == t.ID {
 			run = tr

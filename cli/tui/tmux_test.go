@@ -121,9 +121,9 @@ func (s *tmuxSession) text(str string) {
 	s.must("send-keys", "-t", s.name, "-l", str)
 }
 
-// startDemo builds internal/tuidemo and starts it in a 120×40 tmux session,
-// with env ("NAME=value") added to its environment.
-func startDemo(t *testing.T, env ...string) *tmuxSession {
+// tmuxTools returns the tmux and go commands the end-to-end tests need,
+// skipping the test (saying why) when one is missing or with -short.
+func tmuxTools(t *testing.T) (tmux, goBin string) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("the tmux end-to-end test does not run with -short")
@@ -132,10 +132,18 @@ func startDemo(t *testing.T, env ...string) *tmuxSession {
 	if err != nil {
 		t.Skip("tmux is not installed (apt-get install -y tmux): skipping the terminal end-to-end test")
 	}
-	goBin, err := exec.LookPath("go")
+	goBin, err = exec.LookPath("go")
 	if err != nil {
-		t.Skip("the go command is not on PATH: cannot build the demo for the tmux test")
+		t.Skip("the go command is not on PATH: cannot build the program the tmux test runs")
 	}
+	return tmux, goBin
+}
+
+// startDemo builds internal/tuidemo and starts it in a 120×40 tmux session,
+// with env ("NAME=value") added to its environment.
+func startDemo(t *testing.T, env ...string) *tmuxSession {
+	t.Helper()
+	tmux, goBin := tmuxTools(t)
 	dir := t.TempDir()
 	demo := filepath.Join(dir, "tuidemo")
 	if out, err := exec.Command(goBin, "build", "-o", demo, "./internal/tuidemo").CombinedOutput(); err != nil {
@@ -161,7 +169,7 @@ func startDemo(t *testing.T, env ...string) *tmuxSession {
 // answered y, the final answer, and Ctrl-C twice to exit.
 func TestTmuxEndToEnd(t *testing.T) {
 	s := startDemo(t)
-	s.waitFor("the session header and the input box", "✻ rein · demo-model · default mode", "> Type a message", "/help · ctrl+d exit")
+	s.waitFor("the session header and the input box", "✻ rein · demo-model · default mode", "> Type a message", "/ commands · @ files · ! shell · shift+tab mode")
 
 	// A bracketed paste keeps its newlines and sends nothing.
 	s.must("set-buffer", "-b", "p", "first pasted line\nsecond pasted line")
@@ -187,7 +195,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	s.keys("y")
 	pane = s.waitFor("the final answer",
 		"✓ bash(go test ./...) · allowed once · 1.2s", "⎿  ok    github.com/demo/agent", "… +1 lines",
-		"All tests pass: 3 packages ok.", "> Type a message", "demo-model · default · 2.5k tokens · $0.0096")
+		"All tests pass: 3 packages ok.", "> Type a message", "● default mode · demo-model · 2.5k tokens · $0.0096")
 	if strings.Contains(pane, "allow once (y)") {
 		t.Errorf("the question is still shown:\n%s", pane)
 	}
@@ -215,7 +223,7 @@ func TestTmuxEndToEnd(t *testing.T) {
 	if !containsAll(pane, []string{"> run the tests", "All tests pass: 3 packages ok.", "✻ bye"}) {
 		t.Errorf("the scrollback lost the session:\n%s", pane)
 	}
-	for _, stale := range []string{"Type a message", "Press Ctrl-C again", "/help · ctrl+d exit"} {
+	for _, stale := range []string{"Type a message", "Press Ctrl-C again", "/ commands · @ files · ! shell · shift+tab mode"} {
 		if strings.Contains(pane, stale) {
 			t.Errorf("%q is left on screen after exit:\n%s", stale, pane)
 		}

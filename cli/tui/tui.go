@@ -1,4 +1,4 @@
-// Package tui is rein's interactive terminal session (SPEC CLI-2, CLI-4).
+// Package tui is rein's interactive terminal session (SPEC CLI-2, CLI-4, CLI-6).
 //
 // [Run] puts an input box at the bottom of the terminal and drives a
 // [Backend]: the user's prompts start runs whose events (docs/events.md) are
@@ -8,7 +8,13 @@
 // usage and cost in the status line. Permission questions of a run
 // (SPEC PERM-3) are asked in place, with a countdown to the automatic deny.
 // Slash commands (/help, /exit, and the session commands the backend runs)
-// are typed in the same box.
+// are typed in the same box, with a fuzzy / menu of commands, skills and
+// custom commands (menu.go); @ opens a file picker over a [fileindex.Index]
+// (files.go), ! runs a shell command through the backend (shell.go). The
+// optional interfaces a backend may implement add the rest (SPEC CLI-6):
+// [ContextReporter] (the status line), [Transcripter] and [SessionPicker]
+// (resume.go, transcript.go), [Checkpointer] (rewind.go), [PanelSource]
+// (/permissions, /doctor, …), [ExcerptReader] (@file#20-45).
 //
 // Finished output (answers, tool results, notices) is printed above the input
 // area, into the terminal's own scrollback, so scrolling, searching and
@@ -34,6 +40,7 @@ import (
 	"github.com/charmbracelet/x/term"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/fileindex"
 	"github.com/reinhq/rein/permission"
 )
 
@@ -82,6 +89,9 @@ type Options struct {
 	// and slash commands) so the caller can keep the history. It is called
 	// from the UI goroutine and must not block.
 	OnSubmit func(line string)
+	// Files is the workspace's file index, for the @ picker; nil turns the
+	// picker off. The UI refreshes it when the picker opens.
+	Files *fileindex.Index
 }
 
 // shutdownGrace is how long Run waits, after the UI ends, for a cancelled

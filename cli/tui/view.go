@@ -51,8 +51,20 @@ func (m *model) View() tea.View {
 	}
 	if a := m.currentAsk(); a != nil {
 		parts = append(parts, m.askView(a))
+	} else if m.picker != nil {
+		parts = append(parts, m.pickerView())
+	} else if m.rewind != nil {
+		parts = append(parts, m.rewindView())
 	} else {
-		parts = append(parts, m.st.inputBox.Width(m.width).Render(m.input.View()))
+		if pv := m.popupView(); pv != "" {
+			parts = append(parts, pv)
+		}
+		box := m.st.inputBox
+		if m.shellMode() {
+			parts = append(parts, m.st.warn.Render(ansi.Truncate("! shell mode: enter runs the command under the bash tool's rules and sandbox", m.width, "…")))
+			box = box.BorderForeground(lipgloss.Color("214"))
+		}
+		parts = append(parts, box.Width(m.width).Render(m.input.View()))
 	}
 	parts = append(parts, m.statusView())
 	content := strings.Join(parts, "\n")
@@ -129,6 +141,9 @@ func (m *model) liveView() string {
 	if c := m.cmd; c != nil {
 		lines = append(lines, m.spin.View()+" "+m.st.dim.Render("/"+c.name+"…"))
 	}
+	if n := len(m.shellContext); n > 0 && m.run == nil {
+		lines = append(lines, m.st.dim.Render(fmt.Sprintf("! %d shell output(s) go to the model with your next prompt", n)))
+	}
 	for _, q := range m.queue {
 		lines = append(lines, m.st.dim.Render(oneLine("⏎ queued: "+q, m.width)))
 	}
@@ -177,8 +192,12 @@ func (m *model) askView(a *ask) string {
 	if p.Request.Agent != "" {
 		b.WriteString(m.st.dim.Render(" (agent " + p.Request.Agent + ")"))
 	}
-	for _, l := range inputLines(p.Request.Input, 6) {
-		b.WriteString("\n  " + ansi.Truncate(l, w-2, "…"))
+	if d := editDiff(p.Request.Tool, p.Request.Input); d != nil {
+		b.WriteString("\n  " + m.st.bold.Render(PrimaryArg(p.Request.Input)) + "\n" + m.diffView(d, "  ", w-2))
+	} else {
+		for _, l := range inputLines(p.Request.Input, 6) {
+			b.WriteString("\n  " + ansi.Truncate(l, w-2, "…"))
+		}
 	}
 	if p.Reason != "" {
 		b.WriteString("\n" + m.st.dim.Render(ansi.Truncate("reason: "+p.Reason, w, "…")))
@@ -190,41 +209,6 @@ func (m *model) askView(a *ask) string {
 	choices := m.st.bold.Render("allow once (y) / always (a) / deny (n)")
 	b.WriteString("\n\n" + choices + m.st.dim.Render(fmt.Sprintf("  · denies in %s", fmtDelay(left.Round(1e9)))))
 	return m.st.askBox.Width(m.width).Render(b.String())
-}
-
-// statusView is the line under the input: the session, tokens and cost,
-// and the keys that matter now.
-func (m *model) statusView() string {
-	i := m.info
-	tokens, cost := i.Tokens, i.CostUSD
-	if r := m.run; r != nil {
-		tokens, cost = r.base.Tokens+r.tokens, r.base.CostUSD+r.cost
-	}
-	var left []string
-	for _, s := range []string{i.Model, i.PermissionMode} {
-		if s != "" {
-			left = append(left, s)
-		}
-	}
-	if tokens > 0 {
-		left = append(left, fmtTokens(tokens)+" tokens")
-	}
-	if cost > 0 {
-		left = append(left, fmtCost(cost))
-	}
-	hint := "/help · ctrl+d exit"
-	switch {
-	case m.currentAsk() != nil:
-		hint = "y allow · a always · n deny · ctrl+c interrupt"
-	case m.busy():
-		hint = "ctrl+c interrupt · enter queues"
-	}
-	l := strings.Join(left, " · ")
-	gap := m.width - ansi.StringWidth(l) - ansi.StringWidth(hint) - 2
-	if gap < 1 {
-		return m.st.dim.Render(" " + ansi.Truncate(l, max(0, m.width-2), "…"))
-	}
-	return m.st.dim.Render(" " + l + strings.Repeat(" ", gap) + hint)
 }
 
 // toolEndView is a finished tool call: ✓ or ✗, the call, its duration or
@@ -248,6 +232,13 @@ func (m *model) toolEndView(run *toolRun, t *agent.ToolEvent) string {
 	line := mark + " " + m.st.bold.Render(oneLine(run.summary, m.width-20))
 	if len(facts) > 0 {
 		line += m.st.dim.Render(" · " + strings.Join(facts, " · "))
+	}
+	input := t.Input
+	if len(input) == 0 {
+		input = run.input
+	}
+	if d := editDiff(t.Name, input); d != nil && !failed {
+		return line + "\n" + m.diffView(d, "     ", max(10, m.width-6))
 	}
 	out := t.Output
 	if t.Images > 0 {
