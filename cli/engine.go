@@ -54,7 +54,11 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if err := checkFlags(flags); err != nil {
 		return nil, err
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags}
+	spec := flags[workspace.Model]
+	if spec == "" {
+		spec = a.getenv("REIN_MODEL")
+	}
+	opts := workspace.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags, WithoutUser: a.replayIsolated(spec)}
 	cfg, err := workspace.Load(opts)
 	if err != nil {
 		return nil, fail(ExitError, "configuration: %v", err)
@@ -159,7 +163,8 @@ func (e *engine) resolve(reg *registry.Registry, spec string) (*runner.Model, er
 		return nil, err
 	}
 	if e.record != "" {
-		rec, err := replay.Create(m.Provider, e.app.abs(e.record), replay.RecorderOptions{Provider: m.ProviderName, Model: m.Name})
+		rec, err := replay.Create(m.Provider, e.app.abs(e.record), replay.RecorderOptions{Provider: m.ProviderName, Model: m.Name,
+			UserConfig: len(e.cfg.UserFiles()) > 0})
 		if err != nil {
 			return nil, fail(ExitError, "--record: %v", err)
 		}

@@ -158,6 +158,26 @@ func (a *App) openReplay(reg *registry.Registry, path string) (*runner.Model, er
 		Label: prov + "/" + fr.Model, Frame: fr}, nil
 }
 
+// replayIsolated reports a model string that replays a cassette recorded
+// without the user's configuration (no user_config in its header): such a
+// run loads none either ([workspace.Options.WithoutUser]), so the
+// recording's tools and agents are what it offers, whatever this user has
+// configured (SPEC CLI-1). A cassette that cannot be read is left for
+// [App.openReplay] to report.
+func (a *App) replayIsolated(spec string) bool {
+	path, ok := strings.CutPrefix(strings.TrimSpace(spec), replayPrefix)
+	if !ok || path == "" {
+		return false
+	}
+	f, err := os.Open(a.abs(path))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h, err := replay.ReadHeader(f)
+	return err == nil && !h.UserConfig
+}
+
 // frameOf reads the frame of a recorded request (its canonical JSON).
 func frameOf(req json.RawMessage) (*runner.Frame, error) {
 	var raw struct {
