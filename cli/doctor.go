@@ -143,6 +143,7 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	checkTrust(&r, l)
 	checkHooks(&r, l)
 	checkDefinitions(&r, l)
+	checkAgentTools(&r, l)
 	checkInstructions(&r, l)
 	a.checkMCP(ctx, &r, l)
 	a.checkModel(ctx, &r, l, online)
