@@ -154,8 +154,12 @@ func (a *App) openReplay(reg *registry.Registry, path string) (*runner.Model, er
 		caps = registry.Model{Name: fr.Model, Provider: prov, ContextWindow: registry.DefaultContextWindow, MaxOutput: registry.DefaultMaxOutput}
 	}
 	p := replay.FromCassette(c, replay.Options{})
+	// The label is the model string again, the cassette's path made
+	// absolute: a session records it, so resuming it (from anywhere)
+	// replays the same cassette rather than asking a provider of the
+	// recording's name for a key (SPEC SESS-3).
 	return &runner.Model{Provider: p, ProviderName: prov, Name: fr.Model, Caps: caps,
-		Label: prov + "/" + fr.Model, Frame: fr}, nil
+		Label: replayPrefix + a.abs(path), Frame: fr}, nil
 }
 
 // replayIsolated reports a model string that replays a cassette recorded
