@@ -88,6 +88,9 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 		}
 		e.note("%s", w)
 	}
+	for _, u := range cfg.Unknown() {
+		e.note("unknown setting %s is ignored", displayPath(cfg, u))
+	}
 	setup, err := runner.NewSetup(runner.Config{Loaded: cfg, Store: store, SessionsDir: store.Dir(), Resolve: e.resolve, ResolveEmbedder: a.resolveEmbedder,
 		RunRules: rules, Hidden: hidden, Agent: o.agent, UserAgent: "rein/" + Version(), Getenv: a.getenv, Logger: e.logger,
 		Notice: func(msg string) { e.note("%s", msg) }, Now: a.Now})

@@ -61,6 +61,9 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, 
 	if err != nil {
 		return nil, fail(ExitError, "%v", err)
 	}
+	if r.Warning, err = checkModelName(reg, r); err != nil {
+		return nil, fail(ExitError, "%v", err)
+	}
 	if err := r.Profile.CheckAuth(); err != nil {
 		return nil, fail(ExitError, "%v\nSet the key, or choose another model with --model (rein provider list shows the profiles).", err)
 	}
