@@ -76,6 +76,7 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, 
 		token = ts.Token
 	}
 	p, name := newAdapter(r.Profile, token, r.Betas...)
+	p = naming(p, endpointOf(reg, r.Profile))
 	return &runner.Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps,
 		Label: r.Profile.Name + "/" + r.Model, Warning: r.Warning}, nil
 }
