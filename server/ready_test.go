@@ -116,7 +116,9 @@ func TestProbeHandler(t *testing.T) {
 // API-5: an API process whose queued work no worker takes is not ready,
 // and its /ready says so in words, not "workers not answering".
 func TestReadyNoWorker_API5(t *testing.T) {
-	stale := func(context.Context) error { return errors.New("no worker takes the queued work: 1 session(s) waiting") }
+	stale := func(context.Context) error {
+		return errors.New("no worker takes the queued work: 1 session(s) waiting")
+	}
 	ok := func(context.Context) error { return nil }
 	e := newEnv(t, func(c *server.Config) {
 		c.Checks = map[string]func(context.Context) error{"store": ok, server.CheckWorkers: stale}
