@@ -300,7 +300,13 @@ func (a *App) checkModel(ctx context.Context, r *report, l *workspace.Loaded, on
 	}
 	m, err := a.resolveModel(reg, v.Value)
 	if err != nil {
-		r.add("model", statusBlocked, err.Error(), "set the key, or pick another model: rein provider list, --model")
+		// The error's own hint, on its second line, is the next action: said
+		// once, under the problem.
+		msg, next, _ := strings.Cut(err.Error(), "\n")
+		if next == "" {
+			next = "set the key, or pick another model: rein provider list, --model"
+		}
+		r.add("model", statusBlocked, msg, next)
 		return
 	}
 	from := string(v.Source)

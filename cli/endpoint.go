@@ -27,23 +27,54 @@ func endpointOf(reg *registry.Registry, p registry.Profile) string {
 // naming wraps a provider so that a request that cannot reach its
 // endpoint (a network failure or a timeout, retried or not) says where
 // it was sent and what set that, in the error's hint: the retry lines
-// and the final error then name the URL to check.
+// and the final error then name the URL to check. It validates keys
+// (llm.AuthValidator) when the provider does, with the same hint.
 func naming(p llm.Provider, endpoint string) llm.Provider {
-	hint := "cannot reach " + endpoint
-	return llm.ProviderFunc(func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-		return func(yield func(llm.Delta, error) bool) {
-			for d, err := range p.Stream(ctx, req) {
-				if err != nil && ctx.Err() == nil {
-					if e := llm.FromTransport(ctx, "", err); (e.Kind == llm.KindNetwork || e.Kind == llm.KindTimeout) && e.Hint == "" {
-						named := *e
-						named.Hint = hint
-						err = &named
-					}
-				}
-				if !yield(d, err) {
-					return
-				}
+	n := &named{inner: p, hint: "cannot reach " + endpoint}
+	if av, ok := p.(llm.AuthValidator); ok {
+		return &namedValidator{named: n, av: av}
+	}
+	return n
+}
+
+// named is [naming]'s provider.
+type named struct {
+	inner llm.Provider
+	hint  string
+}
+
+// Stream implements llm.Provider.
+func (n *named) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+	return func(yield func(llm.Delta, error) bool) {
+		for d, err := range n.inner.Stream(ctx, req) {
+			if !yield(d, n.name(ctx, err)) {
+				return
 			}
 		}
-	})
+	}
+}
+
+// name adds the hint to a network failure or a timeout.
+func (n *named) name(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() != nil {
+		return err
+	}
+	e := llm.FromTransport(ctx, "", err)
+	if (e.Kind != llm.KindNetwork && e.Kind != llm.KindTimeout) || e.Hint != "" {
+		return err
+	}
+	withHint := *e
+	withHint.Hint = n.hint
+	return &withHint
+}
+
+// namedValidator is [named] over a provider that validates keys.
+type namedValidator struct {
+	*named
+	av llm.AuthValidator
+}
+
+// ValidateAuth implements llm.AuthValidator.
+func (n *namedValidator) ValidateAuth(ctx context.Context) error {
+	return n.name(ctx, n.av.ValidateAuth(ctx))
 }

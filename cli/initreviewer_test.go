@@ -73,3 +73,18 @@ func TestDoctorChecksAgentTools_WS1(t *testing.T) {
 		t.Errorf("rein doctor reports the agent with nothing wrong:\n%s", out)
 	}
 }
+
+// CLI-3: rein doctor says what to do about a model without its key once,
+// as the next action, not twice in two wordings.
+func TestDoctorModelHintOnce_CLI3(t *testing.T) {
+	te := newTestEnv(t)
+	te.customize = func(a *App) { a.Models = nil }
+	te.env["REIN_MODEL"] = "anthropic/claude-sonnet-4-5"
+	_, out, _ := te.run("doctor")
+	if n := strings.Count(strings.ToLower(out), "set the key"); n != 1 {
+		t.Errorf("the model hint is said %d times:\n%s", n, out)
+	}
+	if !strings.Contains(out, "ANTHROPIC_API_KEY") {
+		t.Errorf("rein doctor does not name the variable:\n%s", out)
+	}
+}
