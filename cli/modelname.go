@@ -37,7 +37,7 @@ func checkModelName(reg *registry.Registry, r registry.Resolved) (warning string
 		return fmt.Sprintf("%s (did you mean %s/%s?)", r.Warning, r.Profile.Name, best), nil
 	case d <= 2 || d*5 <= len(best):
 		return "", fmt.Errorf("model %s/%s: rein knows no model %s for %s; did you mean %s/%s?\n"+
-			"If the name is right (a model newer than rein's table), add it to .rein/models.yaml to use it.",
+			"If the name is right (a model newer than rein's table), add it to .rein/models.yaml to use it",
 			r.Profile.Name, r.Model, r.Model, r.Profile.Name, r.Profile.Name, best)
 	}
 	return r.Warning, nil

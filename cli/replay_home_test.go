@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -45,14 +44,7 @@ func TestQuickstartCassetteWithUserConfig_CLI1(t *testing.T) {
 		}
 	}
 
-	out, errs := te.mustRun(ExitOK, "run", "--model", "replay:examples/quickstart.cassette", "-o", "json", quickstartPrompt)
-	var res result
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if res.Stats.ModelCalls != 3 || res.Stats.ToolCalls != 3 || res.Stats.ToolErrors != 0 {
-		t.Errorf("stats %+v (stderr %s)", res.Stats, errs)
-	}
+	_, errs := replayQuickstart(t, te)
 	for _, server := range []string{"user-files", "cc-files"} {
 		if strings.Contains(errs, server) {
 			t.Errorf("the replay started the user's MCP server %s:\n%s", server, errs)

@@ -27,27 +27,20 @@ func (l *Loaded) UserFiles() []string {
 		}
 	}
 	d := l.AllDefinitions()
-	for _, a := range d.Agents {
-		if a.Origin == OriginUser {
-			add(a.Path)
-		}
-	}
-	for _, s := range d.Skills {
-		if s.Origin == OriginUser {
-			add(s.Path)
-		}
-	}
-	for _, a := range d.Actions {
-		if a.Origin == OriginUser {
-			add(a.Path)
-		}
-	}
-	for _, m := range d.MCP {
-		if m.Origin == OriginUser {
-			add(m.Path)
-		}
-	}
+	addUser(d.Agents, func(a Agent) (string, Origin) { return a.Path, a.Origin }, add)
+	addUser(d.Skills, func(s Skill) (string, Origin) { return s.Path, s.Origin }, add)
+	addUser(d.Actions, func(a Action) (string, Origin) { return a.Path, a.Origin }, add)
+	addUser(d.MCP, func(m MCPServer) (string, Origin) { return m.Path, m.Origin }, add)
 	return out
+}
+
+// addUser adds the file of each user-level definition of defs.
+func addUser[T any](defs []T, of func(T) (string, Origin), add func(string)) {
+	for _, d := range defs {
+		if path, origin := of(d); origin == OriginUser {
+			add(path)
+		}
+	}
 }
 
 // isFile reports a regular file (or a link to one) at p.
