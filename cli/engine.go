@@ -63,6 +63,13 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if err != nil {
 		return nil, fail(ExitError, "configuration: %v", err)
 	}
+	if spec == "" && o.resume != "" && a.resumesIsolatedReplay(cmd.Context(), cfg, o.resume) {
+		// The session was run on such a cassette, and goes on with it.
+		opts.WithoutUser = true
+		if cfg, err = workspace.Load(opts); err != nil {
+			return nil, fail(ExitError, "configuration: %v", err)
+		}
+	}
 	cfg, asked, err := a.settleTrust(cmd.Context(), cfg, opts, ask)
 	if err != nil {
 		return nil, err
@@ -103,6 +110,24 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	}
 	e.Conversation = setup.NewConversation()
 	return e, nil
+}
+
+// resumesIsolatedReplay reports a session to resume whose model replays
+// a cassette recorded without the user's configuration (see
+// [App.replayIsolated]). A session that cannot be found is left for the
+// resume to report.
+func (a *App) resumesIsolatedReplay(ctx context.Context, cfg *workspace.Loaded, arg string) bool {
+	store, err := jsonl.New(cfg.Effective.String(workspace.SessionsDir))
+	if err != nil {
+		return false
+	}
+	defer store.Close()
+	id, err := resolveID(ctx, store, arg)
+	if err != nil {
+		return false
+	}
+	s, err := store.Get(ctx, id)
+	return err == nil && a.replayIsolated(s.Model)
 }
 
 // Model returns the model of the next runs.

@@ -80,3 +80,21 @@ func TestRecordNotesUserConfig_CLI1(t *testing.T) {
 		})
 	}
 }
+
+// SESS-3, CLI-1: resuming a session run on such a cassette, in a HOME
+// with the user's own configuration, loads none of it either (none of
+// the user's MCP servers is started), and replays the cassette.
+func TestResumeQuickstartWithUserConfig_SESS3(t *testing.T) {
+	te := newTestEnv(t)
+	copyUserHome(t, te.home)
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	te.customize = func(a *App) { a.Dir = root; a.Models = nil }
+	res, _ := replayQuickstart(t, te)
+	_, errs := te.mustRun(ExitError, "run", "-r", res.SessionID, "and then?")
+	if !strings.Contains(errs, "differs from the cassette") || strings.Contains(errs, "user-files") || strings.Contains(errs, "cc-files") {
+		t.Errorf("resuming the quickstart's session loaded the user's configuration, or did not replay: %s", errs)
+	}
+}
