@@ -149,6 +149,7 @@ func (a *App) diagnose(ctx context.Context, dir string, online bool) report {
 	checkHooks(&r, l)
 	checkDefinitions(&r, l)
 	checkCommands(&r, l) // doctorcmds.go
+	checkAgentTools(&r, l)
 	checkInstructions(&r, l)
 	a.checkMCP(ctx, &r, l)
 	a.checkModel(ctx, &r, l, online)
@@ -309,7 +310,13 @@ func (a *App) checkModel(ctx context.Context, r *report, l *workspace.Loaded, on
 	}
 	m, err := a.resolveModel(reg, v.Value)
 	if err != nil {
-		r.add("model", statusBlocked, err.Error(), "set the key, or pick another model: rein provider list, --model")
+		// The error's own hint, on its second line, is the next action: said
+		// once, under the problem.
+		msg, next, _ := strings.Cut(err.Error(), "\n")
+		if next == "" {
+			next = "set the key, or pick another model: rein provider list, --model"
+		}
+		r.add("model", statusBlocked, msg, next)
 		return
 	}
 	from := string(v.Source)

@@ -54,10 +54,21 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if err := checkFlags(flags); err != nil {
 		return nil, err
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags}
+	spec := flags[workspace.Model]
+	if spec == "" {
+		spec = a.getenv("REIN_MODEL")
+	}
+	opts := workspace.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags, WithoutUser: a.replayIsolated(spec)}
 	cfg, err := workspace.Load(opts)
 	if err != nil {
 		return nil, fail(ExitError, "configuration: %v", err)
+	}
+	if spec == "" && o.resume != "" && a.resumesIsolatedReplay(cmd.Context(), cfg, o.resume) {
+		// The session was run on such a cassette, and goes on with it.
+		opts.WithoutUser = true
+		if cfg, err = workspace.Load(opts); err != nil {
+			return nil, fail(ExitError, "configuration: %v", err)
+		}
 	}
 	cfg, asked, err := a.settleTrust(cmd.Context(), cfg, opts, ask)
 	if err != nil {
@@ -84,6 +95,9 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 		}
 		e.note("%s", w)
 	}
+	for _, u := range cfg.Unknown() {
+		e.note("unknown setting %s is ignored", displayPath(cfg, u))
+	}
 	setup, err := runner.NewSetup(runner.Config{Loaded: cfg, Store: store, SessionsDir: store.Dir(), Resolve: e.resolve, ResolveEmbedder: a.resolveEmbedder,
 		RunRules: rules, Hidden: hidden, Agent: o.agent, UserAgent: "rein/" + Version(), Getenv: a.getenv, Logger: e.logger,
 		Notice: func(msg string) { e.note("%s", msg) }, Now: a.Now})
@@ -96,6 +110,24 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	}
 	e.Conversation = setup.NewConversation()
 	return e, nil
+}
+
+// resumesIsolatedReplay reports a session to resume whose model replays
+// a cassette recorded without the user's configuration (see
+// [App.replayIsolated]). A session that cannot be found is left for the
+// resume to report.
+func (a *App) resumesIsolatedReplay(ctx context.Context, cfg *workspace.Loaded, arg string) bool {
+	store, err := jsonl.New(cfg.Effective.String(workspace.SessionsDir))
+	if err != nil {
+		return false
+	}
+	defer store.Close()
+	id, err := resolveID(ctx, store, arg)
+	if err != nil {
+		return false
+	}
+	s, err := store.Get(ctx, id)
+	return err == nil && a.replayIsolated(s.Model)
 }
 
 // Model returns the model of the next runs.
@@ -159,7 +191,8 @@ func (e *engine) resolve(reg *registry.Registry, spec string) (*runner.Model, er
 		return nil, err
 	}
 	if e.record != "" {
-		rec, err := replay.Create(m.Provider, e.app.abs(e.record), replay.RecorderOptions{Provider: m.ProviderName, Model: m.Name})
+		rec, err := replay.Create(m.Provider, e.app.abs(e.record), replay.RecorderOptions{Provider: m.ProviderName, Model: m.Name,
+			UserConfig: len(e.cfg.UserFiles()) > 0})
 		if err != nil {
 			return nil, fail(ExitError, "--record: %v", err)
 		}

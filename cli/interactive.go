@@ -32,7 +32,7 @@ func (a *App) interactive(cmd *cobra.Command, o *runOptions) (err error) {
 		return a.runOnce(cmd, o, nil)
 	}
 	if o.server != "" {
-		return usageErrorf("the interactive session runs on this machine; with --server, give a prompt: rein run --server URL \"…\"")
+		return a.interactiveRemote(cmd.Context(), o)
 	}
 	if len(o.images) > 0 {
 		return usageErrorf("--image goes with a prompt (rein -p \"…\" --image FILE); in the terminal UI, drop or paste the image file into the input box")

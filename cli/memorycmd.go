@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"unicode/utf8"
 
@@ -266,7 +268,7 @@ refused if it looks like a prompt injection, a secret or hidden text, or if
 the file would go over its cap; a duplicate changes nothing.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			_, store, err := a.memoryAt(dir)
+			l, store, err := a.memoryAt(dir)
 			if err != nil {
 				return err
 			}
@@ -278,7 +280,14 @@ the file would go over its cap; a duplicate changes nothing.`,
 			if err != nil {
 				return err
 			}
+			rein := filepath.Join(l.Workspace.Root, ".rein")
+			_, statErr := os.Lstat(rein)
 			ch, err := store.Add(cmd.Context(), scope, target, text)
+			if _, now := os.Lstat(rein); err == nil && errors.Is(statErr, fs.ErrNotExist) && now == nil {
+				// A plain directory became a workspace: say so, once.
+				fmt.Fprintf(a.Stderr, "rein: created %s (the workspace's memory): %s had none; rein memory add --user keeps notes in yours instead\n",
+					rein, l.Workspace.Root)
+			}
 			return a.memoryChanged(ch, err)
 		},
 	}

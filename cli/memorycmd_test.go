@@ -182,3 +182,19 @@ func TestMemoryChatWorkspace(t *testing.T) {
 		t.Fatalf("show with memory off: %q", out)
 	}
 }
+
+// MEM-1: rein memory add in a plain directory says that it created .rein
+// there, once; the next add says nothing of it.
+func TestMemoryAddSaysItCreatedRein_MEM1(t *testing.T) {
+	te := newTestEnv(t)
+	_, errs := te.mustMemory(ExitOK, "add", "First note.")
+	if want := "rein: created " + filepath.Join(te.ws, ".rein"); !strings.Contains(errs, want) {
+		t.Errorf("first add: stderr %q, want %q", errs, want)
+	}
+	if _, errs = te.mustMemory(ExitOK, "add", "Second note."); strings.Contains(errs, "created") {
+		t.Errorf("second add: stderr %q", errs)
+	}
+	if _, errs = te.mustMemory(ExitOK, "add", "--user", "Mine."); strings.Contains(errs, "created") {
+		t.Errorf("add --user: stderr %q", errs)
+	}
+}

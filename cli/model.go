@@ -61,6 +61,9 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, 
 	if err != nil {
 		return nil, fail(ExitError, "%v", err)
 	}
+	if r.Warning, err = checkModelName(reg, r); err != nil {
+		return nil, fail(ExitError, "%v", err)
+	}
 	if err := r.Profile.CheckAuth(); err != nil {
 		return nil, fail(ExitError, "%v\nSet the key, or choose another model with --model (rein provider list shows the profiles).", err)
 	}
@@ -73,6 +76,7 @@ func (a *App) resolveModel(reg *registry.Registry, spec string) (*runner.Model, 
 		token = ts.Token
 	}
 	p, name := newAdapter(r.Profile, token, r.Betas...)
+	p = naming(p, endpointOf(reg, r.Profile))
 	m := &runner.Model{Provider: p, ProviderName: name, Name: r.Model, Caps: r.Caps,
 		Label: r.Profile.Name + "/" + r.Model, Warning: r.Warning}
 	if r.PlanModel != "" {
@@ -163,8 +167,32 @@ func (a *App) openReplay(reg *registry.Registry, path string) (*runner.Model, er
 		caps = registry.Model{Name: fr.Model, Provider: prov, ContextWindow: registry.DefaultContextWindow, MaxOutput: registry.DefaultMaxOutput}
 	}
 	p := replay.FromCassette(c, replay.Options{})
+	// The label is the model string again, the cassette's path made
+	// absolute: a session records it, so resuming it (from anywhere)
+	// replays the same cassette rather than asking a provider of the
+	// recording's name for a key (SPEC SESS-3).
 	return &runner.Model{Provider: p, ProviderName: prov, Name: fr.Model, Caps: caps,
-		Label: prov + "/" + fr.Model, Frame: fr}, nil
+		Label: replayPrefix + a.abs(path), Frame: fr}, nil
+}
+
+// replayIsolated reports a model string that replays a cassette recorded
+// without the user's configuration (no user_config in its header): such a
+// run loads none either ([workspace.Options.WithoutUser]), so the
+// recording's tools and agents are what it offers, whatever this user has
+// configured (SPEC CLI-1). A cassette that cannot be read is left for
+// [App.openReplay] to report.
+func (a *App) replayIsolated(spec string) bool {
+	path, ok := strings.CutPrefix(strings.TrimSpace(spec), replayPrefix)
+	if !ok || path == "" {
+		return false
+	}
+	f, err := os.Open(a.abs(path))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h, err := replay.ReadHeader(f)
+	return err == nil && !h.UserConfig
 }
 
 // frameOf reads the frame of a recorded request (its canonical JSON).

@@ -116,7 +116,9 @@ func (s *textSink) event(ev agent.Event) error {
 	case agent.EventPermissionRequest:
 		s.spin.stop() // the question is asked on this terminal
 	}
-	if s.progress {
+	// A retry is always said, at once: a model that cannot be reached
+	// must not cost minutes of silence (SPEC CLI-4).
+	if s.progress || ev.Type == agent.EventRetry {
 		if line := progressLine(ev); line != "" {
 			if sub := ev.Subagent; sub != nil {
 				line = strings.Repeat("  ", sub.Depth) + "[" + sub.Agent + "] " + strings.TrimLeft(line, " ")
@@ -187,7 +189,7 @@ func progressLine(ev agent.Event) string {
 		}
 	case agent.EventRetry:
 		if r := ev.Retry; r != nil {
-			return fmt.Sprintf("  ↻ attempt %d failed (%s); retrying in %.1fs", r.Attempt, clip(r.Message, 80), float64(r.DelayMS)/1000)
+			return fmt.Sprintf("  ↻ attempt %d failed (%s); retrying in %.1fs", r.Attempt, clip(r.Message, 240), float64(r.DelayMS)/1000)
 		}
 	case agent.EventCompaction:
 		if c := ev.Compaction; c != nil {

@@ -25,14 +25,7 @@ func TestQuickstartCassette(t *testing.T) {
 		t.Fatal(err)
 	}
 	te.customize = func(a *App) { a.Dir = root; a.Models = nil }
-	out, errs := te.mustRun(ExitOK, "run", "--model", "replay:examples/quickstart.cassette", "-o", "json", quickstartPrompt)
-	var res result
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v: %s", err, out)
-	}
-	if res.Stats.ModelCalls != 3 || res.Stats.ToolCalls != 3 || res.Stats.ToolErrors != 0 {
-		t.Errorf("stats %+v (stderr %s)", res.Stats, errs)
-	}
+	res, _ := replayQuickstart(t, te)
 	greeting, err := os.ReadFile(filepath.Join(root, "examples", "quickstart", "greeting.txt"))
 	if err != nil {
 		t.Fatal(err)
@@ -46,10 +39,26 @@ func TestQuickstartCassette(t *testing.T) {
 
 	// Without a prompt the cassette replays its own; another prompt is refused.
 	te.mustRun(ExitOK, "run", "--model", "replay:examples/quickstart.cassette")
-	_, errs = te.mustRun(ExitError, "run", "--model", "replay:examples/quickstart.cassette", "something else")
+	_, errs := te.mustRun(ExitError, "run", "--model", "replay:examples/quickstart.cassette", "something else")
 	if !strings.Contains(errs, quickstartPrompt) {
 		t.Errorf("stderr does not give the recorded prompt: %s", errs)
 	}
+}
+
+// replayQuickstart runs the README's first command with --output json
+// and checks its figures: three model calls, three tool calls, none
+// failed. It returns the result and stderr.
+func replayQuickstart(t *testing.T, te *testEnv) (result, string) {
+	t.Helper()
+	out, errs := te.mustRun(ExitOK, "run", "--model", "replay:examples/quickstart.cassette", "-o", "json", quickstartPrompt)
+	var res result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v: %s", err, out)
+	}
+	if res.Stats.ModelCalls != 3 || res.Stats.ToolCalls != 3 || res.Stats.ToolErrors != 0 {
+		t.Errorf("stats %+v (stderr %s)", res.Stats, errs)
+	}
+	return res, errs
 }
 
 // PROV-8: --record writes a cassette that --model replay: plays back, in

@@ -17,11 +17,25 @@ import (
 )
 
 // CLI-1: the three output formats, against a scripted model that calls a
-// real tool. stream-json is exactly the agent's events, one per line.
+// real tool. stream-json is exactly the agent's events, one per line. The
+// output is the same whether the machine has bubblewrap or not (the
+// sandbox is off: what it says is TestSandboxNoteOnlyWhenWeaker_TOOL7's).
 func TestRunOutputGolden(t *testing.T) {
+	for _, machine := range []string{"as it is", "without bwrap"} {
+		t.Run(machine, func(t *testing.T) {
+			if machine == "without bwrap" {
+				withoutBwrap(t)
+			}
+			runOutputGolden(t)
+		})
+	}
+}
+
+func runOutputGolden(t *testing.T) {
 	for _, format := range []string{"text", "json", "stream-json"} {
 		t.Run(format, func(t *testing.T) {
 			te := newTestEnv(t)
+			te.env["REIN_SANDBOX"] = "off"
 			te.write("a.txt", "a\n")
 			te.write("b.txt", "b\n")
 			te.script("m", listThenAnswer()...)
@@ -288,6 +302,7 @@ func TestSessionModelKeepsProfile(t *testing.T) {
 	srv.APIKey = "work-key"
 	srv.Enqueue(mockserver.Turn{Text: "first"}, mockserver.Turn{Text: "second"})
 	te := newTestEnv(t)
+	te.env["REIN_SANDBOX"] = "off" // stderr is checked: nothing of the machine's sandbox in it
 	te.env["WORK_KEY"] = "work-key"
 	te.mustRun(ExitOK, "provider", "add", "work", "--provider", "anthropic", "--base-url", srv.URL, "--api-key-env", "WORK_KEY")
 	out, _ := te.mustRun(ExitOK, "run", "--model", "work/m", "-o", "json", "one")

@@ -242,7 +242,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		srv, err := server.New(server.Config{Runtime: svc, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 			Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
-			Checks: readyChecks(db, bus), OnSessionChange: svc.NotifyMirror, Commands: commands,
+			Checks: readyChecks(db, bus, q, o.leaseTTL), OnSessionChange: svc.NotifyMirror, Commands: commands,
 			AllowedHosts: o.allowedHosts, AllowedOrigins: o.allowedOrigins, CORSCredentials: o.corsCredentials,
 			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams, Jobs: serviceJobs{svc}})
 		if err != nil {
@@ -257,7 +257,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", addr, where)
 	} else {
 		if o.addr != "" {
-			addr, err := proc.listen("--addr", o.addr, server.ProbeHandler(Version(), commands, readyChecks(db, bus), logger), false)
+			addr, err := proc.listen("--addr", o.addr, server.ProbeHandler(Version(), commands, readyChecks(db, bus, nil, 0), logger), false)
 			if err != nil {
 				return err
 			}
@@ -301,10 +301,14 @@ type serverStore interface {
 }
 
 // readyChecks are the dependencies /ready checks: the store and the bus,
-// where they can be pinged (PostgreSQL, SQLite, Redis).
-func readyChecks(store, bus any) map[string]func(context.Context) error {
+// where they can be pinged (PostgreSQL, SQLite, Redis), and, with a run
+// queue, that its work is taken within the lease time (SPEC API-5).
+func readyChecks(store, bus any, q queue.Queue, leaseTTL time.Duration) map[string]func(context.Context) error {
 	type pinger interface{ Ping(context.Context) error }
 	checks := map[string]func(context.Context) error{}
+	if q != nil {
+		checks[server.CheckWorkers] = queue.TakenCheck(q, leaseTTL)
+	}
 	if p, ok := store.(pinger); ok {
 		checks["store"] = p.Ping
 	}

@@ -25,11 +25,14 @@ func (a *App) sessionsCommand() *cobra.Command {
 		Short:   "List, show, export, fork and delete sessions",
 		Long: `Sessions are kept under $XDG_DATA_HOME/rein/sessions (~/.local/share/rein/sessions),
 one log per session plus a directory for its files (saved command output, the
-audit log). Ids may be shortened to a unique prefix.`,
+audit log). Ids may be shortened to a unique prefix. rein sessions alone
+lists them, as rein sessions list does.`,
 		Args: cobra.NoArgs,
 	}
 	serverFlag(cmd, &a.server, true)
-	cmd.AddCommand(a.sessionsList(), a.sessionsShow(), a.sessionsRemove(), a.sessionsExport(), a.sessionsFork())
+	list := a.sessionsList()
+	cmd.RunE = func(c *cobra.Command, args []string) error { return list.RunE(c, args) }
+	cmd.AddCommand(list, a.sessionsShow(), a.sessionsRemove(), a.sessionsExport(), a.sessionsFork())
 	return cmd
 }
 

@@ -50,10 +50,12 @@ const reviewerTemplate = `---
 # delete the file: rein lists the agents with rein agents list.
 name: reviewer
 description: Reviews a change for bugs, missing tests and style. Use after editing code, before committing.
-# The tools it may use; leave the key out for every tool, [] for none.
+# The tools it may use; leave the key out for every tool, [] for none. A
+# rule, bash(git diff:*), gives the tool for the calls it matches only, and
+# runs them without asking; with no tool that edits files, it changes nothing.
 tools: read_file, list_dir, glob, grep, bash(git diff:*), bash(git log:*), bash(git status:*)
 # model: anthropic/claude-sonnet-4-5   # leave out (or inherit) for the session's model
-permission_mode: read-only             # never looser than the workspace's own mode
+# permission_mode: read-only would deny its git commands: read-only mode denies bash.
 max_turns: 30
 ---
 You review the changes in this repository. Start from git diff (and git status

@@ -55,7 +55,8 @@ func (g *Gateway) bootstrapStep(ctx context.Context, key, text string) (say stri
 		}
 		g.boot = &bootstrap{key: key, b: persona.NewBootstrap()}
 		q, _ := g.boot.b.Next()
-		return "Hello! Before we start, a few questions so I know who to be. (Skip any optional one with \"skip\".)\n\n" + q, true
+		// The first question greets; this only says what follows.
+		return q + "\n\n(The first of a few questions so I know who to be; skip any optional one with \"skip\".)", true
 	}
 	if g.boot.key != key {
 		return "", false // another chat is setting it up; this one talks to the agent as it is

@@ -93,7 +93,7 @@ func (g *Gateway) runCommand(ctx context.Context, r *route, m Inbound, cmd, arg 
 			say("⚠️ %v", err)
 			return
 		}
-		say("This conversation: %d replies; tokens: %d in, %d read from cache, %d written to cache, %d out; $%.4f.", s.Runs,
+		say("This conversation: %s; tokens: %d in, %d read from cache, %d written to cache, %d out; $%.4f.", plural(s.Runs, "reply", "replies"),
 			s.Usage.InputTokens, s.Usage.CacheReadTokens, s.Usage.CacheWriteTokens, s.Usage.OutputTokens, s.CostUSD)
 	}
 }
@@ -184,4 +184,12 @@ func (g *Gateway) memoryText() string {
 		return "Nothing remembered yet."
 	}
 	return strings.TrimSpace(b.String())
+}
+
+// plural is n with the noun in the number n takes: "1 reply", "2 replies".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }

@@ -108,14 +108,17 @@ type follower struct {
 
 // progress is the message showing a run's progress, edited as it goes.
 type progress struct {
-	ref      MessageRef
-	sent     bool
-	parts    int  // the parts of the final reply the platform took (a restart's: from the state)
-	failed   bool // the platform refused it: no more edits
-	text     strings.Builder
-	hints    []string
-	dirty    bool
-	lastEdit time.Time
+	ref    MessageRef
+	sent   bool
+	parts  int  // the parts of the final reply the platform took (a restart's: from the state)
+	failed bool // the platform refused it: no more edits
+	text   strings.Builder
+	hints  []string
+	// turnEnded: a tool call ended the model's turn; its next text
+	// starts a new paragraph.
+	turnEnded bool
+	dirty     bool
+	lastEdit  time.Time
 }
 
 // handle renders one event of the session.
@@ -139,15 +142,10 @@ func (f *follower) handle(ctx context.Context, ev *eventbus.Event) {
 	p := f.progressOf(ctx, ev.RunID)
 	switch e.Type {
 	case agent.EventTextDelta:
-		p.text.WriteString(e.Text)
-		p.dirty = true
+		p.addText(e.Text)
 	case agent.EventToolStart:
 		if e.Tool != nil {
-			p.hints = append(p.hints, toolHint(e.Tool.Name, e.Tool.Input))
-			if len(p.hints) > maxHints {
-				p.hints = p.hints[len(p.hints)-maxHints:]
-			}
-			p.dirty = true
+			p.addHint(toolHint(e.Tool.Name, e.Tool.Input))
 		}
 	case agent.EventPermissionRequest:
 		if e.Permission != nil {
@@ -226,6 +224,30 @@ func (f *follower) flush(ctx context.Context, now time.Time) {
 			f.g.log.Warn("progress could not be shown", "chat", f.c.key, "err", err)
 		}
 	}
+}
+
+// addText adds a text delta. Text after a tool call is the model's next
+// turn: it starts a paragraph of its own, not glued to the last sentence
+// ("…a file.Done: …").
+func (p *progress) addText(s string) {
+	if p.turnEnded && p.text.Len() > 0 && s != "" {
+		p.text.WriteString("\n\n")
+	}
+	if s != "" {
+		p.turnEnded = false
+	}
+	p.text.WriteString(s)
+	p.dirty = true
+}
+
+// addHint adds a tool call's hint, keeping the latest maxHints; the
+// model's turn ends with its calls.
+func (p *progress) addHint(h string) {
+	p.hints = append(p.hints, h)
+	if len(p.hints) > maxHints {
+		p.hints = p.hints[len(p.hints)-maxHints:]
+	}
+	p.turnEnded, p.dirty = true, true
 }
 
 // render is the progress message: the latest tool hints and the tail of

@@ -278,14 +278,17 @@ func (s *Setup) WithModel(spec string) (*Setup, error) {
 	return &n, nil
 }
 
-// ModelSpec is the model string to use: an explicit setting wins, then the
-// model sess (nil for a new session) last ran, then the built-in default.
+// ModelSpec is the model string to use: a flag or variable wins, then the
+// model sess (nil for a new session) last ran, then the settings and the
+// built-in default.
 func (s *Setup) ModelSpec(sess *session.Session) string {
 	v := s.ev.Get(workspace.Model)
 	if s.main != nil && s.main.Model != "" && v.Source != workspace.SourceFlag && v.Source != workspace.SourceEnv {
 		return s.main.Model
 	}
-	if v.Source == workspace.SourceDefault && sess != nil && sess.Model != "" {
+	// A resumed session keeps the model (and profile) it ran with unless
+	// this invocation names one (SPEC SESS-3).
+	if v.Source != workspace.SourceFlag && v.Source != workspace.SourceEnv && sess != nil && sess.Model != "" {
 		return sess.Model
 	}
 	return v.Value

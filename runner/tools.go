@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/reinhq/rein/exec"
 	"github.com/reinhq/rein/permission"
@@ -120,13 +121,24 @@ func (s *Setup) backend(sessDir string) (exec.Backend, error) {
 	case pol.Required:
 		return nil, fmt.Errorf("sandbox: %w", err)
 	case exec.LandlockABI() > 0:
-		s.note("sandbox: bubblewrap cannot run here (%v); commands run under Landlock only: writes stay in the workspace and the toolchain caches, "+
-			"but .git, .rein and .claude inside it are not read-only, sensitive files are not hidden, and the network allow-list cannot apply (network off unless sandbox.network: on)", err)
+		s.note("sandbox: weaker than profile %s: bubblewrap cannot run (%s), so commands run under Landlock only; rein doctor says what that leaves open",
+			pol.Profile, sandboxReason(err))
 		return &exec.Confined{Workspace: s.ws.Root, Writable: append(sb.Writable, sb.Caches.Dirs...), AllowNetwork: sb.AllowNetwork, Local: local}, nil
 	}
-	s.note("sandbox: neither bubblewrap nor Landlock can run here (%v); commands run on the host, unconfined. "+
-		"Install bubblewrap (apt-get install bubblewrap), or set sandbox: off to silence this", err)
+	s.note("sandbox: none, not profile %s: neither bubblewrap (%s) nor Landlock can run, so commands run unconfined; install bubblewrap, or set sandbox: off",
+		pol.Profile, sandboxReason(err))
 	return &local, nil
+}
+
+// sandboxReason is why bubblewrap cannot run, without the advice
+// [exec.ErrNoSandbox] gives for a required sandbox: "bwrap not found in
+// PATH".
+func sandboxReason(err error) string {
+	msg := err.Error()
+	if rest, ok := strings.CutPrefix(msg, exec.ErrNoSandbox.Error()); ok {
+		msg = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(rest), "("), ")")
+	}
+	return msg
 }
 
 // sandboxPolicy is the sandbox the settings ask for (SPEC TOOL-7).

@@ -69,9 +69,24 @@ func runChecks(ctx context.Context, all map[string]func(context.Context) error) 
 	return ok, down, causes
 }
 
+// CheckWorkers is the name of the readiness check that work waiting in
+// the run queue is taken (queue.TakenCheck).
+const CheckWorkers = "workers"
+
 // notReady is the detail of a 503 from /ready.
 func notReady(down []string) string {
-	return fmt.Sprintf("not ready: %s not answering; the server log says why", strings.Join(down, ", "))
+	var parts, others []string
+	for _, d := range down {
+		if d == CheckWorkers {
+			parts = append(parts, "no worker has taken the queued work within the lease time (is rein worker running?)")
+			continue
+		}
+		others = append(others, d)
+	}
+	if len(others) > 0 {
+		parts = append([]string{strings.Join(others, ", ") + " not answering"}, parts...)
+	}
+	return "not ready: " + strings.Join(parts, "; ") + "; the server log says why"
 }
 
 // ProbeHandler serves /health and /ready for a process without the API (a

@@ -112,3 +112,23 @@ func TestProbeHandler(t *testing.T) {
 		t.Errorf("a worker's probe server serves /sessions: %d", resp.StatusCode)
 	}
 }
+
+// API-5: an API process whose queued work no worker takes is not ready,
+// and its /ready says so in words, not "workers not answering".
+func TestReadyNoWorker_API5(t *testing.T) {
+	stale := func(context.Context) error {
+		return errors.New("no worker takes the queued work: 1 session(s) waiting")
+	}
+	ok := func(context.Context) error { return nil }
+	e := newEnv(t, func(c *server.Config) {
+		c.Checks = map[string]func(context.Context) error{"store": ok, server.CheckWorkers: stale}
+	})
+	r := e.do(t, "GET", "/ready", "", nil)
+	p := r.problem(t)
+	if r.status != http.StatusServiceUnavailable {
+		t.Fatalf("/ready with no worker: %d", r.status)
+	}
+	if want := "not ready: no worker has taken the queued work within the lease time (is rein worker running?)"; !strings.HasPrefix(p.Detail, want) {
+		t.Errorf("detail %q, want it to start %q", p.Detail, want)
+	}
+}

@@ -33,6 +33,10 @@ var (
 	// or the network to it is); the same call may succeed later. The
 	// wrapping error names the store and the cause.
 	ErrUnavailable = errors.New("session store unreachable")
+	// ErrUnreadable: not one record of the session's log can be read.
+	// The store keeps the log as it is — it never writes over what it
+	// cannot read — and the wrapping error names the file.
+	ErrUnreadable = errors.New("no record of the session's log can be read")
 )
 
 // Session is a conversation's metadata. Its log of entries is kept apart, in

@@ -36,8 +36,10 @@ func (l *Loaded) loadClaude() error {
 		}
 	}
 	user := l.Paths.ClaudeUserSettings()
-	if err := read(user, ClaudeUser, l.Paths.claudeDir()); err != nil {
-		return err
+	if !l.withoutUser {
+		if err := read(user, ClaudeUser, l.Paths.claudeDir()); err != nil {
+			return err
+		}
 	}
 	if p := l.Workspace.ClaudeSettings(); p != user { // a workspace at home: the file is the user's
 		if err := read(p, ClaudeProject, root); err != nil {

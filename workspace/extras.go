@@ -117,8 +117,10 @@ func (l *Loaded) loadHooks() {
 		files = append(files, hookFile{path: p})
 	}
 	user := l.Paths.ClaudeUserSettings()
-	files = append(files, hookFile{path: user}, hookFile{path: l.Paths.UserHooks()},
-		hookFile{path: l.Workspace.Hooks(), workspace: true})
+	if !l.withoutUser {
+		files = append(files, hookFile{path: user}, hookFile{path: l.Paths.UserHooks()})
+	}
+	files = append(files, hookFile{path: l.Workspace.Hooks(), workspace: true})
 	if p := l.Workspace.ClaudeSettings(); p != user {
 		files = append(files, hookFile{path: p, workspace: true})
 	}

@@ -159,6 +159,14 @@ type Options struct {
 	Flags map[string]string
 	// ClaudeManagedDir, when set, replaces [ClaudeManagedDir] (tests).
 	ClaudeManagedDir string
+	// WithoutUser loads nothing of the user's level: rein's user
+	// settings, hooks, agents, skills, actions and MCP servers, nor Claude
+	// Code's user settings, ~/.claude.json and ~/.claude agents and
+	// skills. The trust store, provider profiles and data directory are
+	// still the user's, and managed settings still apply. A replay of a
+	// recording made without the user's configuration loads this way, so
+	// it runs for every user whatever they configured (SPEC CLI-1).
+	WithoutUser bool
 }
 
 // Loaded is the configuration of one invocation: every layer read, and the
@@ -202,9 +210,10 @@ type Loaded struct {
 	// with the reason; rein doctor lists them.
 	MCPSkipped []MCPSkip
 
-	hooks      []hookFile
-	trustStore *TrustStore
-	claudeEnv  []string // ClaudeEnv
+	hooks       []hookFile
+	withoutUser bool // Options.WithoutUser
+	trustStore  *TrustStore
+	claudeEnv   []string // ClaudeEnv
 	// defs are the definitions that apply, allDefs those with the
 	// workspace's whether it is trusted or not; both set by Load.
 	defs, allDefs *Definitions
@@ -217,7 +226,7 @@ func Load(opts Options) (*Loaded, error) {
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	l := &Loaded{Paths: PathsFrom(getenv)}
+	l := &Loaded{Paths: PathsFrom(getenv), withoutUser: opts.WithoutUser}
 	if opts.ClaudeManagedDir != "" {
 		l.Paths.ClaudeManagedDir = opts.ClaudeManagedDir
 	}
@@ -226,8 +235,11 @@ func Load(opts Options) (*Loaded, error) {
 		l.Workspace = Workspace{Root: filepath.Clean(opts.Root)}
 	}
 	var err error
-	if l.User, err = LoadSettings(l.Paths.UserSettings(), permission.SourceUser); err != nil {
-		return nil, err
+	l.User = Settings{Values: map[string]string{}}
+	if !l.withoutUser {
+		if l.User, err = LoadSettings(l.Paths.UserSettings(), permission.SourceUser); err != nil {
+			return nil, err
+		}
 	}
 	if l.Project, err = LoadSettings(l.Workspace.Settings(), permission.SourceWorkspace); err != nil {
 		return nil, err
@@ -248,6 +260,9 @@ func Load(opts Options) (*Loaded, error) {
 	l.loadHooks()
 	l.screenHookEnv()
 	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
+	if l.withoutUser {
+		defs.user = &layer{}
+	}
 	l.gateClaudeMCP(defs)
 	l.allDefs = l.withHookClashes(defs.merge(true), true)
 	if defs.workspace != nil {

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/reinhq/rein/internal/suggest"
 	"github.com/reinhq/rein/permission"
 )
 
@@ -141,10 +142,24 @@ func (s *Settings) walk(m *yaml.Node, prefix string) error {
 			s.SkillEnv = env
 		case slices.Contains(listKeys, name):
 		default:
-			s.Unknown = append(s.Unknown, fmt.Sprintf("%s (line %d)", name, kn.Line))
+			s.Unknown = append(s.Unknown, fmt.Sprintf("%s (line %d)%s", name, kn.Line, didYouMean(name)))
 		}
 	}
 	return nil
+}
+
+// didYouMean names the setting an unknown key is a few letters from
+// (`modle` → model), as " (did you mean model?)"; "" when none is.
+func didYouMean(name string) string {
+	names := append([]string{"permissions", "tools.timeouts", "skills.env"}, listKeys...)
+	for _, k := range keys {
+		names = append(names, k.Name)
+	}
+	near := suggest.Closest(name, names, 1)
+	if len(near) == 0 || suggest.Distance(strings.ToLower(name), strings.ToLower(near[0])) > max(2, len(name)/4) {
+		return ""
+	}
+	return " (did you mean " + near[0] + "?)"
 }
 
 // timeouts reads a mapping of tool-name patterns to durations.

@@ -33,7 +33,8 @@ const wantAnswer = `I proofread docs/beacon.md with the proofread skill and chan
   - docs/beacon.md:10: the page does not end with a "See also:" line (rule 3)`
 
 // TestReplayWorkspace replays examples/workspace.cassette through the real
-// CLI, as examples/workspace/README.md does: in a fresh HOME, the workspace
+// CLI, as examples/workspace/README.md does: in a HOME holding the user's
+// own configuration, the workspace
 // trusted first, the glossary MCP server started with go run. The skill,
 // the action, the MCP tool and the reviewer agent must all run, and run
 // well; the sub-agent's own model calls replay from the same cassette.
@@ -65,7 +66,14 @@ func TestReplayWorkspace(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A HOME that already holds the user's own rein and Claude Code
+	// configuration (agents, skills, MCP servers, settings): the recording
+	// was made without any, and its replay must not offer theirs (SPEC
+	// CLI-1).
 	home := t.TempDir()
+	if err := os.CopyFS(home, os.DirFS(filepath.Join(root, "cli", "testdata", "userhome"))); err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	var out, errs bytes.Buffer
 	if code := newApp(root, home, env, &out, &errs, nil).Run(ctx, []string{"trust", workspace}); code != 0 {

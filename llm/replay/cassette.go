@@ -33,6 +33,11 @@ type Header struct {
 	// replies that lack them.
 	Provider string `json:"provider,omitempty"`
 	Model    string `json:"model,omitempty"`
+	// UserConfig says the recording ran with the user's own configuration
+	// (their agents, skills, MCP servers, settings): only a replay that
+	// loads the same can match it. Without it the recording was made with
+	// none, and a replay loads none, so it runs for every user.
+	UserConfig bool `json:"user_config,omitempty"`
 }
 
 // Interaction is one model call: the request, what the stream yielded, and
@@ -136,6 +141,19 @@ func parse(r io.Reader) (*Cassette, error) {
 		return nil, errors.New("no header line (the file is empty)")
 	}
 	return c, nil
+}
+
+// ReadHeader reads only a cassette's header line.
+func ReadHeader(r io.Reader) (Header, error) {
+	line, err := bufio.NewReader(r).ReadBytes('\n')
+	if err != nil && err != io.EOF {
+		return Header{}, fmt.Errorf("replay: cassette: line 1: %w", err)
+	}
+	h, err := parseHeader(line)
+	if err != nil {
+		return h, fmt.Errorf("replay: cassette: line 1: %w", err)
+	}
+	return h, nil
 }
 
 func parseHeader(line []byte) (Header, error) {

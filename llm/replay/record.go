@@ -24,6 +24,9 @@ type RecorderOptions struct {
 	// taken from the first interaction: the provider stamped on its reply (or
 	// named by its error) and its request's model.
 	Provider, Model string
+	// UserConfig goes into the header: the run being recorded loaded the
+	// user's configuration (see [Header.UserConfig]).
+	UserConfig bool
 	// Now stamps the header's creation time; nil uses time.Now.
 	Now func() time.Time
 }
@@ -161,7 +164,7 @@ func (r *Recorder) write(it *Interaction, model string) {
 // from the first interaction (nil for an empty cassette).
 func (r *Recorder) writeHeader(first *Interaction, model string) error {
 	h := Header{Version: Version, Created: r.opts.Now().UTC().Truncate(time.Second),
-		Provider: r.opts.Provider, Model: r.opts.Model}
+		Provider: r.opts.Provider, Model: r.opts.Model, UserConfig: r.opts.UserConfig}
 	if first != nil {
 		if h.Model == "" {
 			h.Model = model

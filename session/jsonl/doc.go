@@ -22,7 +22,10 @@
 // the file system. Reading drops such a line and reports it (a heal entry
 // with Seq 0, see session.Store.Entries), never fails because of it; a
 // corrupt line in the middle is reported and skipped the same way. The
-// process that next writes the session truncates the damaged tail first. A
+// process that next writes the session cuts a torn last line or NUL padding
+// first, and nothing else: a whole line that does not decode stays in the
+// file. A log of which no line can be read is never written over: reading
+// it and writing to it fail with session.ErrUnreadable naming the file. A
 // batch cut by a crash may keep its first complete lines.
 //
 // Locking: one process at a time writes a session. The first write takes

@@ -202,6 +202,7 @@ func scanLog(ctx context.Context, r io.Reader, skip int64, yield func(session.En
 		}()
 	}
 	seq := sequencer{skip: skip}
+	corrupt := 0
 	for b := range order {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -209,6 +210,9 @@ func scanLog(ctx context.Context, r io.Reader, skip int64, yield func(session.En
 		<-b.done
 		for i := range b.lines {
 			e, d := seq.accept(b, &b.lines[i])
+			if d != nil && b.lines[i].complete {
+				corrupt++
+			}
 			switch {
 			case d != nil && seq.last >= skip:
 				if !yield(damageEntry(*d), nil) {
@@ -220,6 +224,9 @@ func scanLog(ctx context.Context, r io.Reader, skip int64, yield func(session.En
 				}
 			}
 		}
+	}
+	if readErr == nil && corrupt > 0 && seq.last == 0 && skip == 0 {
+		return unreadable(corrupt)
 	}
 	return readErr // set before order was closed
 }
@@ -243,31 +250,87 @@ func damageEntry(d session.Damage) session.Entry {
 	return session.Entry{Kind: session.KindHeal, Heal: &session.HealRecord{Report: session.Report{Damaged: []session.Damage{d}}}}
 }
 
-// goodTail finds where the usable part of a log ends: the offset just past
-// its last line that decodes, and that line's seq. It reads the file from
-// the end, so opening a long log for writing costs little.
+// goodTail finds where a log's complete lines end and the seq of its last
+// line that decodes. Only a torn last line (no newline) and NUL padding
+// after the last line are left out of end: a crash can leave them, and
+// cutting them loses nothing that was written whole. Complete lines that
+// do not decode stay (readers report them), and a log with lines of which
+// none decodes is [session.ErrUnreadable]: it is never written over. It
+// reads the file from the end, so opening a long log for writing costs
+// little.
 func goodTail(r io.ReaderAt, size int64) (end, seq int64, err error) {
-	window := int64(64 << 10)
-	for {
-		start := max(0, size-window)
-		buf := make([]byte, size-start)
-		if _, err := r.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
-			return 0, 0, err
+	end = -1
+	found, corrupt := false, 0
+	err = eachLineBack(r, size, func(line []byte, next int64) bool {
+		if end < 0 {
+			if len(line) > 0 && len(bytes.Trim(line, "\x00")) == 0 {
+				return true // NUL padding
+			}
+			end = next
 		}
-		p := bytes.LastIndexByte(buf, '\n')
-		for p >= 0 {
-			q := bytes.LastIndexByte(buf[:p], '\n')
+		if len(line) == 0 {
+			return true
+		}
+		if e, derr := decodeLine(line); derr == nil {
+			seq, found = e.Seq, true
+			return false
+		}
+		corrupt++
+		return true
+	})
+	if err != nil {
+		return 0, 0, err
+	}
+	if !found && corrupt > 0 {
+		return 0, 0, unreadable(corrupt)
+	}
+	return max(end, 0), seq, nil
+}
+
+// unreadable is the error of a log none of whose n damaged lines can be
+// read.
+func unreadable(n int) error {
+	return fmt.Errorf("%w (%d damaged lines); the file is kept as it is: move it away to start the session afresh, or repair it",
+		session.ErrUnreadable, n)
+}
+
+// eachLineBack calls fn with each complete line of r's first size bytes
+// (without its newline), the last first, and the offset just past it,
+// until fn returns false. Bytes after the last newline are not a line.
+func eachLineBack(r io.ReaderAt, size int64, fn func(line []byte, next int64) bool) error {
+	limit, window, tail := size, int64(64<<10), true
+	for limit > 0 {
+		start := max(0, limit-window)
+		buf := make([]byte, limit-start)
+		if _, err := r.ReadAt(buf, start); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		if tail {
+			p := bytes.LastIndexByte(buf, '\n')
+			if p < 0 {
+				if start == 0 {
+					return nil
+				}
+				window *= 4
+				continue
+			}
+			buf, tail = buf[:p+1], false
+		}
+		visited := false
+		for len(buf) > 0 {
+			q := bytes.LastIndexByte(buf[:len(buf)-1], '\n')
 			if q < 0 && start > 0 {
 				break // the line starts before the window
 			}
-			if e, err := decodeLine(buf[q+1 : p]); err == nil {
-				return start + int64(p) + 1, e.Seq, nil
+			if !fn(buf[q+1:len(buf)-1], start+int64(len(buf))) {
+				return nil
 			}
-			p = q
+			buf, visited = buf[:q+1], true
 		}
-		if start == 0 {
-			return 0, 0, nil
+		limit = start + int64(len(buf))
+		if !visited {
+			window *= 4
 		}
-		window *= 4
 	}
+	return nil
 }

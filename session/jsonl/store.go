@@ -339,6 +339,9 @@ func (s *Store) Entries(ctx context.Context, id string, afterSeq int64) iter.Seq
 		}
 		defer f.Close()
 		if err := scanLog(ctx, r, afterSeq, yield); err != nil {
+			if errors.Is(err, session.ErrUnreadable) {
+				err = fmt.Errorf("%s: %w", s.path(id, logExt), err)
+			}
 			yield(session.Entry{}, errorf(id, "entries", err))
 		}
 	}

@@ -78,19 +78,20 @@ func TestDamagedLog(t *testing.T) {
 		want   string // the messages loaded
 		reason string
 		line   int64
+		kept   bool // the damaged line is whole: it stays in the file
 	}{
-		{"torn last line", func(b []byte) []byte { return append(b, `{"seq":4,"time":"2026-01-01T00:00:00Z","ki`...) }, "m1 m2 m3", "torn last line", 4},
-		{"NUL-padded tail", func(b []byte) []byte { return append(b, make([]byte, 4096)...) }, "m1 m2 m3", "torn last line (NUL bytes)", 4},
-		{"torn line padded with NULs", func(b []byte) []byte { return append(append(b, `{"seq":4,"ti`...), make([]byte, 100)...) }, "m1 m2 m3", "torn last line", 4},
-		{"corrupt complete last line", func(b []byte) []byte { return append(b, "not json\n"...) }, "m1 m2 m3", "corrupt: ", 4},
+		{"torn last line", func(b []byte) []byte { return append(b, `{"seq":4,"time":"2026-01-01T00:00:00Z","ki`...) }, "m1 m2 m3", "torn last line", 4, false},
+		{"NUL-padded tail", func(b []byte) []byte { return append(b, make([]byte, 4096)...) }, "m1 m2 m3", "torn last line (NUL bytes)", 4, false},
+		{"torn line padded with NULs", func(b []byte) []byte { return append(append(b, `{"seq":4,"ti`...), make([]byte, 100)...) }, "m1 m2 m3", "torn last line", 4, false},
+		{"corrupt complete last line", func(b []byte) []byte { return append(b, "not json\n"...) }, "m1 m2 m3", "corrupt: ", 4, true},
 		{"corrupt middle line", func(b []byte) []byte {
 			lines := bytes.SplitAfter(b, []byte("\n"))
 			return bytes.Join([][]byte{lines[0], []byte("{\"seq\":2,\"kind\":\"message\"}\n"), lines[1], lines[2]}, nil)
-		}, "m1 m2 m3", "corrupt: ", 2},
+		}, "m1 m2 m3", "corrupt: ", 2, true},
 		{"repeated line", func(b []byte) []byte {
 			lines := bytes.SplitAfter(b, []byte("\n"))
 			return bytes.Join([][]byte{lines[0], lines[1], lines[1], lines[2]}, nil)
-		}, "m1 m2 m3", "corrupt: seq 2 does not follow 2", 3},
+		}, "m1 m2 m3", "corrupt: seq 2 does not follow 2", 3, true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -130,8 +131,12 @@ func TestDamagedLog(t *testing.T) {
 			if got := texts(again.Messages); got != tt.want+" m4" {
 				t.Errorf("after append: %q, want %q", got, tt.want+" m4")
 			}
-			if tt.line == 4 && len(again.Heal.Damaged) != 0 {
-				t.Errorf("the damaged tail was not cut before appending: %+v", again.Heal.Damaged)
+			switch {
+			case !tt.kept && len(again.Heal.Damaged) != 0:
+				t.Errorf("the torn tail was not cut before appending: %+v", again.Heal.Damaged)
+			case tt.kept && (len(again.Heal.Damaged) != 1 || again.Heal.Damaged[0].Line != tt.line):
+				// SESS-1: a whole line that cannot be read is never written over.
+				t.Errorf("the damaged line %d was not kept: %+v", tt.line, again.Heal.Damaged)
 			}
 		})
 	}
