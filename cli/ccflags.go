@@ -31,18 +31,19 @@ type ccOptions struct {
 	settings     string
 	addDirs      []string
 	sessionID    string
+	mcpConfig    []string // --mcp-config: files or JSON documents
+	strictMCP    bool     // --strict-mcp-config
 
 	// Set by prepareCC:
 	base workspace.ClaudeRuleBase
 	doc  *workspace.ClaudeFile // the --settings document, parsed
+	mcp  []workspace.MCPConfig // the --mcp-config documents, read
 }
 
 // ccUnsupported are Claude Code's flags rein knows and cannot map, each
 // with what to do instead: refused with that advice rather than run with
 // a different meaning.
 var ccUnsupported = []struct{ name, advice string }{
-	{"mcp-config", "put the servers in the workspace's .mcp.json, or add them with `rein mcp add`"},
-	{"strict-mcp-config", "rein loads the MCP servers of its configuration; remove the ones a run must not use with `rein mcp remove`"},
 	{"tools", "hide tools with --disallowedTools (a bare tool name is not offered to the model)"},
 	{"permission-prompt-tool", "allow what the run needs with --allowedTools; a headless rein run denies what would ask"},
 	{"json-schema", "ask for the JSON in the prompt"},
@@ -74,11 +75,13 @@ func addCCFlags(cmd *cobra.Command, o *runOptions) {
 	f.StringVar(&c.settings, "settings", "", "a Claude Code settings file, or its JSON: its permissions apply above every file but managed settings")
 	f.StringArrayVar(&c.addDirs, "add-dir", nil, "let the run read this directory too (repeatable); edits there still ask")
 	f.StringVar(&c.sessionID, "session-id", "", "start the session with this id (a UUID not in use)")
+	f.StringArrayVar(&c.mcpConfig, "mcp-config", nil, "MCP servers for this run: a .mcp.json-format file or its JSON (repeatable); they win over configured servers of the same name")
+	f.BoolVar(&c.strictMCP, "strict-mcp-config", false, "use only the MCP servers of --mcp-config")
 	for _, u := range ccUnsupported {
 		f.StringArray(u.name, nil, "Claude Code's; not supported by rein: "+u.advice)
 		f.Lookup(u.name).Hidden = true
 	}
-	for _, name := range []string{"strict-mcp-config", "fork-session", "replay-user-messages", "include-hook-events", "allow-dangerously-skip-permissions", "bare"} {
+	for _, name := range []string{"fork-session", "replay-user-messages", "include-hook-events", "allow-dangerously-skip-permissions", "bare"} {
 		f.Lookup(name).NoOptDefVal = "true" // booleans in Claude Code
 	}
 	f.Lookup("print").Hidden = true
@@ -141,7 +144,7 @@ func (o *runOptions) checkCC(f *pflag.FlagSet) error {
 		}
 	}
 	if o.server != "" {
-		for _, name := range []string{"dangerously-skip-permissions", "allowedTools", "disallowedTools", "settings", "add-dir", "session-id", "input-format"} {
+		for _, name := range []string{"dangerously-skip-permissions", "allowedTools", "disallowedTools", "settings", "add-dir", "session-id", "input-format", "mcp-config", "strict-mcp-config"} {
 			if f.Changed(name) {
 				return usageErrorf("--%s: not with --server (the server's settings decide it)", name)
 			}
@@ -199,30 +202,23 @@ func (a *App) prepareCC(o *runOptions, notice io.Writer) error {
 		}
 		c.addDirs[i] = filepath.Clean(abs)
 	}
+	for _, arg := range c.mcpConfig {
+		data, source, err := readDocArg("--mcp-config", arg, dir)
+		if err != nil {
+			return err
+		}
+		c.mcp = append(c.mcp, workspace.MCPConfig{Source: source, Data: data})
+	}
 	if c.settings == "" {
 		return nil
 	}
-	data, base := []byte(c.settings), c.base
-	if t := bytes.TrimSpace(data); len(t) == 0 || t[0] != '{' {
-		p := c.settings
-		if !filepath.IsAbs(p) {
-			p = filepath.Join(dir, p)
-		}
-		fi, err := os.Stat(p)
-		switch {
-		case err != nil:
-			return usageErrorf("--settings %s: %v (give a settings file or its JSON object)", c.settings, err)
-		case !fi.Mode().IsRegular():
-			return usageErrorf("--settings %s: not a regular file", c.settings)
-		case fi.Size() > maxCCSettings:
-			return usageErrorf("--settings %s: %d bytes, more than the 2 MiB a settings file may hold", c.settings, fi.Size())
-		}
-		if data, err = os.ReadFile(p); err != nil {
-			return usageErrorf("--settings %s: %v", c.settings, err)
-		}
-		base.Source = filepath.Dir(p)
-	} else if len(data) > maxCCSettings {
-		return usageErrorf("--settings: %d bytes of JSON, more than 2 MiB", len(data))
+	data, source, err := readDocArg("--settings", c.settings, dir)
+	if err != nil {
+		return err
+	}
+	base := c.base
+	if source != "--settings" {
+		base.Source = filepath.Dir(source)
 	}
 	f, err := workspace.ParseClaudeSettings(data, workspace.ClaudeUser, base)
 	if err != nil {
@@ -240,6 +236,36 @@ func (a *App) prepareCC(o *runOptions, notice io.Writer) error {
 	}
 	c.doc = &f
 	return nil
+}
+
+// readDocArg reads the JSON document a flag (--settings, --mcp-config)
+// gives as its value: the JSON itself when it begins with "{", else a
+// file, relative to dir, of at most 2 MiB. source is the file's path, or
+// the flag's name for inline JSON.
+func readDocArg(flag, arg, dir string) (data []byte, source string, err error) {
+	if t := bytes.TrimSpace([]byte(arg)); len(t) > 0 && t[0] == '{' {
+		if len(arg) > maxCCSettings {
+			return nil, "", usageErrorf("%s: %d bytes of JSON, more than 2 MiB", flag, len(arg))
+		}
+		return []byte(arg), flag, nil
+	}
+	p := arg
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	fi, err := os.Stat(p)
+	switch {
+	case err != nil:
+		return nil, "", usageErrorf("%s %s: %v (give a file or its JSON object)", flag, arg, err)
+	case !fi.Mode().IsRegular():
+		return nil, "", usageErrorf("%s %s: not a regular file", flag, arg)
+	case fi.Size() > maxCCSettings:
+		return nil, "", usageErrorf("%s %s: %d bytes, more than the 2 MiB such a file may hold", flag, arg, fi.Size())
+	}
+	if data, err = os.ReadFile(p); err != nil {
+		return nil, "", usageErrorf("%s %s: %v", flag, arg, err)
+	}
+	return data, p, nil
 }
 
 // ccRules returns the run-level rules of --allowedTools, --disallowedTools,

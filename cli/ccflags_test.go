@@ -28,8 +28,10 @@ func TestCCFlagErrors_COMPAT1(t *testing.T) {
 		{[]string{"--session-id", "not-a-uuid"}, "want a UUID"},
 		{[]string{"--session-id", "123e4567-e89b-12d3-a456-42661417400g"}, "want a UUID"},
 		{[]string{"--session-id", "123e4567-e89b-12d3-a456-426614174000", "--continue"}, "not with --resume or --continue"},
-		{[]string{"--mcp-config", "servers.json"}, "--mcp-config (Claude Code) is not supported by rein: put the servers in the workspace's .mcp.json"},
-		{[]string{"--strict-mcp-config"}, "--strict-mcp-config (Claude Code) is not supported"},
+		{[]string{"--mcp-config", "servers.json"}, "--mcp-config servers.json: stat"},
+		{[]string{"--mcp-config", `{"mcpServers": [`}, "MCP servers of --mcp-config: --mcp-config:1: not valid JSON"},
+		{[]string{"--mcp-config", `{"mcpServers": {"x": {"command": "${NO_SUCH_VAR_REIN}"}}}`}, "NO_SUCH_VAR_REIN"},
+		{[]string{"--mcp-config", `{"mcpServers": {}}`, "--server", "http://127.0.0.1:1"}, "not with --server"},
 		{[]string{"--fork-session"}, "--fork-session (Claude Code) is not supported"},
 		{[]string{"--json-schema", "{}"}, "--json-schema (Claude Code) is not supported"},
 		{[]string{"--tools", "Bash"}, "--disallowedTools"},
@@ -145,6 +147,53 @@ func TestCCSettings_COMPAT1(t *testing.T) {
 			}
 			if !strings.Contains(errs, "env not applied from --settings") {
 				t.Errorf("stderr does not report env: %s", errs)
+			}
+		})
+	}
+}
+
+// COMPAT-1, MCP-1: --mcp-config adds the servers of a .mcp.json-format
+// document (inline or a file) to the run, over a configured server of the
+// same name; --strict-mcp-config leaves out every other server.
+func TestCCMCPConfig_COMPAT1(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{
+		"probe": map[string]any{"command": exe, "env": map[string]string{testMCPEnv: "1"}}}})
+	for _, tt := range []struct {
+		name   string
+		file   bool
+		strict bool
+	}{{"inline", false, false}, {"file", true, false}, {"strict", false, true}} {
+		t.Run(tt.name, func(t *testing.T) {
+			te := newTestEnv(t)
+			te.userFile("mcp.yaml", "servers:\n"+testServerYAML(t, "mine"))
+			arg := string(doc)
+			if tt.file {
+				arg = filepath.Join(te.home, "servers.json")
+				if err := os.WriteFile(arg, doc, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			m := te.script("m", llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c1", "mcp__probe__echo", `{"text":"probe-answered"}`)}},
+				llmtest.Reply{Text: "ok"})
+			args := []string{"run", "--model", "scripted/m", "--output-format", "stream-json", "--mcp-config", arg}
+			if tt.strict {
+				args = append(args, "--strict-mcp-config")
+			}
+			out, errs := te.mustRun(ExitOK, append(args, "go")...)
+			if !strings.Contains(out, "probe-answered") {
+				t.Errorf("the server of --mcp-config did not answer:\n%s\n%s", out, errs)
+			}
+			var tools []string
+			for _, tl := range m.Requests()[0].Tools {
+				tools = append(tools, tl.Name)
+			}
+			offered := strings.Join(tools, " ")
+			if mine := strings.Contains(offered, "mcp__mine__echo"); mine == tt.strict {
+				t.Errorf("strict %v: the configured server's tools offered: %v", tt.strict, mine)
 			}
 		})
 	}

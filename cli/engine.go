@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -58,8 +59,13 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if spec == "" {
 		spec = a.getenv("REIN_MODEL")
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags, WithoutUser: a.replayIsolated(spec)}
+	opts := workspace.Options{WorkDir: dir, Getenv: a.getenv, Flags: flags, WithoutUser: a.replayIsolated(spec),
+		MCPConfigs: o.cc.mcp, StrictMCP: o.cc.strictMCP}
 	cfg, err := workspace.Load(opts)
+	var mce *workspace.MCPConfigError
+	if errors.As(err, &mce) {
+		return nil, usageErrorf("%v", err) // --mcp-config: the caller's input
+	}
 	if err != nil {
 		return nil, fail(ExitError, "configuration: %v", err)
 	}

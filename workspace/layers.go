@@ -23,6 +23,10 @@ type layer struct {
 // it was not read.
 type layers struct {
 	builtin, user, workspace *layer
+	// run holds what this invocation's flags declare (--mcp-config): the
+	// user's own, merged last and applied whether the workspace is
+	// trusted or not.
+	run *layer
 }
 
 // readLayers reads the built-in, the user's and (when workspace is true)
@@ -109,11 +113,14 @@ func (s *scope) mcpFile(path string, env envReader,
 }
 
 // merge merges the layers by name: built-in, user, then the workspace's
-// when workspace is true and it was read.
+// when workspace is true and it was read, then the invocation's.
 func (ls *layers) merge(workspace bool) *Definitions {
 	all := []*layer{ls.builtin, ls.user}
 	if workspace && ls.workspace != nil {
 		all = append(all, ls.workspace)
+	}
+	if ls.run != nil {
+		all = append(all, ls.run)
 	}
 	agents := newMerged[Agent](DefAgent)
 	skills := newMerged[Skill](DefSkill)

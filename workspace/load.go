@@ -167,6 +167,22 @@ type Options struct {
 	// recording made without the user's configuration loads this way, so
 	// it runs for every user whatever they configured (SPEC CLI-1).
 	WithoutUser bool
+	// MCPConfigs are MCP server documents given for this invocation
+	// (Claude Code's --mcp-config), in .mcp.json's format: the user's own,
+	// they apply whether the workspace is trusted or not and win over a
+	// server of the same name elsewhere. A problem in one fails Load.
+	MCPConfigs []MCPConfig
+	// StrictMCP leaves out every MCP server but those of MCPConfigs
+	// (Claude Code's --strict-mcp-config).
+	StrictMCP bool
+}
+
+// MCPConfig is one MCP server document given for an invocation: Data in
+// .mcp.json's format, Source naming where it came from (a file, or the
+// flag) in problems and in `rein mcp list`.
+type MCPConfig struct {
+	Source string
+	Data   []byte
 }
 
 // Loaded is the configuration of one invocation: every layer read, and the
@@ -264,6 +280,9 @@ func Load(opts Options) (*Loaded, error) {
 		defs.user = &layer{}
 	}
 	l.gateClaudeMCP(defs)
+	if err := addMCPConfigs(defs, opts, getenv); err != nil {
+		return nil, err
+	}
 	l.allDefs = l.withHookClashes(defs.merge(true), true)
 	if defs.workspace != nil {
 		l.Refused = append(l.Refused, l.credentialWarnings(defs.workspace.probs)...)
