@@ -33,11 +33,11 @@ NAME shows what was flagged; rein mcp accept NAME accepts exactly that.`
 func (a *App) mcpCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "List, add, remove and test MCP servers",
+		Short: "List, add, remove and test MCP servers; serve rein as one",
 		Long:  mcpLong,
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(a.mcpList(), a.mcpAdd(), a.mcpRemove(), a.mcpTest(), a.mcpAccept())
+	cmd.AddCommand(a.mcpList(), a.mcpAdd(), a.mcpRemove(), a.mcpTest(), a.mcpAccept(), a.mcpServe())
 	return cmd
 }
 
