@@ -46,6 +46,8 @@ func loopbackHost(host string) bool {
 		h = sh
 	} else if strings.HasPrefix(host, "[") && strings.HasSuffix(host, "]") {
 		h = host[1 : len(host)-1]
+	} else if strings.Contains(host, ":") {
+		return false // a bare IPv6 address, or a port without a host: no valid Host
 	}
 	if strings.EqualFold(h, "localhost") {
 		return true

@@ -31,6 +31,7 @@ type fixture struct {
 	root  string
 	store *watchStore
 	model *llmtest.Scripted
+	open  mcpserver.Opener
 }
 
 // newFixture starts a server in a new workspace whose runs use the
@@ -76,6 +77,7 @@ func newFixture(t testing.TB, flags map[string]string, replies ...llmtest.Reply)
 					Caps: registry.Model{Name: "demo", ContextWindow: 100_000, MaxOutput: 4_000}}, nil
 			}})
 	}
+	f.open = open
 	f.srv, err = mcpserver.New(mcpserver.Config{Root: root, Store: f.store, Open: open, Version: "test", MaxPrompt: 64 << 10})
 	if err != nil {
 		t.Fatal(err)
@@ -526,4 +528,53 @@ func clipped(s string) string {
 		return s[:300] + "…"
 	}
 	return s
+}
+
+// A question answered in a new call (protocol 2026-07-28, SEP-2322) is
+// answered only by the client it was put to, once (attack rows: a made-up
+// request state, another client's, one used twice).
+func TestRequestStateAttacks_FRONT2(t *testing.T) {
+	f := newFixture(t, nil,
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("w1", "write_file", `{"path":"out.txt","content":"x"}`)}},
+		llmtest.Reply{Text: "done"},
+	)
+	manual := &mcp.ClientOptions{MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept"}, nil
+		}}
+	owner, other := f.connect(t, manual), f.connect(t, manual)
+	ctx := context.Background()
+	first, err := owner.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "write"}})
+	if err != nil || !first.NeedsInput() || first.RequestState == "" || len(first.InputRequests) != 1 {
+		t.Fatalf("first call = %+v, %v: want one input request", first, err)
+	}
+	accept := mcp.InputResponseMap{"rein": &mcp.ElicitResult{Action: "accept"}}
+	for name, state := range map[string]string{"made up": "00112233445566778899aabbccddeeff", "another client's": first.RequestState} {
+		res, err := other.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "write"},
+			RequestState: state, InputResponses: accept})
+		if err != nil || !res.IsError || !strings.Contains(textOf(res), "names no run") {
+			t.Errorf("%s request state: %v %q", name, err, textOf(res))
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "out.txt")); err == nil {
+		t.Fatal("another client's answer ran the call")
+	}
+	var run mcpserver.RunResult
+	res, err := owner.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "write"},
+		RequestState: first.RequestState, InputResponses: accept})
+	if err != nil || res.IsError {
+		t.Fatalf("the owner's answer: %v %q", err, textOf(res))
+	}
+	b, _ := json.Marshal(res.StructuredContent)
+	if json.Unmarshal(b, &run); run.Text != "done" {
+		t.Errorf("run = %s", b)
+	}
+	if _, err := os.Stat(filepath.Join(f.root, "out.txt")); err != nil {
+		t.Errorf("the accepted call did not run: %v", err)
+	}
+	again, err := owner.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "write"},
+		RequestState: first.RequestState, InputResponses: accept})
+	if err != nil || !again.IsError {
+		t.Errorf("a request state used twice: %v %q", err, textOf(again))
+	}
 }
