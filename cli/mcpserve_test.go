@@ -96,3 +96,55 @@ func TestMCPServeFlags_FRONT2(t *testing.T) {
 		t.Errorf("stderr = %q", stderr)
 	}
 }
+
+// lineWriter hands each line written to it to a channel.
+type lineWriter struct{ lines chan string }
+
+func (w lineWriter) Write(p []byte) (int, error) {
+	for l := range strings.SplitSeq(strings.TrimRight(string(p), "\n"), "\n") {
+		select {
+		case w.lines <- l:
+		default:
+		}
+	}
+	return len(p), nil
+}
+
+// FRONT-2: `rein mcp serve --http` serves streamable HTTP on the loopback
+// address it names and stops when the process is told to.
+func TestMCPServeHTTP_FRONT2(t *testing.T) {
+	te := newTestEnv(t)
+	te.env["REIN_SANDBOX"] = "off"
+	te.script("m", llmtest.Reply{Text: "over HTTP"})
+	lines := make(chan string, 16)
+	a := te.app(&bytes.Buffer{}, &bytes.Buffer{})
+	a.Stderr = lineWriter{lines}
+	ctx, stop := context.WithCancel(context.Background())
+	code := make(chan int, 1)
+	go func() { code <- a.Run(ctx, []string{"mcp", "serve", "--model", "scripted/m", "--http", "127.0.0.1:0"}) }()
+	var url string
+	for url == "" {
+		select {
+		case l := <-lines:
+			if _, u, ok := strings.Cut(l, "MCP server on "); ok {
+				url, _, _ = strings.Cut(u, " ")
+			}
+		case c := <-code:
+			t.Fatalf("rein mcp serve --http exited %d before listening", c)
+		}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "hi"}})
+	if err != nil || res.IsError || !strings.Contains(mcpText(res), "over HTTP") {
+		t.Fatalf("run over HTTP: %v %q", err, mcpText(res))
+	}
+	cs.Close()
+	stop()
+	if c := <-code; c != ExitOK {
+		t.Errorf("exit %d after the stop", c)
+	}
+}
