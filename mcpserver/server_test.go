@@ -578,3 +578,26 @@ func TestRequestStateAttacks_FRONT2(t *testing.T) {
 		t.Errorf("a request state used twice: %v %q", err, textOf(again))
 	}
 }
+
+// ask_user's question goes to the client as a form with the options as a
+// choice; the answer reaches the model.
+func TestAskUserByElicitation_FRONT2(t *testing.T) {
+	f := newFixture(t, nil,
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("q1", "ask_user", `{"question":"Which colour?","options":["red","blue"]}`)}},
+		llmtest.Reply{Text: "blue it is"},
+	)
+	var schema string
+	cs := f.connect(t, &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		b, _ := json.Marshal(req.Params.RequestedSchema)
+		schema = req.Params.Message + " " + string(b)
+		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "blue"}}, nil
+	}})
+	var run mcpserver.RunResult
+	call(t, cs, "run", map[string]any{"prompt": "pick a colour"}, &run)
+	if !strings.Contains(schema, "Which colour?") || !strings.Contains(schema, `"enum":["red","blue"]`) {
+		t.Errorf("the question went as %s", schema)
+	}
+	if got := toolResultText(f.model.Requests()[1]); !strings.Contains(got, "blue") {
+		t.Errorf("the model was told %q", got)
+	}
+}
