@@ -28,16 +28,20 @@ resources and prompts; rein doctor checks them all.
 
 A server whose instructions or tool definitions look like a prompt
 injection is withheld: runs neither offer nor call its tools. rein mcp test
-NAME shows what was flagged; rein mcp accept NAME accepts exactly that.`
+NAME shows what was flagged; rein mcp accept NAME accepts exactly that.
+
+rein mcp serve is the other way round: rein as an MCP server, for Claude
+Code, an IDE or the MCP Inspector to run tasks with (docs/mcp.md, "rein as
+an MCP server").`
 
 func (a *App) mcpCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "mcp",
-		Short: "List, add, remove and test MCP servers",
+		Short: "List, add, remove and test MCP servers; serve rein as one",
 		Long:  mcpLong,
 		Args:  cobra.NoArgs,
 	}
-	cmd.AddCommand(a.mcpList(), a.mcpAdd(), a.mcpRemove(), a.mcpTest(), a.mcpAccept())
+	cmd.AddCommand(a.mcpList(), a.mcpAdd(), a.mcpRemove(), a.mcpTest(), a.mcpAccept(), a.mcpServe())
 	return cmd
 }
 

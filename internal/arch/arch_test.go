@@ -128,6 +128,7 @@ var arrows = map[string][]string{
 	"api":                          {"session"},
 	"client":                       {"api", "session"},
 	"server":                       {"api", "attachment", "session", "eventbus", "permission", "tool", "runner"},
+	"mcpserver":                    {"runner", "agent", "attachment", "compact", "tool", "tool/builtin", "tool/mcptool", "tool/skill", "tool/action", "exec", "permission", "hook", "hook/httphook", "session", "eventbus", "telemetry", "llm/registry", "workspace", "memory", "tool/memorytool", "kb", "kb/sqlite", "tool/kbtool", "internal/migration", "internal/sqlitedb", "internal/atomicfile", "session/sqlite", "runner/queue", "internal/secretenv"},
 	"workspace":                    {"permission", "hook", "hook/httphook", "tool", "llm/registry", "internal/atomicfile", "internal/secretenv", "memory"},
 	"command":                      {"workspace", "attachment", "permission", "hook", "hook/httphook", "tool", "llm/registry", "internal/atomicfile", "internal/secretenv", "memory"},
 	"tool/mcptool":                 {"tool"},

@@ -44,6 +44,7 @@ var notRequirements = map[string]string{
 	"CVE-2021": "the head of CVE-2021-42574 (Trojan Source), cited by memory's scanner corpus",
 	"GPT-5":    "OpenAI's model family, in the registry and a suggest test",
 	"PDF-1":    "the head of a PDF file's magic, %PDF-1.4, in a gateway test",
+	"SEP-2322": "an MCP specification enhancement proposal (multi round-trip requests), cited by mcpserver",
 }
 
 // cite is one occurrence of a requirement ID.
