@@ -50,12 +50,15 @@ func Serve(ctx context.Context, cfg Config, in io.Reader, out io.Writer) error {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
 	a := newAgent(cfg)
+	ctx, stop := context.WithCancel(ctx)
+	defer stop() // a pump waiting for answers gives up
 	fl := newFlight(ctx)
 	pr, pw := io.Pipe()
-	go fl.pump(in, pw)
 	conn := sdk.NewAgentSideConnection(a, fl.writer(out), pr)
 	conn.SetLogger(cfg.Logger)
 	a.conn = conn
+	// The input flows once the logger is set: the SDK's reader logs.
+	go fl.pump(in, pw)
 	defer a.closeAll()
 	defer pr.Close() // the pump stops at its next line
 	select {
