@@ -260,3 +260,27 @@ func TestLoadReplaysHistory_SESS3(t *testing.T) {
 		t.Errorf("the loaded session's request has %d messages", len(msgs))
 	}
 }
+
+// session/cancel while a permission question is open: the client answers
+// the question cancelled, as the protocol asks; the command does not run
+// and the prompt answers cancelled (SPEC PERM-3).
+func TestCancelWhileAsking_PERM3(t *testing.T) {
+	e := newEnv(t, llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("b1", "bash", `{"command":"echo ran > ran.txt"}`)}}, llmtest.Reply{Text: "never"})
+	conn, cl := e.connect()
+	id := e.newSession(conn)
+	cl.answer = func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse {
+		if err := conn.Cancel(context.Background(), sdk.CancelNotification{SessionId: id}); err != nil {
+			t.Error(err)
+		}
+		return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeCancelled()}
+	}
+	if r := prompt(t, conn, id, "run it"); r.StopReason != sdk.StopReasonCancelled {
+		t.Errorf("stop = %s", r.StopReason)
+	}
+	if _, err := os.Stat(filepath.Join(e.work, "ran.txt")); err == nil {
+		t.Error("the command ran")
+	}
+	if n := len(cl.questions()); n != 1 {
+		t.Errorf("asked %d times", n)
+	}
+}

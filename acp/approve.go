@@ -26,6 +26,9 @@ const (
 type approver struct {
 	conn      *sdk.AgentSideConnection
 	sessionID string
+	// stop cancels the prompt: a question answered cancelled means the
+	// turn was (its session/cancel may not have been handled yet).
+	stop func()
 }
 
 // Approve implements permission.Approver.
@@ -37,6 +40,7 @@ func (a approver) Approve(ctx context.Context, p permission.Prompt) (permission.
 	}
 	if resp.Outcome.Selected == nil {
 		// The client answers cancelled when the prompt was cancelled.
+		a.stop()
 		return permission.Verdict{Answer: permission.AnswerDeny, Message: "the user cancelled the prompt"}, nil
 	}
 	switch id := resp.Outcome.Selected.OptionId; id {

@@ -51,7 +51,7 @@ func (a *acpAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptR
 	tr := newTranslator(l.conv.Setup().Workspace().Root)
 	var done *agent.DoneEvent
 	var runErr error
-	for ev, err := range l.conv.SubmitMessage(runCtx, "", msg, approver{conn: a.conn, sessionID: l.id}) {
+	for ev, err := range l.conv.SubmitMessage(runCtx, "", msg, approver{conn: a.conn, sessionID: l.id, stop: cancel}) {
 		if err != nil {
 			runErr = err
 		}
