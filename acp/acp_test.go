@@ -252,6 +252,20 @@ func TestLoadReplaysHistory_SESS3(t *testing.T) {
 	if n := len(e.model.Requests()); n != 4 {
 		t.Fatalf("requests = %d", n)
 	}
+	// Once closed here, another connection resumes it without a replay.
+	if _, err := conn2.CloseSession(context.Background(), sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	conn3, cl3 := e.connect()
+	if _, err := conn3.ResumeSession(context.Background(), sdk.ResumeSessionRequest{SessionId: id, Cwd: e.work}); err != nil {
+		t.Fatal(err)
+	}
+	if us := cl3.take(); len(us) != 0 {
+		t.Errorf("resume replayed %v", kinds(us))
+	}
+	if _, err := conn3.CloseSession(context.Background(), sdk.CloseSessionRequest{SessionId: "nope"}); err == nil {
+		t.Error("closing a session not open: no error")
+	}
 	msgs := e.model.Requests()[3].Messages
 	if len(msgs) != 7 || msgs[0].TextOf() != "first question" || !strings.HasPrefix(msgs[6].TextOf(), "third") {
 		for _, m := range msgs {
