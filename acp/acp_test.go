@@ -1,7 +1,9 @@
 package acp_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"os"
 	"path/filepath"
 	"slices"
@@ -296,5 +298,52 @@ func TestCancelWhileAsking_PERM3(t *testing.T) {
 	}
 	if n := len(cl.questions()); n != 1 {
 		t.Errorf("asked %d times", n)
+	}
+}
+
+// A prompt of text, an image and an embedded resource reaches the model
+// as one user message: the text and the resource's text fenced with its
+// uri, then the image (SPEC LOOP-1, LOOP-2); load replays the image.
+func TestPromptImageAndResource_LOOP2(t *testing.T) {
+	e := newEnv(t, llmtest.Reply{Text: "a picture"})
+	conn, _ := e.connect()
+	id := e.newSession(conn)
+	png := append([]byte("\x89PNG\r\n\x1a\n"), make([]byte, 64)...)
+	_, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: id, Prompt: []sdk.ContentBlock{
+		sdk.TextBlock("what is this?"),
+		sdk.ImageBlock(base64.StdEncoding.EncodeToString(png), "image/png"),
+		sdk.ResourceBlock(sdk.EmbeddedResourceResource{TextResourceContents: &sdk.TextResourceContents{Uri: "file:///w/a.go", Text: "package a"}}),
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := e.model.Requests()[0].Messages[0]
+	var img *llm.Image
+	for _, b := range m.Content {
+		if i, ok := b.(*llm.Image); ok {
+			img = i
+		}
+	}
+	if img == nil || !bytes.Equal(img.Data, png) || img.MediaType != "image/png" {
+		t.Errorf("image = %+v", img)
+	}
+	if txt := m.TextOf(); !strings.HasPrefix(txt, "what is this?\n<resource uri=\"file:///w/a.go\">\npackage a\n</resource>") {
+		t.Errorf("text = %q", txt)
+	}
+	if _, err := conn.CloseSession(context.Background(), sdk.CloseSessionRequest{SessionId: id}); err != nil {
+		t.Fatal(err)
+	}
+	conn2, cl2 := e.connect()
+	if _, err := conn2.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: id, Cwd: e.work, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	var replayed bool
+	for _, u := range cl2.take() {
+		if c := u.UserMessageChunk; c != nil && c.Content.Image != nil && c.Content.Image.Data == base64.StdEncoding.EncodeToString(png) {
+			replayed = true
+		}
+	}
+	if !replayed {
+		t.Error("load did not replay the image")
 	}
 }
