@@ -79,6 +79,7 @@ func (a *acpAgent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigO
 
 // NewSession opens the workspace of cwd and creates a stored session in it.
 func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	a.clientMCP(p.McpServers)
 	ws, err := a.open(ctx, p.Cwd, p.AdditionalDirectories)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -101,6 +102,7 @@ func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk
 // LoadSession binds a stored session and replays its whole conversation
 // as updates before it answers (SPEC SESS-3).
 func (a *acpAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	a.clientMCP(p.McpServers)
 	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
@@ -238,6 +240,14 @@ func (a *acpAgent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	return sdk.SetSessionModeResponse{}, nil
+}
+
+// clientMCP logs that the MCP servers a client lists are not started:
+// the workspace's own configuration applies (mcpCapabilities say so).
+func (a *acpAgent) clientMCP(servers []sdk.McpServer) {
+	if len(servers) > 0 {
+		a.cfg.Logger.Warn("the client's MCP servers are not used; configure them in the workspace (rein mcp add)", "servers", len(servers))
+	}
 }
 
 // open checks cwd and opens its workspace.
