@@ -11,6 +11,7 @@ require (
 	github.com/charmbracelet/colorprofile v0.4.3
 	github.com/charmbracelet/x/ansi v0.11.8
 	github.com/charmbracelet/x/term v0.2.2
+	github.com/coder/acp-go-sdk v0.13.0
 	github.com/danielgtaylor/huma/v2 v2.37.2
 	github.com/go-git/go-git/v5 v5.19.3
 	github.com/go-telegram/bot v1.19.0

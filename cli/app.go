@@ -175,6 +175,7 @@ GEMINI_API_KEY (and their *_BASE_URL). REIN_LOG=debug logs more.`,
 	root.AddCommand(a.runCommand(), a.versionCommand(), a.providerCommand(), a.sessionsCommand(),
 		a.configCommand(), a.initCommand(), a.doctorCommand(), a.trustCommand(), a.serveCommand(),
 		a.agentsCommand(), a.skillsCommand(), a.mcpCommand(), a.kbCommand(), a.memoryCommand(), a.mirrorCommand(), a.workerCommand(), a.personaCommand(), a.gatewayCommand())
+	root.AddCommand(a.acpCommand())
 	return root
 }
 

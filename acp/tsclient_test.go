@@ -1,0 +1,107 @@
+package acp_test
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/llm"
+	"github.com/reinhq/rein/llm/llmtest/mockserver"
+)
+
+// tsSDKVersion is the official TypeScript client scripts/test installs.
+const tsSDKVersion = "2.4.0"
+
+// The official TypeScript ACP client (@agentclientprotocol/sdk) drives
+// the built `rein acp` over stdio against a mock vendor on 127.0.0.1: a
+// prompt whose command asks permission, then, in a second process, the
+// list and a load of the session (SPEC FRONT-1, SESS-3, PERM-3). It
+// skips, saying why, without node or the SDK (scripts/test installs it
+// into .cache/npm; REIN_TEST_NPM names another npm prefix).
+func TestTypeScriptClient_FRONT1(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs node; skipped in short mode")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed: the TypeScript client test needs it")
+	}
+	prefix := os.Getenv("REIN_TEST_NPM")
+	if prefix == "" {
+		prefix = filepath.Join("..", ".cache", "npm")
+	}
+	sdkDir, _ := filepath.Abs(filepath.Join(prefix, "node_modules", "@agentclientprotocol", "sdk"))
+	pkg, err := os.ReadFile(filepath.Join(sdkDir, "package.json"))
+	if err != nil || !strings.Contains(string(pkg), `"version": "`+tsSDKVersion+`"`) {
+		t.Skipf("@agentclientprotocol/sdk@%s is not installed at %s: scripts/test installs it (npm install --prefix .cache/npm @agentclientprotocol/sdk@%s)", tsSDKVersion, sdkDir, tsSDKVersion)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "rein")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/rein").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	srv := mockserver.New()
+	defer srv.Close()
+	srv.APIKey = "test-key"
+	srv.Enqueue(
+		mockserver.Turn{Text: "Running it.", ToolCalls: []mockserver.ToolCall{{ID: "call_1", Name: "bash", Input: `{"command":"echo hello-from-tool"}`}},
+			Usage: llm.Usage{InputTokens: 3000, OutputTokens: 40}},
+		mockserver.Turn{Text: "The command printed: hello-from-tool", Usage: llm.Usage{InputTokens: 3100, OutputTokens: 12}},
+	)
+	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
+	os.MkdirAll(home, 0o700)
+	os.MkdirAll(ws, 0o700)
+	cmd := exec.Command(node, "testdata/tsclient.mjs", sdkDir, bin, ws)
+	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "REIN_SANDBOX=off", "REIN_MODEL=claude-sonnet-4-5",
+		"ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL=" + srv.URL}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node: %v\nstderr:\n%s", err, stderr.String())
+	}
+	var got struct {
+		First struct {
+			SessionID string   `json:"sessionId"`
+			Modes     []string `json:"modes"`
+			Stop      string   `json:"stop"`
+			Code      int      `json:"code"`
+			Kinds     []string `json:"kinds"`
+			Text      string   `json:"text"`
+			Asked     [][]string
+			Init      struct {
+				AgentCapabilities struct {
+					LoadSession bool `json:"loadSession"`
+				} `json:"agentCapabilities"`
+			} `json:"init"`
+		} `json:"first"`
+		Second struct {
+			Listed []string `json:"listed"`
+			Kinds  []string `json:"kinds"`
+			Text   string   `json:"text"`
+			Code   int      `json:"code"`
+		} `json:"second"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v: %s\nstderr:\n%s", err, out, stderr.String())
+	}
+	f, s := got.First, got.Second
+	if f.Stop != "end_turn" || f.Code != 0 || !f.Init.AgentCapabilities.LoadSession || !slices.Contains(f.Modes, "plan") {
+		t.Errorf("first: %+v\nstderr:\n%s", f, stderr.String())
+	}
+	if len(f.Asked) != 1 || !slices.Equal(f.Asked[0], []string{"allow_once", "allow_always", "reject_once"}) {
+		t.Errorf("asked: %v", f.Asked)
+	}
+	if !slices.Contains(f.Kinds, "tool_call:execute:in_progress") || !slices.Contains(f.Kinds, "tool_call_update::completed") ||
+		f.Text != "Running it.The command printed: hello-from-tool" {
+		t.Errorf("first updates: %v, text %q", f.Kinds, f.Text)
+	}
+	if s.Code != 0 || !slices.Equal(s.Listed, []string{f.SessionID}) || s.Text != f.Text ||
+		!slices.Contains(s.Kinds, "user_message_chunk") || !slices.Contains(s.Kinds, "tool_call_update::completed") {
+		t.Errorf("second: %+v", s)
+	}
+}
