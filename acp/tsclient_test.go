@@ -21,7 +21,7 @@ const tsSDKVersion = "2.4.0"
 // prompt whose command asks permission, then, in a second process, the
 // list and a load of the session (SPEC FRONT-1, SESS-3, PERM-3). It
 // skips, saying why, without node or the SDK (scripts/test installs it
-// into .cache/npm; REIN_TEST_NPM names another npm prefix).
+// into .cache/npm; REIN_TEST_NPM_PREFIX names another npm prefix).
 func TestTypeScriptClient_FRONT1(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs node; skipped in short mode")
@@ -30,7 +30,7 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 	if err != nil {
 		t.Skip("node is not installed: the TypeScript client test needs it")
 	}
-	prefix := os.Getenv("REIN_TEST_NPM")
+	prefix := os.Getenv("REIN_TEST_NPM_PREFIX")
 	if prefix == "" {
 		prefix = filepath.Join("..", ".cache", "npm")
 	}
