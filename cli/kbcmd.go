@@ -188,7 +188,7 @@ func (a *App) kbSearch() *cobra.Command {
 		},
 	}
 	cmd.Flags().StringVar(&dir, "cwd", "", "the workspace directory (default: where rein runs)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (mode, note, hits with ranks and scores)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (mode, note, hits with ranks, scores, matched terms and snippets)")
 	cmd.Flags().IntVarP(&top, "top", "k", kb.DefaultTopK, "how many hits (at most 50)")
 	return cmd
 }

@@ -30,6 +30,8 @@ type Config struct {
 	// Weights weigh the passes in the fusion; default keyword 1.0,
 	// vector 1.5.
 	Weights Weights
+	// Ranking tunes how the keyword pass ranks documents.
+	Ranking Ranking
 	// RRFK is the k of reciprocal rank fusion; 0 means 60.
 	RRFK float64
 	// MaxFileSize is the largest file indexed, in bytes; 0 means 1 MiB.

@@ -30,6 +30,13 @@ type Result struct {
 	// keyword and vector passes; 0 when that pass did not find it.
 	KeywordRank int `json:"keyword_rank,omitempty"`
 	VectorRank  int `json:"vector_rank,omitempty"`
+	// Matched are the query's terms (as Terms makes them, with their
+	// variants) that the chunk's heading and text hold.
+	Matched []string `json:"matched,omitempty"`
+	// Snippet is what a reader needs of the chunk: the lines holding
+	// matched terms, each with the line after it (the first lines when
+	// none matches, as for a hit of the vector pass alone).
+	Snippet []Line `json:"snippet,omitempty"`
 }
 
 // chunkKey identifies a chunk across passes: its document and first line.

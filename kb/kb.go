@@ -28,8 +28,9 @@ type Document struct {
 	// Path names the document: a slash-separated path relative to the
 	// root it was added from, or a name the caller chose. Unique.
 	Path string `json:"path"`
-	// Hash is the hex SHA-256 of the content it was indexed from: a
-	// re-index skips a document whose hash and embedding are unchanged.
+	// Hash is the hex SHA-256 of the content it was indexed from and,
+	// after a "+", the IndexVersion of its analysis: a re-index skips a
+	// document whose hash and embedding are unchanged.
 	Hash string `json:"hash"`
 	// Size is the content's length in bytes; Chunks how many chunks it has.
 	Size   int64 `json:"size"`
@@ -105,15 +106,6 @@ type Entry struct {
 // Base uses it when the backend has it.
 type Batcher interface {
 	PutBatch(ctx context.Context, entries []Entry) error
-}
-
-// ChunkTerms are the terms the keyword pass matches a chunk on: those of
-// its heading and of its text. Every backend indexes a chunk under these.
-func ChunkTerms(c Chunk) []string {
-	if c.Heading == "" {
-		return Terms(c.Text)
-	}
-	return Terms(c.Heading + "\n" + c.Text)
 }
 
 // Embedder turns texts into vectors, one per text, all of one dimension

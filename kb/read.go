@@ -36,7 +36,7 @@ func (b *Base) load(f file, existing map[string]Document) loaded {
 		return l
 	}
 	sum := sha256.Sum256(data)
-	l.hash = hex.EncodeToString(sum[:])
+	l.hash = hex.EncodeToString(sum[:]) + "+" + IndexVersion
 	if d, ok := existing[f.rel]; ok && d.Hash == l.hash && d.Embedding == b.cfg.EmbeddingModel {
 		l.unchanged = true
 		return l

@@ -17,7 +17,8 @@ type SearchOptions struct {
 	// as good as the best).
 	Threshold float64
 	// Candidates is how many hits each pass contributes to the fusion:
-	// 0 means 50; at most 1,000.
+	// 0 means 50; at most 1,000. The keyword pass asks the backend for at
+	// least Ranking.Candidates chunks to rank into documents.
 	Candidates int
 }
 
@@ -46,8 +47,8 @@ var ErrEmptyQuery = errors.New("kb: search: the query has no searchable term")
 // fails with ErrEmptyQuery.
 func (b *Base) Search(ctx context.Context, query string, opts SearchOptions) (*Results, error) {
 	opts = opts.withDefaults()
-	terms := dedupe(Terms(query))
-	if len(terms) == 0 {
+	q := analyseQuery(query)
+	if len(q.terms) == 0 {
 		return nil, fmt.Errorf("%w: %q has only stopwords, punctuation or single letters; use distinctive words such as identifiers, names or error messages",
 			ErrEmptyQuery, clip(query, 80))
 	}
@@ -64,10 +65,12 @@ func (b *Base) Search(ctx context.Context, query string, opts SearchOptions) (*R
 			res.Mode, res.Note, vecHits = ModeHybrid, "", hits
 		}
 	}
-	kwHits, err := b.backend.Keyword(ctx, terms, opts.Candidates)
+	rk := b.cfg.Ranking.withDefaults()
+	kwHits, err := b.backend.Keyword(ctx, q.terms, max(rk.Candidates, opts.Candidates))
 	if err != nil {
 		return nil, fmt.Errorf("kb: search: keyword pass: %w", err)
 	}
+	kwHits = rankDocuments(kwHits, q, rk)
 	fused := Fuse(kwHits, vecHits, b.weights, b.cfg.RRFK)
 	if opts.Threshold > 0 && len(fused) > 0 {
 		floor := opts.Threshold * fused[0].Score
@@ -79,6 +82,9 @@ func (b *Base) Search(ctx context.Context, query string, opts SearchOptions) (*R
 	}
 	if len(fused) > opts.TopK {
 		fused = fused[:opts.TopK]
+	}
+	for i := range fused {
+		annotate(&fused[i], q)
 	}
 	res.Hits = fused
 	return res, nil

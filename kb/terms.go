@@ -48,6 +48,11 @@ const maxStopword = 5
 func Terms(text string) []string {
 	var a analyser
 	a.run(text)
+	return a.terms()
+}
+
+// terms lists the terms analysed.
+func (a *analyser) terms() []string {
 	if len(a.spans) == 0 {
 		return nil
 	}
@@ -76,6 +81,11 @@ type analyser struct {
 func (a *analyser) run(text string) {
 	a.buf = make([]byte, 0, len(text)+len(text)/2)
 	a.spans = make([]span, 0, len(text)/5)
+	a.words(text)
+}
+
+// words appends the terms of text to a.buf and a.spans.
+func (a *analyser) words(text string) {
 	for i := 0; i < len(text); {
 		c := text[i]
 		if c < utf8.RuneSelf {

@@ -3,20 +3,22 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"path"
 	"slices"
 	"strings"
+	"time"
 )
 
-// Question is one labelled question of questions.json: the files (paths
-// relative to GOROOT/src) whose text answers it.
+// Question is one labelled question of a questions file: the files
+// (paths relative to the corpus's root) whose text answers it.
 type Question struct {
 	ID       string   `json:"id"`
 	Question string   `json:"question"`
 	Files    []string `json:"files"`
 }
 
-// parseQuestions reads questions.json: ids unique, each question with a
+// parseQuestions reads a questions file: ids unique, each question with a
 // text and at least one file, given as a clean relative path.
 func parseQuestions(data []byte) ([]Question, error) {
 	var qs []Question
@@ -35,7 +37,7 @@ func parseQuestions(data []byte) ([]Question, error) {
 		}
 		for _, f := range q.Files {
 			if f == "" || path.Clean(f) != f || path.IsAbs(f) || f == ".." || strings.HasPrefix(f, "../") {
-				return nil, fmt.Errorf("questions: %s: file %q: want a clean path relative to GOROOT/src", q.ID, f)
+				return nil, fmt.Errorf("questions: %s: file %q: want a clean path relative to the corpus root", q.ID, f)
 			}
 		}
 		seen[q.ID] = true
@@ -110,4 +112,60 @@ func within(qs []Question, dir string) []Question {
 		}
 	}
 	return out
+}
+
+// The splits of the questions.
+const (
+	splitTune    = "tune"
+	splitHeldOut = "heldout"
+	splitAll     = "all"
+)
+
+// heldOut reports whether a question is in the held-out half: decided by
+// a hash of its id alone (FNV-1a, odd), fixed before ranking was tuned,
+// so no one chooses which questions are held out.
+func heldOut(id string) bool {
+	h := fnv.New32a()
+	h.Write([]byte(id))
+	return h.Sum32()%2 == 1
+}
+
+// splitOf returns the questions of a split.
+func splitOf(qs []Question, split string) []Question {
+	if split == splitAll {
+		return qs
+	}
+	var out []Question
+	for _, q := range qs {
+		if heldOut(q.ID) == (split == splitHeldOut) {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// distinct returns the first n distinct documents of docs, in order.
+func distinct(docs []string, n int) []string {
+	var out []string
+	for _, d := range docs {
+		if len(out) == n {
+			break
+		}
+		if !slices.Contains(out, d) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// percentile returns the p-th percentile (0 < p ≤ 1, nearest rank) of
+// times in milliseconds; 0 for none.
+func percentile(times []time.Duration, p float64) float64 {
+	if len(times) == 0 {
+		return 0
+	}
+	s := slices.Clone(times)
+	slices.Sort(s)
+	i := min(len(s)-1, max(0, int(float64(len(s))*p+0.999999)-1))
+	return float64(s[i].Microseconds()) / 1000
 }

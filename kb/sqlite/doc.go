@@ -9,8 +9,10 @@
 // decides the terms, FTS5 matches them (every term quoted, so no query
 // text is ever FTS5 syntax) and ranks them by bm25. bm25 costs about 2 µs
 // a matching chunk, so a query whose terms match more than a few thousand
-// chunks is ranked by coordination instead (see Store.Keyword), which
-// keeps a search of an index of all of GOROOT/src within milliseconds. Vectors are little-endian
+// chunks takes the best chunks of its rarest words and re-scores them by
+// BM25 over all its terms in Go, with FTS5's statistics (see
+// Store.Keyword), which keeps a search of an index of all of GOROOT/src
+// within milliseconds. Vectors are little-endian
 // float32 blobs beside the chunks; the first Vector query loads them all
 // into memory and scores them by cosine in Go, writes of this process
 // keep that copy in step, and a generation counter every write bumps

@@ -3,8 +3,11 @@ package sqlite
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"math"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -14,21 +17,26 @@ import (
 
 // exactBudget is how many matching chunks a keyword query ranks by bm25
 // over all its terms at most (FTS5's bm25 costs about 2 µs a chunk): a
-// broader query is answered by coordination instead, see Keyword.
+// broader query ranks its rarest words' chunks, then re-scores; see
+// Keyword.
 const exactBudget = 2500
 
-// Keyword returns up to k chunks matching any of terms, best first.
+// Keyword returns up to k chunks matching any of terms, best first by
+// BM25 over all the terms (Score; higher is better), as the memory
+// backend ranks them.
 //
 // A query matching at most exactBudget chunks (by its terms' document
-// frequencies) is ranked by FTS5's bm25 over all its terms; Score is
-// the bm25 score (higher is better). A broader one (common words: "read
-// file line by line") would take tens of milliseconds that way, so it is
-// ranked by coordination first: the chunks holding all its terms, by
-// bm25 over them, then those holding all but the most common one, and so
-// on down to the rarest term alone, then those holding one of the other
-// terms (while they are few, or nothing was found yet), until k are
-// found; Score is then the level plus the bm25 score squashed into
-// [0, 1).
+// frequencies) is ranked by FTS5's bm25 over all its terms. A broader one
+// (common words: "read file line by line") would take tens of
+// milliseconds that way, so its candidates are the best k chunks by bm25
+// over its rarest words only (kb.Alternatives: a plural and its singular,
+// a compound and its parts count as one word), as many words as hold
+// exactBudget chunks together (at least the rarest), and those are
+// re-scored by BM25 over all the terms (see rescore). A chunk holding
+// only common words is not reached: it could not score high. (Gathering
+// candidates by coordination too — the chunks holding all the words, all
+// but the commonest, … — cost up to 4× the time and found nothing more on
+// bench/kbeval's tune half.)
 func (s *Store) Keyword(ctx context.Context, terms []string, k int) ([]kb.Hit, error) {
 	toks := tokens(terms)
 	if len(toks) == 0 || k < 1 {
@@ -59,56 +67,179 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, toks []string, k int) (
 		return nil, nil
 	}
 	if total <= s.budget() {
-		return rank(ctx, tx, orExpr(toks), k, nil, 0)
+		return rank(ctx, tx, orExpr(toks), k, nil)
 	}
-	// Coordination: the rarest terms first; a term no chunk holds drops out.
-	order := make([]int, 0, len(toks))
-	for i := range toks {
-		if dfs[i] > 0 {
-			order = append(order, i)
-		}
+	// The query's words (kb.Alternatives: a plural and its singular, a
+	// compound and its parts count as one), the rarest first; a word no
+	// chunk holds drops out.
+	df := map[string]int{}
+	for i, t := range toks {
+		df[t] = dfs[i]
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return dfs[a] - dfs[b] })
-	// Levels, each scored above the next: all the terms, all but the
-	// commonest, …, the rarest alone; then each other term alone, while
-	// it is rare enough to rank cheaply (or nothing was found yet).
-	var levels [][]int
-	for n := len(order); n >= 1; n-- {
-		levels = append(levels, order[:n])
-	}
-	for _, i := range order[1:] {
-		levels = append(levels, []int{i})
-	}
-	var hits []kb.Hit
-	seen := map[chunkRef]bool{}
-	tail := s.budget() / 2 // how many chunks the single-term levels may rank
-	for li, level := range levels {
-		if len(hits) >= k {
-			break
-		}
-		if li >= len(order) {
-			if df := dfs[level[0]]; len(hits) > 0 && df > tail {
-				continue
-			} else {
-				tail -= df
+	var groups []string // FTS5 expressions
+	var gdf []int
+	for _, g := range kb.Alternatives(toks) {
+		n := 0
+		var alts []string
+		for _, t := range g {
+			if df[t] > 0 {
+				n += df[t]
+				alts = append(alts, quote(t))
 			}
 		}
-		parts := make([]string, len(level))
-		for i, j := range level {
-			parts[i] = quote(toks[j])
+		if n > 0 {
+			groups = append(groups, "("+strings.Join(alts, " OR ")+")")
+			gdf = append(gdf, n)
 		}
-		// A level's chunks may include those of the levels before: ask
-		// for enough to find k new ones.
-		got, err := rank(ctx, tx, strings.Join(parts, " AND "), k+len(hits), seen, len(levels)-li)
-		if err != nil {
-			return nil, err
-		}
-		hits = append(hits, got...)
 	}
+	if len(groups) == 0 {
+		return nil, nil
+	}
+	order := make([]int, len(groups))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return gdf[a] - gdf[b] })
+	// The candidates: the best k chunks by bm25 over the rarest words, as
+	// many words as the budget ranks cheaply (at least the rarest).
+	rare := []string{groups[order[0]]}
+	for n, i := gdf[order[0]], 1; i < len(order) && n+gdf[order[i]] <= s.budget(); i++ {
+		n += gdf[order[i]]
+		rare = append(rare, groups[order[i]])
+	}
+	seen := map[chunkRef]int64{}
+	hits, err := rank(ctx, tx, strings.Join(rare, " OR "), k, seen)
+	if err != nil {
+		return nil, err
+	}
+	hits, err = s.rescore(ctx, tx, toks, dfs, hits, seen)
 	if len(hits) > k {
 		hits = hits[:k]
 	}
+	return hits, err
+}
+
+// rescore ranks the chunks coordination found by BM25 over all the query's
+// tokens, as the exact pass would have (and the memory backend does):
+// the query's terms are counted in each chunk again in Go
+// (kb.TermFrequencies: in what it was indexed under, kb.ChunkTerms), its
+// length comes from FTS5's docsize table, the corpus's size and average chunk length come from
+// FTS5's own statistics. Coordination only chose them: a chunk holding
+// the rare terms once no longer outranks one holding them throughout.
+func (s *Store) rescore(ctx context.Context, tx *sql.Tx, toks []string, dfs []int, hits []kb.Hit, ids map[chunkRef]int64) ([]kb.Hit, error) {
+	n, avg, err := averages(ctx, tx)
+	if err != nil || n == 0 {
+		return hits, err
+	}
+	lengths, err := docsizes(ctx, tx, ids)
+	if err != nil {
+		return nil, err
+	}
+	want := make(map[string]int, len(toks))
+	idf := make([]float64, len(toks))
+	for i, t := range toks {
+		want[t] = i
+		if df := float64(dfs[i]); df > 0 {
+			idf[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
+		}
+	}
+	for i := range hits {
+		tf := kb.TermFrequencies(hits[i].Chunk, want)
+		length, ok := lengths[ids[chunkRef{hits[i].Doc, hits[i].Start}]]
+		if !ok {
+			length = avg
+		}
+		norm := 1 - bm25B + bm25B*length/avg
+		score := 0.0
+		for j, f := range tf {
+			if f > 0 {
+				score += idf[j] * float64(f) * (bm25K1 + 1) / (float64(f) + bm25K1*norm)
+			}
+		}
+		hits[i].Score = score
+	}
+	slices.SortStableFunc(hits, func(a, b kb.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		}
+		return 0
+	})
 	return hits, nil
+}
+
+// docsizes returns the length in tokens of each chunk of ids, by rowid,
+// from FTS5's docsize table (a varint for the one column).
+func docsizes(ctx context.Context, tx *sql.Tx, ids map[chunkRef]int64) (map[int64]float64, error) {
+	out := make(map[int64]float64, len(ids))
+	if len(ids) == 0 {
+		return out, nil
+	}
+	list := make([]string, 0, len(ids))
+	for _, id := range ids {
+		list = append(list, strconv.FormatInt(id, 10))
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, sz FROM chunk_terms_docsize WHERE id IN (`+strings.Join(list, ",")+`)`)
+	if err != nil {
+		return nil, fmt.Errorf("chunk lengths: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var sz []byte
+		if err := rows.Scan(&id, &sz); err != nil {
+			return nil, err
+		}
+		if v, n := varint(sz); n > 0 {
+			out[id] = float64(v)
+		}
+	}
+	return out, rows.Err()
+}
+
+// BM25 parameters, as FTS5's bm25() has them.
+const (
+	bm25K1 = 1.2
+	bm25B  = 0.75
+)
+
+// averages returns how many chunks the index holds and their average
+// length in tokens, from FTS5's averages record (the row of id 1 of its
+// data table: varints, the row count then each column's token count).
+func averages(ctx context.Context, tx *sql.Tx) (n, avg float64, err error) {
+	var rec []byte
+	err = tx.QueryRowContext(ctx, `SELECT block FROM chunk_terms_data WHERE id = 1`).Scan(&rec)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, 0, nil
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("index statistics: %w", err)
+	}
+	rows, m := varint(rec)
+	tokens, m2 := varint(rec[m:])
+	if m == 0 || m2 == 0 || rows == 0 {
+		return 0, 0, nil
+	}
+	return float64(rows), max(float64(tokens)/float64(rows), 1), nil
+}
+
+// varint decodes an SQLite varint (big-endian groups of 7 bits, the high
+// bit set on all but the last; a ninth byte gives 8 bits) and returns it
+// with its length; 0, 0 when b is too short.
+func varint(b []byte) (uint64, int) {
+	var v uint64
+	for i := 0; i < 9 && i < len(b); i++ {
+		if i == 8 {
+			return v<<8 | uint64(b[i]), 9
+		}
+		v = v<<7 | uint64(b[i]&0x7f)
+		if b[i]&0x80 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
 }
 
 // chunkRef names a chunk across the queries of one search.
@@ -117,11 +248,10 @@ type chunkRef struct {
 	start int
 }
 
-// rank runs an FTS5 query and returns its chunks best first by bm25,
-// leaving out those in seen (and adding the others to it when seen is
-// not nil). With level > 0 the score is level + s/(1+s) for a bm25 s.
-func rank(ctx context.Context, tx *sql.Tx, match string, k int, seen map[chunkRef]bool, level int) ([]kb.Hit, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT c.doc, c.start_line, c.end_line, c.heading, c.text, m.score
+// rank runs an FTS5 query and returns its k best chunks by bm25, best
+// first; with seen, it records each chunk's rowid there.
+func rank(ctx context.Context, tx *sql.Tx, match string, k int, seen map[chunkRef]int64) ([]kb.Hit, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.doc, c.start_line, c.end_line, c.heading, c.text, m.score
 		FROM (SELECT rowid AS id, bm25(chunk_terms) AS score FROM chunk_terms
 			WHERE chunk_terms MATCH ? ORDER BY score LIMIT ?) m
 		JOIN chunks c ON c.id = m.id
@@ -133,20 +263,13 @@ func rank(ctx context.Context, tx *sql.Tx, match string, k int, seen map[chunkRe
 	var hits []kb.Hit
 	for rows.Next() {
 		var h kb.Hit
-		if err := rows.Scan(&h.Doc, &h.Start, &h.End, &h.Heading, &h.Text, &h.Score); err != nil {
+		var id int64
+		if err := rows.Scan(&id, &h.Doc, &h.Start, &h.End, &h.Heading, &h.Text, &h.Score); err != nil {
 			return nil, err
 		}
 		h.Score = -h.Score
 		if seen != nil {
-			ref := chunkRef{h.Doc, h.Start}
-			if seen[ref] {
-				continue
-			}
-			seen[ref] = true
-		}
-		if level > 0 {
-			s := max(h.Score, 0)
-			h.Score = float64(level) + s/(1+s)
+			seen[chunkRef{h.Doc, h.Start}] = id
 		}
 		hits = append(hits, h)
 	}

@@ -149,8 +149,9 @@ func TestTwoStores(t *testing.T) {
 	}
 }
 
-// A broad query is ranked by coordination: chunks holding all its terms
-// first, then all but the commonest, and so on.
+// A broad query's candidates are the chunks of its rarest words, ranked
+// by BM25 over all its terms. A chunk holding only the commonest word is
+// not reached.
 func TestKeywordCoordination(t *testing.T) {
 	s := openTemp(t)
 	putTexts(t, s, "a.md", nil, "common", "common rare", "common rare rarer", "common common common", "rarer")
@@ -221,4 +222,41 @@ func FuzzKeyword(f *testing.F) {
 			t.Errorf("Keyword(%q): %v", term, err)
 		}
 	})
+}
+
+func TestVarint(t *testing.T) {
+	for _, tc := range []struct {
+		in   []byte
+		want uint64
+		n    int
+	}{
+		{[]byte{0x05}, 5, 1},
+		{[]byte{0x81, 0x00}, 128, 2},
+		{[]byte{0x82, 0x81, 0x7f, 0xff}, 2<<14 | 1<<7 | 0x7f, 3},
+		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1<<64 - 1, 9},
+		{[]byte{0x80}, 0, 0}, // cut short
+		{nil, 0, 0},
+	} {
+		if got, n := varint(tc.in); got != tc.want || n != tc.n {
+			t.Errorf("varint(% x) = %d, %d; want %d, %d", tc.in, got, n, tc.want, tc.n)
+		}
+	}
+}
+
+// The statistics the re-scoring of broad queries uses are FTS5's own:
+// the chunk count and their average length in terms.
+func TestAverages_KB4(t *testing.T) {
+	s := openTemp(t)
+	putTexts(t, s, "a.md", nil, "one two three four", "five six")
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	n, avg, err := averages(ctx, tx)
+	want := float64(len(kb.ChunkTerms(kb.Chunk{Doc: "a.md", Text: "one two three four"}))+
+		len(kb.ChunkTerms(kb.Chunk{Doc: "a.md", Text: "five six"}))) / 2
+	if err != nil || n != 2 || avg != want {
+		t.Errorf("averages = %v, %v, %v; want 2, %v", n, avg, err, want)
+	}
 }

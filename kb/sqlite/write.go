@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"strings"
 	"time"
 
 	"github.com/reinhq/rein/kb"
@@ -40,7 +39,7 @@ func prepare(e kb.Entry) (entry, error) {
 	out.doc.Chunks = len(e.Chunks)
 	for i, c := range e.Chunks {
 		c.Doc = e.Doc.Path
-		r := row{chunk: c, terms: strings.Join(kb.ChunkTerms(c), " ")}
+		r := row{chunk: c, terms: kb.JoinedChunkTerms(c)}
 		if e.Vectors != nil {
 			r.vec = encode(e.Vectors[i])
 			r.unit = kb.Unit(e.Vectors[i])

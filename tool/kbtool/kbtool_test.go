@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -120,9 +121,51 @@ func TestRenderCuts(t *testing.T) {
 	if len(out) > 26<<10 {
 		t.Errorf("rendered %d bytes, want about 24 KiB at most", len(out))
 	}
-	for _, want := range []string{"big.md:1-5000", "(cut; read_file big.md for the rest)", "small.md:3-4 — ## Small", "hybrid search"} {
+	for _, want := range []string{"big.md:1-5000", "(cut; read_file big.md for the rest)", "small.md:3-4 — in ## Small", "hybrid search"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("render lacks %q", want)
 		}
+	}
+}
+
+// TestHitsShowWhatMatters_KB4: a hit names its file, line span and the
+// declaration it sits in, lists the query terms it holds, and shows the
+// numbered lines holding them rather than the whole chunk; without top_k
+// a search returns DefaultTopK hits at most; a test file ranks below the
+// code it tests unless the query asks for tests.
+func TestHitsShowWhatMatters_KB4(t *testing.T) {
+	var code strings.Builder
+	code.WriteString("package retry\n\n// Backoff returns how long to wait before attempt n.\nfunc Backoff(n int) time.Duration {\n")
+	for i := range 30 {
+		fmt.Fprintf(&code, "\tx%d := n * %d // filler\n", i, i)
+	}
+	code.WriteString("\treturn base << n // exponential backoff, capped\n}\n")
+	files := map[string]string{
+		"retry/backoff.go":      code.String(),
+		"retry/backoff_test.go": "package retry\n\nfunc TestBackoff(t *testing.T) {\n\tif Backoff(1) != 2*base { t.Fatal(\"backoff\") } // retries back off\n}\n",
+	}
+	for i := range 9 {
+		files[fmt.Sprintf("notes/n%d.md", i)] = "# Note\n\nRetries back off here too.\n"
+	}
+	tl := kbtool.New(func(context.Context) (*kb.Base, error) { return base(t, files), nil })
+	text := call(t, tl, `{"query":"how do retries back off"}`).TextOf()
+	first := strings.Index(text, "retry/backoff.go:")
+	if first < 0 || first > strings.Index(text, "retry/backoff_test.go") && strings.Contains(text, "retry/backoff_test.go") {
+		t.Errorf("the implementation is not above its test:\n%s", text)
+	}
+	for _, want := range []string{"retry/backoff.go:1-36 — in package retry", "matched: ", "backoff", "return base << n // exponential backoff, capped", "…"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the result lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "x12 := n * 12") {
+		t.Errorf("the snippet shows lines without a matched term:\n%s", text)
+	}
+	if n := strings.Count(text, "\nmatched: "); n > kbtool.DefaultTopK {
+		t.Errorf("%d hits without top_k, want at most %d", n, kbtool.DefaultTopK)
+	}
+	text = call(t, tl, `{"query":"backoff tests","top_k":2}`).TextOf()
+	if !strings.HasPrefix(text[strings.Index(text, "\n\n")+2:], "retry/backoff_test.go") {
+		t.Errorf("a query asking for tests does not find the test first:\n%s", text)
 	}
 }

@@ -1,0 +1,322 @@
+package kb
+
+import (
+	"path"
+	"sort"
+	"strings"
+)
+
+// Ranking tunes how the keyword pass ranks documents; the zero value is
+// the defaults (which bench/kbeval measured; see bench/README.md).
+type Ranking struct {
+	// Candidates is how many chunks the backend's keyword pass returns to
+	// be ranked into documents: 0 means 200 (never fewer than a search's
+	// own Candidates).
+	Candidates int
+	// Spread weighs a document's further chunks: its score is its best
+	// chunk's plus Spread times its second's plus Spread² times its
+	// third's. 0 means 0.1; negative counts the best chunk alone.
+	Spread float64
+	// Demote multiplies the score of tests, test data, vendored and
+	// generated files (see Demoted) unless the query asks for tests: 0
+	// means 0.35; 1 or more does not demote.
+	Demote float64
+	// Variant multiplies the score of a platform's variant of code (see
+	// Variant): 0 means 0.6; 1 or more does not demote.
+	Variant float64
+	// PerDoc is how many chunks of one document a search returns at
+	// most, the best first: 0 means 2.
+	PerDoc int
+}
+
+func (r Ranking) withDefaults() Ranking {
+	if r.Candidates <= 0 {
+		r.Candidates = 200
+	}
+	r.Candidates = min(r.Candidates, MaxCandidates)
+	switch {
+	case r.Spread == 0:
+		r.Spread = 0.1
+	case r.Spread < 0:
+		r.Spread = 0
+	}
+	if r.Demote <= 0 {
+		r.Demote = 0.35
+	}
+	r.Demote = min(r.Demote, 1)
+	if r.Variant <= 0 {
+		r.Variant = 0.6
+	}
+	r.Variant = min(r.Variant, 1)
+	if r.PerDoc <= 0 {
+		r.PerDoc = 2
+	}
+	return r
+}
+
+// queryStopwords are dropped from queries (not from documents): the words
+// of a question about code that say nothing of which code ("how is X
+// implemented", "the function that does Y"). A query of only these keeps
+// them.
+var queryStopwords = map[string]bool{
+	"function": true, "functions": true, "func": true, "method": true, "methods": true,
+	"implement": true, "implemented": true, "implementation": true, "implements": true,
+	"code": true, "go": true, "golang": true, "does": true, "do": true, "done": true,
+	"happen": true, "happens": true, "work": true, "works": true, "way": true,
+	"should": true, "would": true, "could": true, "we": true, "my": true, "me": true,
+	"our": true, "some": true, "someone": true, "something": true, "one": true,
+	"use": true, "used": true, "using": true, "find": true,
+	"sure": true, "decide": true, "decides": true, "also": true,
+	"about": true, "like": true, "such": true, "than": true, "them": true, "they": true,
+	"their": true, "when": true, "where": true, "there": true, "here": true,
+	"after": true, "before": true, "between": true, "being": true, "been": true,
+	"own": true, "other": true, "instead": true, "without": true, "each": true,
+	"every": true, "all": true, "any": true, "which": true, "whose": true, "if": true,
+	"e": true, "g": true, "eg": true, "ie": true, "etc": true, "so": true, "but": true,
+}
+
+// testWords in a query ask for tests: tests and test data are not
+// demoted.
+var testWords = map[string]bool{
+	"test": true, "tests": true, "testing": true, "testdata": true, "benchmark": true,
+	"benchmarks": true, "fuzz": true, "fuzzing": true, "example": true, "examples": true,
+}
+
+// query is a search's query analysed for the keyword pass.
+type query struct {
+	terms      []string // distinct, with variants
+	wantsTests bool
+}
+
+// analyseQuery makes the keyword pass's terms of a query: its Terms
+// without query stopwords (unless nothing else is left), each plural also
+// as its singular ("retries" → retry), and each pair of adjacent words
+// also as one ("back off" → backoff, "read file" → readfile, as code
+// spells them).
+func analyseQuery(q string) query {
+	all := Terms(q)
+	var out query
+	kept := make([]string, 0, len(all))
+	for _, t := range all {
+		if testWords[t] {
+			out.wantsTests = true
+		}
+		if !queryStopwords[t] {
+			kept = append(kept, t)
+		}
+	}
+	if len(kept) == 0 {
+		kept = all
+	}
+	for _, t := range kept {
+		if s := singular(t); s != "" {
+			kept = append(kept, s)
+		}
+	}
+	words := queryWords(q)
+	for i := 1; i < len(words); i++ {
+		a, b := words[i-1], words[i]
+		if queryStopwords[a] || queryStopwords[b] || stopwords[a] || stopwords[b] {
+			continue
+		}
+		if j := a + b; len(j) <= MaxTermLen {
+			kept = append(kept, j)
+		}
+	}
+	out.terms = dedupe(kept)
+	return out
+}
+
+// queryWords are the lowercased runs of ASCII letters of q of two
+// letters or more, in order.
+func queryWords(q string) []string {
+	f := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return r < 'a' || r > 'z' })
+	out := f[:0]
+	for _, w := range f {
+		if len(w) >= 2 {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// singular returns an English plural's singular ("retries" → retry,
+// "matches" → match, "files" → file), "" when t does not look plural.
+func singular(t string) string {
+	n := len(t)
+	switch {
+	case n < 4 || t[n-1] != 's' || t[n-2] == 's' || t[n-2] == 'u' || t[n-2] == 'i':
+		return ""
+	case strings.HasSuffix(t, "ies") && n > 4:
+		return t[:n-3] + "y"
+	case strings.HasSuffix(t, "ches"), strings.HasSuffix(t, "shes"), strings.HasSuffix(t, "xes"), strings.HasSuffix(t, "sses"):
+		return t[:n-2]
+	}
+	return t[:n-1]
+}
+
+// Demoted reports a document the keyword pass ranks below the others of
+// equal evidence unless the query asks for tests: tests (Go's _test.go,
+// test_*.py, *.test.js and the like), test data (under testdata/,
+// fixtures/, __snapshots__/), vendored code (under vendor/ or
+// third_party/) and generated code (*.pb.go, zz_generated*, Go's
+// z*_GOOS.go tables).
+func Demoted(p string) bool {
+	dir, base := path.Split(p)
+	lower := strings.ToLower(base)
+	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		switch seg {
+		case "testdata", "fixtures", "__snapshots__", "vendor", "third_party", "__tests__":
+			return true
+		}
+	}
+	stem := strings.TrimSuffix(lower, path.Ext(lower))
+	switch {
+	case strings.HasSuffix(stem, "_test"), strings.HasPrefix(stem, "test_"),
+		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"),
+		strings.HasSuffix(lower, ".pb.go"), strings.HasPrefix(lower, "zz_generated"),
+		strings.HasSuffix(lower, "_string.go") && strings.Count(stem, "_") == 1:
+		return true
+	case strings.HasSuffix(lower, ".go") && len(stem) > 1 && stem[0] == 'z' && strings.Contains(stem, "_"):
+		return true // Go's generated tables: zerrors_linux_amd64.go, zsyscall_windows.go
+	}
+	return false
+}
+
+// archs are the processor architectures Go names files after.
+var archs = map[string]bool{
+	"386": true, "amd64": true, "arm": true, "arm64": true, "loong64": true, "mips": true,
+	"mipsle": true, "mips64": true, "mips64le": true, "ppc64": true, "ppc64le": true,
+	"riscv64": true, "s390x": true, "wasm": true, "sparc64": true,
+}
+
+// Variant reports a platform's variant of code, which the keyword pass
+// ranks a little below the portable code it specialises: assembly (.s)
+// and Go files for one processor architecture (sha256block_amd64.go,
+// zsys_linux_arm64.go).
+func Variant(p string) bool {
+	base := path.Base(p)
+	if strings.HasSuffix(base, ".s") || strings.HasSuffix(base, ".S") {
+		return true
+	}
+	stem, ok := strings.CutSuffix(base, ".go")
+	if !ok {
+		return false
+	}
+	stem = strings.TrimSuffix(stem, "_test")
+	for part := range strings.SplitSeq(stem, "_") {
+		if archs[part] && part != stem {
+			return true
+		}
+	}
+	return false
+}
+
+// docRank is a document's evidence in the keyword pass.
+type docRank struct {
+	doc    string
+	score  float64
+	chunks []Hit // best first
+}
+
+// rankDocuments ranks the keyword pass's chunk hits by document: a
+// document scores its best chunk's score plus Spread times its second's
+// plus Spread² times its third's (evidence spread over a file counts,
+// but one good chunk beats many weak ones), times Demote for a demoted
+// document unless the query asks for tests. It returns the best chunks
+// of the best documents, at most PerDoc a document, document by
+// document; a document's further chunks only when they score at least
+// half its best.
+func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
+	byDoc := map[string]*docRank{}
+	var docs []*docRank
+	for _, h := range hits {
+		d := byDoc[h.Doc]
+		if d == nil {
+			d = &docRank{doc: h.Doc}
+			byDoc[h.Doc] = d
+			docs = append(docs, d)
+		}
+		d.chunks = append(d.chunks, h)
+	}
+	for _, d := range docs {
+		sort.SliceStable(d.chunks, func(i, j int) bool { return hitLess(d.chunks[i], d.chunks[j]) })
+		w := 1.0
+		for i, c := range d.chunks {
+			if i == 3 {
+				break
+			}
+			d.score += w * c.Score
+			w *= r.Spread
+		}
+		if !q.wantsTests && Demoted(d.doc) {
+			d.score *= r.Demote
+		}
+		if Variant(d.doc) {
+			d.score *= r.Variant
+		}
+	}
+	sort.SliceStable(docs, func(i, j int) bool {
+		if docs[i].score != docs[j].score {
+			return docs[i].score > docs[j].score
+		}
+		return docs[i].doc < docs[j].doc
+	})
+	out := make([]Hit, 0, len(docs))
+	for _, d := range docs {
+		best := d.chunks[0].Score
+		for i, c := range d.chunks {
+			if i == r.PerDoc || i > 0 && c.Score < best/2 {
+				break
+			}
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// Alternatives groups a query's terms (as a search gives them to
+// Backend.Keyword) that stand for one word of it: a plural with its
+// singular, and each part of a compound with the compound ("back", "off",
+// "backoff" → [back backoff] [off backoff]). A backend that reasons about
+// the query's words (how rare each is, how many a chunk holds) counts a
+// group, not each of its terms: a chunk saying "backoff" holds both
+// "back" and "off". Every term is in a group; order follows terms.
+func Alternatives(terms []string) [][]string {
+	in := make(map[string]bool, len(terms))
+	for _, t := range terms {
+		in[t] = true
+	}
+	compound := func(t string) bool {
+		for i := 2; i <= len(t)-2; i++ {
+			if in[t[:i]] && in[t[i:]] {
+				return true
+			}
+		}
+		return false
+	}
+	plural := map[string]string{} // singular → plural
+	for _, t := range terms {
+		if s := singular(t); s != "" && in[s] {
+			plural[s] = t
+		}
+	}
+	var groups [][]string
+	for _, t := range terms {
+		if compound(t) || plural[t] != "" {
+			continue // an alternative of the words it stands for
+		}
+		g := []string{t}
+		if s := singular(t); s != "" && in[s] {
+			g = append(g, s)
+		}
+		for _, c := range terms {
+			if c != t && len(c) > len(t) && compound(c) &&
+				(strings.HasPrefix(c, t) && in[c[len(t):]] || strings.HasSuffix(c, t) && in[c[:len(c)-len(t)]]) {
+				g = append(g, c)
+			}
+		}
+		groups = append(groups, g)
+	}
+	return groups
+}

@@ -1,0 +1,150 @@
+package kb
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestDemoted_KB4(t *testing.T) {
+	for p, want := range map[string]bool{
+		"net/http/client.go":                          false,
+		"net/http/client_test.go":                     true,
+		"net/http/testdata/file":                      true,
+		"testdata/x.go":                               true,
+		"vendor/golang.org/x/net/http/proxy.go":       true,
+		"cmd/vendor/golang.org/x/mod/module/mod.go":   true,
+		"syscall/zerrors_linux_amd64.go":              true,
+		"syscall/syscall_linux.go":                    false,
+		"zoo/zebra.go":                                false, // a z file without the generated tables' underscore
+		"api/v1/service.pb.go":                        true,
+		"pkg/zz_generated.deepcopy.go":                true,
+		"net/http/conn_state_string.go":               false, // two underscores: not stringer's one
+		"image/kind_string.go":                        true,
+		"tests/test_parser.py":                        true,
+		"src/app.test.js":                             true,
+		"src/app.spec.ts":                             true,
+		"src/contest.go":                              false,
+		"docs/testing.md":                             false,
+		"third_party/lib/a.c":                         true,
+		"web/__tests__/a.js":                          true,
+		"internal/fuzz/mutator.go":                    false,
+		"cmd/compile/internal/test/testdata/arith.go": true,
+	} {
+		if got := Demoted(p); got != want {
+			t.Errorf("Demoted(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestVariant_KB4(t *testing.T) {
+	for p, want := range map[string]bool{
+		"crypto/sha256/sha256block_amd64.s":  true,
+		"crypto/sha256/sha256block_amd64.go": true,
+		"runtime/sys_linux_arm64.go":         true,
+		"runtime/asm.S":                      true,
+		"crypto/sha256/sha256.go":            false,
+		"runtime/netpoll_epoll.go":           false,
+		"os/user/lookup_unix.go":             false,
+		"cmd/internal/obj/arm64/asm7.go":     false, // a directory named for an architecture: portable code about it
+		"cmd/link/internal/amd64.go":         false, // the architecture alone names the file
+		"docs/amd64_notes.md":                false,
+	} {
+		if got := Variant(p); got != want {
+			t.Errorf("Variant(%q) = %v, want %v", p, got, want)
+		}
+	}
+}
+
+func TestAnalyseQuery_KB4(t *testing.T) {
+	for _, tc := range []struct {
+		q          string
+		terms      []string
+		wantsTests bool
+	}{
+		// Stopwords for code go; plurals get their singular; adjacent
+		// words also make one term, as code spells them.
+		{"how do retries back off", []string{"retries", "back", "off", "retry", "retriesback", "backoff"}, false},
+		{"Where is the function that reads files?", []string{"reads", "files", "read", "file", "readsfiles"}, false},
+		{"how does the implementation work", []string{"implementation", "work"}, false}, // only stopwords: kept
+		{"run the benchmark tests", []string{"run", "benchmark", "tests", "test", "benchmarktests"}, true},
+		{"sync.Once", []string{"sync", "once", "synconce"}, false},
+		{"matches indexes classes status", []string{"matches", "indexes", "classes", "status", "match", "index", "class", "matchesindexes", "indexesclasses", "classesstatus"}, false},
+	} {
+		got := analyseQuery(tc.q)
+		if diff := cmp.Diff(tc.terms, got.terms); diff != "" {
+			t.Errorf("analyseQuery(%q) terms (-want +got):\n%s", tc.q, diff)
+		}
+		if got.wantsTests != tc.wantsTests {
+			t.Errorf("analyseQuery(%q) wantsTests = %v", tc.q, got.wantsTests)
+		}
+	}
+}
+
+func TestSingular(t *testing.T) {
+	for in, want := range map[string]string{
+		"retries": "retry", "files": "file", "matches": "match", "boxes": "box", "classes": "class",
+		"status": "", "analysis": "", "class": "", "bus": "", "is": "", "goes": "goe",
+	} {
+		if got := singular(in); got != want {
+			t.Errorf("singular(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+// rankDocuments: a document's best chunk counts most, its further ones a
+// little (Spread); a demoted document falls behind unless the query asks
+// for tests; at most PerDoc chunks a document, those at least half as
+// good as its best.
+func TestRankDocuments_KB4(t *testing.T) {
+	hit := func(doc string, start int, score float64) Hit {
+		return Hit{Chunk: Chunk{Doc: doc, Start: start, End: start + 9}, Score: score}
+	}
+	hits := []Hit{
+		hit("a_test.go", 1, 10),
+		hit("b.go", 1, 6), hit("b.go", 11, 5), hit("b.go", 21, 4), hit("b.go", 31, 1),
+		hit("c.go", 1, 6.5),
+		hit("d.go", 1, 6.4), hit("d.go", 11, 0.5),
+	}
+	where := func(hs []Hit) []string {
+		var out []string
+		for _, h := range hs {
+			out = append(out, h.Doc+":"+string(rune('0'+h.Start/10)))
+		}
+		return out
+	}
+	r := Ranking{}.withDefaults()
+	got := where(rankDocuments(slices.Clone(hits), query{}, r))
+	// b: 6 + 0.1·5 + 0.01·4 = 6.54 beats c's 6.5 and d's 6.45 (whose
+	// second chunk, below half its best, is not returned); a_test: 10 × 0.35.
+	want := []string{"b.go:0", "b.go:1", "c.go:0", "d.go:0", "a_test.go:0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ranking (-want +got):\n%s", diff)
+	}
+	got = where(rankDocuments(slices.Clone(hits), query{wantsTests: true}, r))
+	if got[0] != "a_test.go:0" {
+		t.Errorf("a query asking for tests: %v, want a_test.go first", got)
+	}
+	r.Spread = -1
+	got = where(rankDocuments(slices.Clone(hits), query{}, r.withDefaults()))
+	if got[0] != "c.go:0" {
+		t.Errorf("spread off: %v, want c.go (6.5) first", got)
+	}
+}
+
+func TestAlternatives_KB4(t *testing.T) {
+	for _, tc := range []struct {
+		q    string
+		want [][]string
+	}{
+		{"how do retries back off", [][]string{{"retries", "retry", "retriesback"}, {"back", "retriesback", "backoff"}, {"off", "backoff"}}},
+		{"parse url", [][]string{{"parse", "parseurl"}, {"url", "parseurl"}}},
+		{"ReadFile", [][]string{{"read", "readfile"}, {"file", "readfile"}}}, // an identifier and its parts
+	} {
+		terms := analyseQuery(tc.q).terms
+		if diff := cmp.Diff(tc.want, Alternatives(terms)); diff != "" {
+			t.Errorf("Alternatives(%v) (-want +got):\n%s", terms, diff)
+		}
+	}
+}
