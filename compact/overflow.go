@@ -5,27 +5,30 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/llm"
 )
 
 // vendorCounts are the vendors' context-overflow messages that carry the
 // prompt's size: submatch "p" is the prompt's tokens, "l" the model's limit.
-var vendorCounts = []*regexp.Regexp{
-	// Anthropic: "prompt is too long: 212345 tokens > 200000 maximum"
-	regexp.MustCompile(`(?P<p>\d[\d,]*) tokens? > (?P<l>\d[\d,]*)`),
-	// OpenAI Chat: "maximum context length is 128000 tokens. However, you
-	// requested 135000 tokens (130000 in the messages, 5000 in the completion)"
-	regexp.MustCompile(`maximum context length is (?P<l>\d[\d,]*) tokens.*?\((?P<p>\d[\d,]*) in the messages`),
-	// OpenAI Chat: "… However, your messages resulted in 130000 tokens"
-	regexp.MustCompile(`maximum context length is (?P<l>\d[\d,]*) tokens.*?resulted in (?P<p>\d[\d,]*) tokens`),
-	// Gemini: "The input token count (1200000) exceeds the maximum number of
-	// tokens allowed (1048576)."
-	regexp.MustCompile(`input token count \(?(?P<p>\d[\d,]*)\)? exceeds the maximum number of tokens allowed \(?(?P<l>\d[\d,]*)`),
-	// vLLM, llama.cpp, OpenRouter and others: "… (150000 tokens) exceeds the
-	// context length (131072)" and the like.
-	regexp.MustCompile(`(?P<p>\d[\d,]*) (?:input )?tokens\)? (?:exceeds?|is greater than|is more than) (?:the )?(?:maximum |model's )?(?:context length|context window|maximum)[^\d]{0,40}(?P<l>\d[\d,]*)`),
-}
+var vendorCounts = sync.OnceValue(func() []*regexp.Regexp {
+	return []*regexp.Regexp{
+		// Anthropic: "prompt is too long: 212345 tokens > 200000 maximum"
+		regexp.MustCompile(`(?P<p>\d[\d,]*) tokens? > (?P<l>\d[\d,]*)`),
+		// OpenAI Chat: "maximum context length is 128000 tokens. However, you
+		// requested 135000 tokens (130000 in the messages, 5000 in the completion)"
+		regexp.MustCompile(`maximum context length is (?P<l>\d[\d,]*) tokens.*?\((?P<p>\d[\d,]*) in the messages`),
+		// OpenAI Chat: "… However, your messages resulted in 130000 tokens"
+		regexp.MustCompile(`maximum context length is (?P<l>\d[\d,]*) tokens.*?resulted in (?P<p>\d[\d,]*) tokens`),
+		// Gemini: "The input token count (1200000) exceeds the maximum number of
+		// tokens allowed (1048576)."
+		regexp.MustCompile(`input token count \(?(?P<p>\d[\d,]*)\)? exceeds the maximum number of tokens allowed \(?(?P<l>\d[\d,]*)`),
+		// vLLM, llama.cpp, OpenRouter and others: "… (150000 tokens) exceeds the
+		// context length (131072)" and the like.
+		regexp.MustCompile(`(?P<p>\d[\d,]*) (?:input )?tokens\)? (?:exceeds?|is greater than|is more than) (?:the )?(?:maximum |model's )?(?:context length|context window|maximum)[^\d]{0,40}(?P<l>\d[\d,]*)`),
+	}
+})
 
 // VendorCount reads the prompt's size and the model's limit, in tokens, from
 // a context-overflow error's vendor message; 0 for what it does not say.
@@ -38,7 +41,7 @@ func VendorCount(err error) (prompt, limit int) {
 	if e.Err != nil {
 		msg += " " + e.Err.Error()
 	}
-	for _, re := range vendorCounts {
+	for _, re := range vendorCounts() {
 		m := re.FindStringSubmatch(msg)
 		if m == nil {
 			continue

@@ -86,6 +86,10 @@ type Sandbox struct {
 	Forwarder string
 	// Bwrap is the bubblewrap binary; "" means "bwrap" in PATH.
 	Bwrap string
+	// ProbeCache, when set, is a file where a successful probe of bwrap
+	// (see Available) is remembered across processes, keyed by what
+	// decides its outcome (see probe.go); "" probes once a process.
+	ProbeCache string
 	// Hide, when set, is asked about every entry of the workspace by
 	// absolute path; the files and directories it matches are covered in
 	// the sandbox (a file by /dev/null, which cannot be opened there; a
@@ -154,6 +158,13 @@ func (s *Sandbox) bwrap() (string, error) {
 	if _, ok := probed.Load(path); ok {
 		return path, nil
 	}
+	var key string
+	if s.ProbeCache != "" {
+		if key = probeKey(path); probeRemembered(s.ProbeCache, key) {
+			probed.Store(path, struct{}{})
+			return path, nil
+		}
+	}
 	// The strictest set of namespaces the sandbox uses.
 	c := osexec.Command(path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--cap-drop", "ALL",
 		"--unshare-pid", "--unshare-ipc", "--unshare-net", "--die-with-parent", "--new-session", "--", "true")
@@ -167,6 +178,7 @@ func (s *Sandbox) bwrap() (string, error) {
 		return "", fmt.Errorf("%w (%s)", ErrNoSandbox, reason)
 	}
 	probed.Store(path, struct{}{})
+	rememberProbe(s.ProbeCache, key)
 	return path, nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/reinhq/rein/tool"
 	"os"
 	"regexp"
 	"slices"
@@ -13,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode"
+
+	"github.com/reinhq/rein/tool"
 )
 
 // CallOutcome is how an audited call ended.
@@ -191,7 +192,9 @@ var secretWords = map[string]bool{
 }
 
 // secretText matches well-known token shapes inside any string.
-var secretText = regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,})|(?i:bearer\s+)[A-Za-z0-9._~+/=-]{12,}`)
+var secretText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\b(sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,})|(?i:bearer\s+)[A-Za-z0-9._~+/=-]{12,}`)
+})
 
 // Redact returns the JSON input with the values of keys named like secrets
 // (token, api_key, secret, password, authorization, …) replaced by
@@ -238,7 +241,7 @@ func redactValue(v any) any {
 	return v
 }
 
-func maskText(s string) string { return secretText.ReplaceAllString(s, Redacted) }
+func maskText(s string) string { return secretText().ReplaceAllString(s, Redacted) }
 
 // secretKey splits a key into words (snake, kebab, dotted and camel case)
 // and reports whether one of them names a secret. "max_tokens" and

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"github.com/reinhq/rein/internal/shellparse"
@@ -53,11 +54,13 @@ func mayBeProtected(p string) bool {
 }
 
 // protectedText finds a protected directory named in a word's text.
-var protectedText = regexp.MustCompile(`(?i)(^|/)(\.rein|\.claude|\.git|\.config/rein)(/|$)`)
+var protectedText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)(^|/)(\.rein|\.claude|\.git|\.config/rein)(/|$)`)
+})
 
 // mentionsProtected reports a word that names a protected path somewhere in
 // its text ("$d/.rein/x"), for words only known when the command runs.
-func mentionsProtected(s string) bool { return protectedText.MatchString(s) }
+func mentionsProtected(s string) bool { return protectedText().MatchString(s) }
 
 // protectedAsk asks before a call changes a protected path, in every mode;
 // in a server caller's run it denies (see Settings.Tenant).

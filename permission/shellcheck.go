@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/internal/shellparse"
 )
@@ -273,7 +274,7 @@ func (d *decider) unknownWord(w word, writes, written bool) (Outcome, bool) {
 
 // tokenSep splits a word into the names it may hold: code for an
 // interpreter (open(".env")), a git object (HEAD:.env), a list (a,.env).
-var tokenSep = regexp.MustCompile("[\\s\"'()\\[\\]{},;:=+<>|&$@`*?!]+")
+var tokenSep = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile("[\\s\"'()\\[\\]{},;:=+<>|&$@`*?!]+") })
 
 // mentionsSensitive asks, in every mode, about a word that holds the name
 // of a sensitive file among other text: python -c 'open(".env")', git show
@@ -282,7 +283,7 @@ func (d *decider) mentionsSensitive(c *command, w word) (Outcome, bool) {
 	if namesOnly[c.prog] {
 		return Outcome{}, false
 	}
-	for _, t := range tokenSep.Split(w.Text, -1) {
+	for _, t := range tokenSep().Split(w.Text, -1) {
 		if t == "" || t == w.Value {
 			continue
 		}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/internal/shellparse"
 )
@@ -123,7 +124,9 @@ func scriptVars(s *shellparse.Script) map[string][]string {
 }
 
 // varRef matches $NAME and ${NAME} in a word's text.
-var varRef = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+})
 
 // expand returns the values a word may take, globs still unexpanded, and
 // whether they are all known: variables the script assigns statically
@@ -139,7 +142,7 @@ func (f *facts) expand(w word) ([]string, bool) {
 	}
 	vals := []string{t}
 	for i := 0; i < len(vals); i++ {
-		m := varRef.FindStringSubmatchIndex(vals[i])
+		m := varRef().FindStringSubmatchIndex(vals[i])
 		if m == nil {
 			continue
 		}

@@ -106,7 +106,7 @@ func (s *Setup) backend(sessDir string) (exec.Backend, error) {
 		return &local, nil
 	}
 	helper := exec.SelfHelper()
-	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: helper,
+	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: helper, ProbeCache: s.probeCache(),
 		Hide: s.sandboxHide(), HidePaths: append(homeCredentials(s.cfg.Loaded.Paths.Home), s.cfg.Loaded.Paths.ProfilesFile())}
 	if sessDir != "" {
 		sb.TempDir = filepath.Join(sessDir, "tmp")
@@ -156,10 +156,21 @@ func (s *Setup) sandboxPolicy() (exec.Policy, error) {
 // hides the workspace's sensitive files (see backend): the policy then
 // lets a recursive read of the workspace run (SPEC PERM-2).
 func (s *Setup) sandboxed() bool {
+	probe := &exec.Sandbox{ProbeCache: s.probeCache()}
 	if s.cfg.Tenancy != nil {
-		return (&exec.Sandbox{}).Available() == nil
+		return probe.Available() == nil
 	}
-	return s.ev.String(workspace.Sandbox) != string(exec.ProfileOff) && (&exec.Sandbox{}).Available() == nil
+	return s.ev.String(workspace.Sandbox) != string(exec.ProfileOff) && probe.Available() == nil
+}
+
+// probeCache is the file that remembers, across runs, that bubblewrap
+// works here (see exec.Sandbox.ProbeCache): its probe was ~10 ms of each
+// run's start (issue 30, CLI-1). "" without a data directory.
+func (s *Setup) probeCache() string {
+	if dir := s.cfg.Loaded.Paths.DataDir; filepath.IsAbs(dir) {
+		return filepath.Join(dir, "bwrap-probe")
+	}
+	return ""
 }
 
 // sandboxHide reports the files the sandbox hides: the sensitive files of

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 )
 
@@ -31,14 +32,16 @@ var secretParts = []string{"password", "passwd", "secret", "apikey"}
 // secretText matches credential shapes inside any text: PEM private key
 // blocks (to their end, or the end of the text when cut off), provider and
 // forge tokens, JWTs and bearer credentials.
-var secretText = regexp.MustCompile(`(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z))` +
-	`|\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}` +
-	`|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)` +
-	`|(?i:bearer\s+)[A-Za-z0-9._~+/=-]{12,}`)
+var secretText = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?s:-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\z))` +
+		`|\b(?:sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,}|AKIA[0-9A-Z]{16}` +
+		`|xox[abprs]-[A-Za-z0-9-]{10,}|AIza[0-9A-Za-z_-]{30,}|eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)` +
+		`|(?i:bearer\s+)[A-Za-z0-9._~+/=-]{12,}`)
+})
 
 // urlPassword matches the password of a URL's user information
 // (postgres://user:PASSWORD@host); the scheme, user and @ are kept.
-var urlPassword = regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@`)
+var urlPassword = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s@]+@`) })
 
 // Mask returns s with every credential-shaped part replaced by [Redacted]:
 // Bearer credentials, sk-… (OpenAI, Anthropic), ghp_… and github_pat_…,
@@ -49,9 +52,9 @@ func Mask(s string) string {
 	if !mayHoldSecret(s) {
 		return s
 	}
-	s = secretText.ReplaceAllLiteralString(s, Redacted)
+	s = secretText().ReplaceAllLiteralString(s, Redacted)
 	if strings.Contains(s, "://") {
-		s = urlPassword.ReplaceAllString(s, "${1}"+Redacted+"@")
+		s = urlPassword().ReplaceAllString(s, "${1}"+Redacted+"@")
 	}
 	return s
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 )
@@ -13,6 +14,20 @@ import (
 // Schema is a compiled input schema.
 type Schema struct {
 	resolved *jsonschema.Resolved
+	// lazy, when set, compiles the schema at its first use (see
+	// deferSchema); resolved is then nil.
+	lazy func() (*Schema, error)
+}
+
+// deferSchema returns a Schema compiled at its first Validate, for the
+// built-in tools: rein's own Go types describe their inputs, so their
+// schemas cannot fail to compile (tool/builtin's tests compile every one),
+// and compiling a dozen of them cost ~3 ms of CPU at every start before
+// the first model request (issue 30, CLI-1). Schemas from outside
+// (MCP servers, actions, skills, agents) are compiled when added, so a bad
+// one is refused at once.
+func deferSchema(raw json.RawMessage) *Schema {
+	return &Schema{lazy: sync.OnceValues(func() (*Schema, error) { return CompileSchema(raw) })}
 }
 
 // CompileSchema compiles a JSON Schema document. An empty document accepts any
@@ -44,6 +59,13 @@ func (s *Schema) Validate(input json.RawMessage) error {
 	}
 	if _, ok := v.(map[string]any); !ok {
 		return errors.New("input must be a JSON object")
+	}
+	if s.lazy != nil {
+		compiled, err := s.lazy()
+		if err != nil {
+			return err
+		}
+		s = compiled
 	}
 	if s.resolved == nil {
 		return nil

@@ -101,6 +101,7 @@ func (s *Set) add(origin Origin, hint string, deferred bool, tools []Tool) error
 	}
 	add := make([]*Entry, 0, len(tools))
 	seen := map[string]bool{}
+	var err error
 	for _, t := range tools {
 		spec := t.Spec()
 		if spec.Name == "" {
@@ -109,8 +110,10 @@ func (s *Set) add(origin Origin, hint string, deferred bool, tools []Tool) error
 		if _, dup := s.entries[spec.Name]; dup || seen[spec.Name] {
 			return fmt.Errorf("tool: %q is registered twice; rename one of them", spec.Name)
 		}
-		schema, err := CompileSchema(spec.InputSchema)
-		if err != nil {
+		var schema *Schema
+		if origin == OriginBuiltin {
+			schema = deferSchema(spec.InputSchema)
+		} else if schema, err = CompileSchema(spec.InputSchema); err != nil {
 			return fmt.Errorf("tool %q: %w", spec.Name, err)
 		}
 		seen[spec.Name] = true

@@ -42,7 +42,7 @@ func parseAction(path string, data []byte, dirName string) (a Action, probs []Pr
 	if a.Name = m.str("name"); a.Name == "" {
 		a.Name = dirName
 	}
-	if !nameRE.MatchString(a.Name) {
+	if !nameRE().MatchString(a.Name) {
 		d.problem(at, "action name %q is not valid: use 1 to 64 letters, digits, - and _ (the action is not loaded)", a.Name)
 		return Action{}, d.probs, false
 	}
@@ -60,7 +60,7 @@ func parseAction(path string, data []byte, dirName string) (a Action, probs []Pr
 	a.Timeout = m.duration("timeout")
 	env, _ := m.list("env")
 	for _, v := range env {
-		if envNameRE.MatchString(v) {
+		if envNameRE().MatchString(v) {
 			a.Env = append(a.Env, v)
 			continue
 		}

@@ -33,7 +33,7 @@ func parseAgent(path string, data []byte, fallback string) (a Agent, probs []Pro
 	if a.Name == "" {
 		a.Name = fallback
 	}
-	if !nameRE.MatchString(a.Name) {
+	if !nameRE().MatchString(a.Name) {
 		d.problem(nameNode, "agent name %q is not valid: use 1 to 64 letters, digits, - and _ (the agent is not loaded)", a.Name)
 		return Agent{}, d.probs, false
 	}

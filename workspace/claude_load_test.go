@@ -415,7 +415,7 @@ func FuzzParseClaudeSettings(f *testing.F) {
 				}
 			}
 			for k := range c.Env {
-				if !envNameRE.MatchString(k) {
+				if !envNameRE().MatchString(k) {
 					t.Fatalf("env name %q kept", k)
 				}
 			}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/permission"
 )
@@ -34,7 +35,9 @@ const maxClaudeRule = 4096
 
 // claudeParamRE matches a parameter rule's specifier (`run_in_background:true`,
 // `model:opus`): a top-level input field, a colon, a value.
-var claudeParamRE = regexp.MustCompile(`^(run_in_background|timeout|description|dangerouslyDisableSandbox|model|isolation|subagent_type|prompt|name|mode|team_name|background)\s*:`)
+var claudeParamRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(run_in_background|timeout|description|dangerouslyDisableSandbox|model|isolation|subagent_type|prompt|name|mode|team_name|background)\s*:`)
+})
 
 // TranslateClaudeRule maps one Claude Code rule of the given action onto
 // rein's rules. note, when not empty, says how the meaning differs (a
@@ -74,7 +77,7 @@ func TranslateClaudeRule(action permission.Decision, text string, base ClaudeRul
 	if hasSpec && spec == "" {
 		return nil, "", fmt.Errorf("empty specifier; write %s alone to match every call", name)
 	}
-	if hasSpec && claudeParamRE.MatchString(spec) {
+	if hasSpec && claudeParamRE().MatchString(spec) {
 		return nil, "", fmt.Errorf("a rule on an input parameter (%s) has no rein equivalent", spec)
 	}
 	if strings.HasPrefix(name, "mcp__") || strings.Contains(name, "*") {

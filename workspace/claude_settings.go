@@ -161,7 +161,7 @@ func ParseClaudeSettings(data []byte, scope ClaudeScope, base ClaudeRuleBase) (C
 			return f, fmt.Errorf("env: want an object of variable names to strings, e.g. {\"NODE_ENV\": \"test\"}")
 		}
 		for k := range f.Env {
-			if !envNameRE.MatchString(k) {
+			if !envNameRE().MatchString(k) {
 				return f, fmt.Errorf("env: %q is not a variable name (letters, digits and _, not starting with a digit)", k)
 			}
 		}

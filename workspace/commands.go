@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 
 	"go.yaml.in/yaml/v3"
@@ -146,7 +147,7 @@ func parseCommand(path string, data []byte, name string) (c Command, probs []Pro
 }
 
 // looseLine is a top-level "key: value" line of a frontmatter.
-var looseLine = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(.*?)[ \t\r]*$`)
+var looseLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*):[ \t]+(.*?)[ \t\r]*$`) })
 
 // looseFrontmatter is a command's frontmatter as Claude Code reads it,
 // made YAML: its documentation writes `argument-hint: [message]` and
@@ -159,7 +160,7 @@ func looseFrontmatter(data []byte) []byte {
 	strict := yaml.Unmarshal(data, &probe) == nil
 	lines := strings.Split(string(data), "\n")
 	for i, line := range lines {
-		m := looseLine.FindStringSubmatch(line)
+		m := looseLine().FindStringSubmatch(line)
 		if m == nil || m[2] == "" || strings.ContainsAny(m[2][:1], `"'|>&*!`) {
 			continue
 		}
@@ -268,7 +269,7 @@ func (s *scope) commandTree(top, path, prefix string, depth int, seen map[string
 			return Command{}, false
 		}
 		base := strings.TrimSuffix(name, ".md")
-		if !nameRE.MatchString(base) {
+		if !nameRE().MatchString(base) {
 			s.problem(p, 0, "command name %q is not valid: rename the file to 1 to 64 letters, digits, - and _ (the command is not loaded)", base)
 			return Command{}, false
 		}
@@ -296,7 +297,7 @@ func (s *scope) commandTree(top, path, prefix string, depth int, seen map[string
 	for _, e := range subdirs {
 		sub := filepath.Join(path, e.Name())
 		switch {
-		case !nameRE.MatchString(e.Name()):
+		case !nameRE().MatchString(e.Name()):
 			s.problem(sub, 0, "directory name %q is not valid in a command name: rename it to letters, digits, - and _ (its commands are not loaded)", e.Name())
 		case depth+1 >= maxCommandDepth:
 			s.problem(sub, 0, "commands nest deeper than %d directories: this one is not read; move its files up", maxCommandDepth)

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -99,7 +100,7 @@ func (d *doc) problem(n *yaml.Node, format string, args ...any) {
 	d.probs = append(d.probs, Problem{Path: d.path, Line: line, Msg: fmt.Sprintf(format, args...)})
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: (?:line (\d+): )?`)
+var yamlLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^yaml: (?:line (\d+): )?`) })
 
 // yamlParserProblems are the problems of go-yaml's parser (as opposed to
 // its scanner): it reports their lines counted from 0, and none on the
@@ -115,7 +116,7 @@ var yamlParserProblems = []string{
 // message of a go-yaml parse error.
 func yamlErrorLine(err error) (int, string) {
 	msg := err.Error()
-	m := yamlLine.FindStringSubmatch(msg)
+	m := yamlLine().FindStringSubmatch(msg)
 	if m == nil {
 		return 0, msg
 	}
@@ -374,10 +375,10 @@ func (m *mapping) strMap(names ...string) map[string]string {
 }
 
 // nameRE is a valid name of an agent, an action or an MCP server.
-var nameRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`) })
 
 // envNameRE is a valid environment variable name.
-var envNameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // errNoFrontmatter is the problem of a Markdown definition with none.
 var errNoFrontmatter = errors.New("no frontmatter: start the file with a line ---, then name: and description:, then a line ---")

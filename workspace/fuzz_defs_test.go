@@ -60,7 +60,7 @@ func FuzzParseAgent(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		a, probs, ok := parseAgent("a.md", data, "fallback")
 		checkProblems(t, data, probs)
-		if ok && (!nameRE.MatchString(a.Name) || a.Description == "" || a.MaxTurns < 0) {
+		if ok && (!nameRE().MatchString(a.Name) || a.Description == "" || a.MaxTurns < 0) {
 			t.Fatalf("loaded %+v", a)
 		}
 	})
@@ -78,7 +78,7 @@ func FuzzParseSkill(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, probs, ok := parseSkill("SKILL.md", data, "dir")
 		checkProblems(t, data, probs)
-		if ok && (!skillNameRE.MatchString(s.Name) || s.Description == "" || len([]rune(s.Description)) > maxSkillDescription) {
+		if ok && (!skillNameRE().MatchString(s.Name) || s.Description == "" || len([]rune(s.Description)) > maxSkillDescription) {
 			t.Fatalf("loaded %+v", s)
 		}
 	})
@@ -101,7 +101,7 @@ func FuzzParseAction(f *testing.F) {
 			return
 		}
 		var schema map[string]any
-		if !nameRE.MatchString(a.Name) || a.Description == "" || (len(a.Command) == 0) == (a.Script == "") ||
+		if !nameRE().MatchString(a.Name) || a.Description == "" || (len(a.Command) == 0) == (a.Script == "") ||
 			json.Unmarshal(a.InputSchema, &schema) != nil || schema["type"] != "object" {
 			t.Fatalf("loaded %+v", a)
 		}
@@ -136,7 +136,7 @@ func FuzzParseMCP(f *testing.F) {
 				servers, probs := parse("mcp", data, env)
 				checkProblems(t, data, probs)
 				for _, s := range servers {
-					if !nameRE.MatchString(s.Name) || strings.Contains(s.Name, "__") || (s.Command != "" && s.URL != "") ||
+					if !nameRE().MatchString(s.Name) || strings.Contains(s.Name, "__") || (s.Command != "" && s.URL != "") ||
 						(s.Command == "" && s.URL == "" && !s.Disabled) {
 						t.Fatalf("loaded %+v", s)
 					}

@@ -415,7 +415,7 @@ func (r *jsonReader) array(depth, line int) (*yaml.Node, error) {
 // CheckMCPName validates an MCP server's name: 1 to 64 letters, digits, -
 // and _, without "__" (its tools are named mcp__<server>__<tool>).
 func CheckMCPName(name string) error {
-	if !nameRE.MatchString(name) || strings.Contains(name, "__") {
+	if !nameRE().MatchString(name) || strings.Contains(name, "__") {
 		return fmt.Errorf("MCP server name %q is not valid: use 1 to 64 letters, digits, - and _, without __ (its tools are named mcp__<server>__<tool>)", name)
 	}
 	return nil

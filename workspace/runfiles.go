@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/hook"
 	"github.com/reinhq/rein/internal/shellparse"
@@ -123,7 +124,7 @@ const (
 )
 
 // shebangShell is the first line of a shell script.
-var shebangShell = regexp.MustCompile(`^#!\S*(?:/|\s|env\s+)(?:ba|z|da|k)?sh\b`)
+var shebangShell = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^#!\S*(?:/|\s|env\s+)(?:ba|z|da|k)?sh\b`) })
 
 // nested follows the shell scripts among the files found, level by
 // level: what a script runs or sources (`. ./lib.sh`, `python3 tools/x.py`)
@@ -169,7 +170,7 @@ func shellScript(p string) (string, bool) {
 		return "", false
 	}
 	ext := strings.ToLower(filepath.Ext(p))
-	if ext != ".sh" && ext != ".bash" && !shebangShell.Match(data) {
+	if ext != ".sh" && ext != ".bash" && !shebangShell().Match(data) {
 		return "", false
 	}
 	return string(data), true
@@ -391,8 +392,8 @@ func looksLikeScript(p string) bool {
 // values put in are escaped for filepath.Glob then.
 func substitute(text string, vars map[string]string) (out string, glob, ok bool) {
 	ok = true
-	rest := varRefRE.ReplaceAllStringFunc(text, func(ref string) string {
-		m := varRefRE.FindStringSubmatch(ref)
+	rest := varRefRE().ReplaceAllStringFunc(text, func(ref string) string {
+		m := varRefRE().FindStringSubmatch(ref)
 		_, known := vars[m[1]+m[2]]
 		ok = ok && known
 		return ""
@@ -401,8 +402,8 @@ func substitute(text string, vars map[string]string) (out string, glob, ok bool)
 		return "", false, false
 	}
 	glob = strings.ContainsAny(rest, "*?[")
-	out = varRefRE.ReplaceAllStringFunc(text, func(ref string) string {
-		m := varRefRE.FindStringSubmatch(ref)
+	out = varRefRE().ReplaceAllStringFunc(text, func(ref string) string {
+		m := varRefRE().FindStringSubmatch(ref)
 		if v := vars[m[1]+m[2]]; glob {
 			return escapeGlob(v)
 		} else {
@@ -425,4 +426,6 @@ func escapeGlob(p string) string {
 }
 
 // varRefRE is a reference to a variable: ${NAME} or $NAME.
-var varRefRE = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+var varRefRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+})

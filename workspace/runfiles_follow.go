@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/internal/shellparse"
 )
@@ -70,12 +71,12 @@ func (rf *runFinder) coverDirs() {
 }
 
 // pythonRE matches the programs whose -m names a module (python3.12).
-var pythonRE = regexp.MustCompile(`^python[0-9.]*$`)
+var pythonRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^python[0-9.]*$`) })
 
 // module adds the files of a Python module named by `python3 -m a.b`:
 // a/b.py, and a/b/ as a package (its __main__.py among its files).
 func (rf *runFinder) module(ws []shellparse.Word, dir string) {
-	if !ws[0].Static || !pythonRE.MatchString(path.Base(ws[0].Value)) {
+	if !ws[0].Static || !pythonRE().MatchString(path.Base(ws[0].Value)) {
 		return
 	}
 	for i := 1; i+1 < len(ws); i++ {
@@ -93,13 +94,15 @@ func (rf *runFinder) module(ws []shellparse.Word, dir string) {
 
 // tailRE is the literal path that ends a word after its last expansion:
 // "/lib.sh" of "$(dirname "$0")/lib.sh" or ${DIR}/lib.sh.
-var tailRE = regexp.MustCompile(`(?:[)}]|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-])["']?(/[^$` + "`" + `"'()}\s]+)["']?$`)
+var tailRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?:[)}]|\$[A-Za-z_][A-Za-z0-9_]*|\$[0-9@*#?$!-])["']?(/[^$` + "`" + `"'()}\s]+)["']?$`)
+})
 
 // tail returns the literal path after the last expansion of a word's
 // text, relative ("lib.sh"), or "" when there is none: a script's
 // `. "$DIR/lib.sh"` is found beside the script or in the workspace.
 func tail(text string) string {
-	m := tailRE.FindStringSubmatch(text)
+	m := tailRE().FindStringSubmatch(text)
 	if m == nil {
 		return ""
 	}
@@ -184,7 +187,7 @@ func codeWords(ws []shellparse.Word) []bool {
 		}
 	}
 	switch {
-	case pythonRE.MatchString(prog) || slices.Contains(interpreters, prog) || shellparse.IsShell(prog):
+	case pythonRE().MatchString(prog) || slices.Contains(interpreters, prog) || shellparse.IsShell(prog):
 		mark(1, 2)
 	case prog == "cd" || prog == "pushd":
 		mark(1, 1)

@@ -226,7 +226,7 @@ func envList(n *yaml.Node, key string) ([]string, error) {
 	}
 	var out []string
 	for _, it := range items {
-		if it.Kind != yaml.ScalarNode || !envNameRE.MatchString(it.Value) {
+		if it.Kind != yaml.ScalarNode || !envNameRE().MatchString(it.Value) {
 			return nil, fmt.Errorf("line %d: %s: %q is not a variable name (letters, digits and _, not starting with a digit)", it.Line, key, it.Value)
 		}
 		if !slices.Contains(out, it.Value) {

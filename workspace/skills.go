@@ -7,11 +7,12 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // skillNameRE is a valid skill name (the Agent Skills format): lowercase
 // letters, digits and hyphens, at most 64.
-var skillNameRE = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
+var skillNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z0-9-]{1,64}$`) })
 
 // maxSkillDescription bounds a skill's description, in characters.
 const maxSkillDescription = 1024
@@ -33,7 +34,7 @@ func parseSkill(path string, data []byte, dirName string) (sk Skill, probs []Pro
 	if sk.Name = m.str("name"); sk.Name == "" {
 		sk.Name = dirName
 	}
-	if !skillNameRE.MatchString(sk.Name) {
+	if !skillNameRE().MatchString(sk.Name) {
 		d.problem(at, "skill name %q is not valid: use 1 to 64 lowercase letters, digits and hyphens (the skill is not loaded)", sk.Name)
 		return Skill{}, d.probs, false
 	}

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // Model aliases (SPEC COMPAT-1, PROV-3): Claude Code's short names for
@@ -68,11 +69,11 @@ var aliasEnv = map[string]string{
 }
 
 // aliasNameRE is a valid alias name.
-var aliasNameRE = regexp.MustCompile(`^[a-z][a-z0-9._-]{0,63}$`)
+var aliasNameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z][a-z0-9._-]{0,63}$`) })
 
 // checkAlias validates one alias entry; where names the file or layer.
 func checkAlias(where, name, target string) error {
-	if !aliasNameRE.MatchString(name) {
+	if !aliasNameRE().MatchString(name) {
 		return fmt.Errorf("%s: alias %q: a name is 1 to 64 lower-case letters, digits, '.', '_' and '-', starting with a letter", where, name)
 	}
 	if name == AliasInherit || name == AliasOpusPlan {

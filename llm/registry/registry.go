@@ -23,10 +23,11 @@ package registry
 
 import (
 	"fmt"
-	"github.com/reinhq/rein/internal/suggest"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/reinhq/rein/internal/suggest"
 )
 
 // Config configures a [Registry]. The zero value gives the built-in profiles

@@ -23,6 +23,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/reinhq/rein/exec"
@@ -79,7 +80,7 @@ type Action struct {
 	Env []string
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`) })
 
 // New returns the action as a tool named a.Name, run through backend.
 //
@@ -101,7 +102,7 @@ var nameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 // [tool.CategoryExecute].
 func New(a Action, backend exec.Backend) (tool.Tool, error) {
 	switch {
-	case !nameRE.MatchString(a.Name):
+	case !nameRE().MatchString(a.Name):
 		return nil, fmt.Errorf("action %q: the name must be 1 to 64 letters, digits, _ or -", a.Name)
 	case backend == nil:
 		return nil, fmt.Errorf("action %s: no execution backend", a.Name)

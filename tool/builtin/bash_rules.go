@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // BlockRule refuses a command before it runs (SPEC TOOL-4). The blocklist is
@@ -57,8 +58,10 @@ func DefaultBlocklist() []BlockRule {
 
 // systemTarget matches /, home and the top-level system directories, with an
 // optional trailing / or /*.
-var systemTarget = regexp.MustCompile(`^(/+|/+\*|/+\.\.?/*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*?|\$\{HOME\}/\*?|` +
-	`/(bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var)(/|/\*)?)$`)
+var systemTarget = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^(/+|/+\*|/+\.\.?/*|~|~/|~/\*|\$HOME|\$\{HOME\}|\$HOME/\*?|\$\{HOME\}/\*?|` +
+		`/(bin|boot|dev|etc|home|lib|lib32|lib64|opt|proc|root|sbin|srv|sys|usr|var)(/|/\*)?)$`)
+})
 
 func rmRoot(c BashCommand) bool {
 	if c.Args[0] != "rm" {
@@ -92,7 +95,7 @@ func chRoot(c BashCommand) bool {
 
 func anyTarget(args []string) bool {
 	for _, a := range args {
-		if !strings.HasPrefix(a, "-") && systemTarget.MatchString(a) {
+		if !strings.HasPrefix(a, "-") && systemTarget().MatchString(a) {
 			return true
 		}
 	}
@@ -121,17 +124,19 @@ func powerOff(c BashCommand) bool {
 	return false
 }
 
-var diskDevice = regexp.MustCompile(`^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d)`)
+var diskDevice = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/dev/(sd[a-z]|hd[a-z]|vd[a-z]|xvd[a-z]|nvme\d|mmcblk\d|disk\d|md\d|dm-\d)`)
+})
 
 func diskWrite(c BashCommand) bool {
 	for _, w := range c.Writes {
-		if diskDevice.MatchString(w) {
+		if diskDevice().MatchString(w) {
 			return true
 		}
 	}
 	if c.Args[0] == "dd" {
 		for _, a := range c.Args[1:] {
-			if of, ok := strings.CutPrefix(a, "of="); ok && diskDevice.MatchString(of) {
+			if of, ok := strings.CutPrefix(a, "of="); ok && diskDevice().MatchString(of) {
 				return true
 			}
 		}

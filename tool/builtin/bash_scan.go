@@ -3,6 +3,7 @@ package builtin
 import (
 	"path"
 	"regexp"
+	"sync"
 
 	"github.com/reinhq/rein/internal/shellparse"
 )
@@ -72,11 +73,11 @@ func bashCommands(cs []shellparse.Command) []BashCommand {
 // isForkBomb reports a function that starts copies of itself in the
 // background or through a pipe: `:(){ :|:& };:`, at any nesting depth.
 func isForkBomb(script string) bool {
-	if forkBombText.MatchString(script) {
+	if forkBombText().MatchString(script) {
 		return true
 	}
 	s, err := shellparse.Parse(script)
 	return err == nil && s.ForkBomb
 }
 
-var forkBombText = regexp.MustCompile(`:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:`)
+var forkBombText = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`:\s*\(\s*\)\s*\{[^}]*:\s*\|\s*:`) })

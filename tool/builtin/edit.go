@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/reinhq/rein/exec"
@@ -175,7 +176,7 @@ func applyEdits(content string, edits []Edit) (string, []region, int, error) {
 
 func toCRLF(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
 
-var lineNumberPrefix = regexp.MustCompile(`(?m)^ *\d+\t`)
+var lineNumberPrefix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?m)^ *\d+\t`) })
 
 // notFound explains a missing old_string: read_file line numbers pasted into
 // it, indentation that differs, or text that is simply not there.
@@ -184,8 +185,8 @@ func notFound(content, old string, afterOthers bool) string {
 	if afterOthers {
 		where = "the file (after the previous edits of this call)"
 	}
-	if lineNumberPrefix.MatchString(old) {
-		stripped := lineNumberPrefix.ReplaceAllString(old, "")
+	if lineNumberPrefix().MatchString(old) {
+		stripped := lineNumberPrefix().ReplaceAllString(old, "")
 		if strings.Contains(content, stripped) {
 			return "old_string includes read_file's line-number prefixes (number and tab); pass only the file's text"
 		}

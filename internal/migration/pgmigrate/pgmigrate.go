@@ -11,6 +11,7 @@ import (
 	"context"
 	"fmt"
 	"regexp"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -58,7 +59,7 @@ func (e *NewerError) Error() string {
 // Is makes errors.Is(e, e.Newer) hold.
 func (e *NewerError) Is(target error) bool { return e.Newer != nil && target == e.Newer }
 
-var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var identifier = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`) })
 
 // Apply brings the schema up to the last of ms (as migration.Load returns
 // them) in one transaction that holds p.Lock, recording each step in
@@ -66,7 +67,7 @@ var identifier = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 // rolls back every step of the call. A database at a version above the
 // last of ms is refused with a *NewerError.
 func Apply(ctx context.Context, c *pgx.Conn, p Plan, ms []migration.Migration, now time.Time) (int, error) {
-	if !identifier.MatchString(p.Table) {
+	if !identifier().MatchString(p.Table) {
 		return 0, fmt.Errorf("migration table %q: want a lower-case SQL identifier", p.Table)
 	}
 	if len(ms) == 0 {

@@ -1,0 +1,65 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/reinhq/rein/llm"
+)
+
+// rawTool is a tool whose input schema is given as bytes, as an MCP
+// server or an action declares it.
+type rawTool struct{ schema string }
+
+func (r rawTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "raw", Description: "d", InputSchema: json.RawMessage(r.schema)}
+}
+func (rawTool) Meta() Meta { return Meta{} }
+func (rawTool) Run(context.Context, Call) (Result, error) {
+	return Text("ok"), nil
+}
+
+// CLI-1 (issue 30): a built-in tool's schema is compiled at its first
+// call, not when the set is built; a schema from outside is still
+// compiled, and refused, when added. Either way a call is checked against
+// the schema.
+func TestSchemaCompiledWhenNeeded_CLI1(t *testing.T) {
+	const good = `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}`
+	const bad = `{"type":"object","properties":{"n":{"$ref":"#/$defs/missing"}}}`
+	for _, origin := range []Origin{OriginBuiltin, OriginMCP, OriginAction} {
+		s, err := NewSet(origin, rawTool{good})
+		if err != nil {
+			t.Fatalf("%s: %v", origin, err)
+		}
+		e, _ := s.Get("raw")
+		for _, tc := range []struct{ input, want string }{
+			{`{"n":1}`, ""},
+			{`{}`, "n"},
+			{`{"n":"x"}`, "integer"},
+			{`[1]`, "JSON object"},
+		} {
+			err := e.Schema.Validate(json.RawMessage(tc.input))
+			if (err == nil) != (tc.want == "") || err != nil && !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("%s: Validate(%s) = %v, want %q", origin, tc.input, err, tc.want)
+			}
+		}
+	}
+	// Attack row: a hostile schema from an MCP server or an action is
+	// refused when added, never reaches a call.
+	for _, origin := range []Origin{OriginMCP, OriginAction, OriginSkill, OriginAgent} {
+		if _, err := NewSet(origin, rawTool{bad}); err == nil || !strings.Contains(err.Error(), `tool "raw"`) {
+			t.Errorf("%s: bad schema added: %v", origin, err)
+		}
+	}
+	// A built-in's bad schema (a bug in rein) fails its calls, saying why.
+	s, err := NewSet(OriginBuiltin, rawTool{bad})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _ := s.Get("raw")
+	if err := e.Schema.Validate(json.RawMessage(`{"n":1}`)); err == nil || !strings.Contains(err.Error(), "input schema") {
+		t.Errorf("a bad built-in schema validated a call: %v", err)
+	}
+}
