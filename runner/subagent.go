@@ -67,7 +67,7 @@ type taskInput struct {
 // description lists them sorted, so the tool list is stable (PROV-6).
 func newTaskTool(t *tree, depth int) *taskTool {
 	var b strings.Builder
-	b.WriteString("Start a sub-agent on a self-contained task. It works with a fresh context and its own tools, and returns only its final report; several task calls in one reply run in parallel. Give it a complete prompt: it sees nothing of this conversation.\n\nAgents:")
+	b.WriteString("Starts a sub-agent with its own tools that sees nothing of this conversation (give a complete prompt) and returns only its final report; calls in one reply run in parallel.\nAgents:")
 	names := make([]any, 0, len(t.agents))
 	for _, a := range t.agents {
 		fmt.Fprintf(&b, "\n- %s: %s", a.Name, strings.Join(strings.Fields(a.Description), " "))
@@ -76,9 +76,9 @@ func newTaskTool(t *tree, depth int) *taskTool {
 	schema, _ := json.Marshal(map[string]any{
 		"type": "object",
 		"properties": map[string]any{
-			"agent":       map[string]any{"type": "string", "enum": names, "description": "the agent to start"},
-			"prompt":      map[string]any{"type": "string", "description": "the task, with everything the agent needs to know"},
-			"description": map[string]any{"type": "string", "description": "a few words saying what the task is, for the user"},
+			"agent":       map[string]any{"type": "string", "enum": names},
+			"prompt":      map[string]any{"type": "string", "description": "the whole task"},
+			"description": map[string]any{"type": "string", "description": "a few words, for the user"},
 		},
 		"required":             []string{"agent", "prompt"},
 		"additionalProperties": false,

@@ -30,10 +30,10 @@ Reply concisely with your findings: for each, the file path and line numbers (pa
 // A user's or a workspace's agent of the same name replaces one.
 func BuiltinAgents() []Agent {
 	return []Agent{
-		{Name: "explore", Description: "Read-only search of the codebase: finds files, code and facts and reports them with paths and line numbers. Use it to look things up without filling your own context.",
+		{Name: "explore", Description: "Read-only codebase search, reported as path:line; saves your context.",
 			Tools: slices.Clone(ExploreTools), PermissionMode: string(permission.ModeReadOnly), Prompt: explorePrompt,
 			Path: BuiltinPath, Origin: OriginBuiltin},
-		{Name: "general", Description: "General-purpose agent for a self-contained task with several steps (research, changes, checks), run in a fresh context; it reports back when done.",
+		{Name: "general", Description: "A self-contained task of several steps (research, changes, checks).",
 			Prompt: generalPrompt, Path: BuiltinPath, Origin: OriginBuiltin},
 	}
 }

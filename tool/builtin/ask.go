@@ -24,11 +24,10 @@ func (f AskerFunc) Ask(ctx context.Context, question string, options []string) (
 
 type askIn struct {
 	Question string   `json:"question" jsonschema:"one clear question"`
-	Options  []string `json:"options,omitempty" jsonschema:"suggested answers, if the choice is between a few"`
+	Options  []string `json:"options,omitempty" jsonschema:"suggested answers"`
 }
 
-const askDesc = "Asks the user a question and waits for the answer. Use it only when you cannot proceed " +
-	"sensibly without their decision; otherwise make a reasonable choice and say so."
+const askDesc = "Asks the user a question and waits for the answer."
 
 // AskUserName is the ask_user tool's name.
 const AskUserName = "ask_user"

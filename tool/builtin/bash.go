@@ -67,17 +67,16 @@ type BashOptions struct {
 }
 
 type bashIn struct {
-	Command     string  `json:"command" jsonschema:"bash command line"`
+	Command     string  `json:"command"`
 	Timeout     float64 `json:"timeout,omitempty" jsonschema:"seconds (default 120, max 600)"`
-	Description string  `json:"description,omitempty" jsonschema:"what it does in 5-10 words, for the user"`
-	Dir         string  `json:"dir,omitempty" jsonschema:"working directory (default: workspace root)"`
+	Description string  `json:"description,omitempty" jsonschema:"5-10 words, for the user"`
+	Dir         string  `json:"dir,omitempty" jsonschema:"default: workspace root"`
 	Unsandboxed bool    `json:"unsandboxed,omitempty" jsonschema:"asks the user"`
 }
 
-const bashDesc = "Runs a bash command in the workspace; returns stdout and stderr combined, and the exit code. " +
-	"Each call is a fresh shell (cd does not persist; use dir). No stdin, no terminal: editors, pagers, REPLs " +
-	"and scaffolders without --yes are refused. Long output is cut to head and tail and saved whole to a file " +
-	"for read_file. Prefer read_file, edit_file, glob and grep over cat, sed, find and grep."
+const bashDesc = "Runs a bash command; returns its combined output and exit code. A fresh shell " +
+	"each call (cd does not persist; use dir). No stdin or terminal: editors, pagers, REPLs and scaffolders " +
+	"without --yes are refused. Long output is cut to head and tail, the whole kept in a file."
 
 // NewBash returns the bash tool: commands run through backend in the call's
 // working directory with the limits of SPEC TOOL-4 (timeout, output cap,

@@ -13,21 +13,20 @@ import (
 
 // bashJobIn is the bash tool's input when the session has background jobs.
 type bashJobIn struct {
-	Command         string  `json:"command" jsonschema:"bash command line"`
-	Timeout         float64 `json:"timeout,omitempty" jsonschema:"seconds (default 120, max 600); a background job has none"`
-	Description     string  `json:"description,omitempty" jsonschema:"what it does in 5-10 words, for the user"`
-	Dir             string  `json:"dir,omitempty" jsonschema:"working directory (default: workspace root)"`
+	Command         string  `json:"command"`
+	Timeout         float64 `json:"timeout,omitempty" jsonschema:"seconds (default 120, max 600)"`
+	Description     string  `json:"description,omitempty" jsonschema:"5-10 words, for the user"`
+	Dir             string  `json:"dir,omitempty" jsonschema:"default: workspace root"`
 	Unsandboxed     bool    `json:"unsandboxed,omitempty" jsonschema:"asks the user"`
-	RunInBackground bool    `json:"run_in_background,omitempty" jsonschema:"start it as a background job and return its id at once (servers, watchers, long builds)"`
+	RunInBackground bool    `json:"run_in_background,omitempty"`
 }
 
 func (in bashJobIn) plain() bashIn {
 	return bashIn{Command: in.Command, Timeout: in.Timeout, Description: in.Description, Dir: in.Dir, Unsandboxed: in.Unsandboxed}
 }
 
-const bashJobsDesc = " Set run_in_background for servers, watchers and long builds: it returns a job id at once; read the job with " +
-	"job_output, stop it with job_kill, list with job_list; you are told when it ends. A command still running at its " +
-	"timeout is moved to the background, not killed."
+const bashJobsDesc = " run_in_background (servers, watchers, long builds) returns a job id at once, no timeout; " +
+	"you are told when it ends. A command still running at its timeout moves to the background."
 
 // runJobs is the bash tool with background jobs (SPEC TOOL-8).
 func (b *bash) runJobs(ctx context.Context, call tool.Call, jin bashJobIn) (tool.Result, error) {

@@ -24,29 +24,29 @@ const (
 
 // Edit is one exact string replacement.
 type Edit struct {
-	OldString  string `json:"old_string" jsonschema:"exact text to replace, whitespace included, without line-number prefixes"`
-	NewString  string `json:"new_string" jsonschema:"replacement text"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence (default: old_string must occur once)"`
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
 type editIn struct {
-	Path       string `json:"path" jsonschema:"file to edit"`
-	OldString  string `json:"old_string" jsonschema:"exact text to replace, whitespace included, without line-number prefixes"`
-	NewString  string `json:"new_string" jsonschema:"replacement text"`
-	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence (default: old_string must occur once)"`
+	Path       string `json:"path"`
+	OldString  string `json:"old_string"`
+	NewString  string `json:"new_string"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence"`
 }
 
 type multiEditIn struct {
-	Path  string `json:"path" jsonschema:"file to edit"`
-	Edits []Edit `json:"edits" jsonschema:"replacements applied in order, each to the result of the previous"`
+	Path  string `json:"path"`
+	Edits []Edit `json:"edits"`
 }
 
-const editDesc = "Replaces an exact string in a file that was read with read_file. old_string must match " +
-	"the file exactly (indentation included) and occur once, unless replace_all is set; include enough " +
-	"surrounding lines to make it unique. Returns the changed lines."
+const editDesc = "Replaces old_string with new_string in a file read first. old_string must match exactly " +
+	"(indentation included, no line-number prefixes) and be unique unless replace_all; add context lines to " +
+	"make it so."
 
-const multiEditDesc = "Applies several edit_file replacements to one file, in order, atomically: " +
-	"if any fails, none is applied. Same rules as edit_file; the file must have been read first."
+const multiEditDesc = "Applies edit_file replacements to one file in order, each on the previous result; " +
+	"all or none."
 
 // NewEditFile returns the edit_file tool (SPEC TOOL-3, TOOL-6).
 func NewEditFile(b exec.Backend, t *FileTracker) tool.Tool {

@@ -19,12 +19,11 @@ import (
 const globMaxFiles = 100
 
 type globIn struct {
-	Pattern string `json:"pattern" jsonschema:"glob relative to path: * within a directory, ** across directories, {a,b} alternatives, e.g. **/*.go"`
-	Path    string `json:"path,omitempty" jsonschema:"directory to search (default: the working directory)"`
+	Pattern string `json:"pattern" jsonschema:"relative to path; **/*.go for all depths; {a,b} alternatives"`
+	Path    string `json:"path,omitempty" jsonschema:"default: the working directory"`
 }
 
-const globDesc = "Finds files by name pattern, newest first (at most 100). " +
-	"Skips .git and files ignored by .gitignore. `*.go` matches only the top directory; use `**/*.go` for all depths."
+const globDesc = "Finds files by name pattern, newest first, at most 100; skips .git and .gitignored files."
 
 // GlobOptions configures the glob tool. The zero value is the default.
 type GlobOptions struct {

@@ -27,17 +27,17 @@ const (
 )
 
 type grepIn struct {
-	Pattern         string `json:"pattern" jsonschema:"regular expression (RE2 syntax), matched per line"`
-	Path            string `json:"path,omitempty" jsonschema:"file or directory to search (default: the working directory)"`
-	Glob            string `json:"glob,omitempty" jsonschema:"only search files matching this glob, e.g. *.go or src/**/*.{ts,tsx}"`
-	OutputMode      string `json:"output_mode,omitempty" jsonschema:"content: matching lines with numbers; files_with_matches (default): paths; count: matches per file"`
+	Pattern         string `json:"pattern" jsonschema:"RE2, matched per line"`
+	Path            string `json:"path,omitempty" jsonschema:"file or directory"`
+	Glob            string `json:"glob,omitempty" jsonschema:"e.g. src/**/*.{ts,tsx}"`
+	OutputMode      string `json:"output_mode,omitempty" jsonschema:"default files_with_matches"`
 	CaseInsensitive bool   `json:"case_insensitive,omitempty"`
-	Context         int    `json:"context,omitempty" jsonschema:"lines of context around each match (content mode)"`
+	Context         int    `json:"context,omitempty" jsonschema:"lines around matches"`
 }
 
-const grepDesc = "Searches file contents with a regular expression (ripgrep when available). " +
-	"Skips .git, binary files and files ignored by .gitignore. Content mode prints each file's path, then " +
-	"`N:line` for matches and `N-line` for context. At most 250 results; narrow with path or glob."
+const grepDesc = "Searches file contents by regular expression; skips .git, binary and .gitignored files. " +
+	"At most 250 results: narrow with path or glob. Content mode prints each path, then `N:line` " +
+	"(match) or `N-line` (context)."
 
 // GrepOptions configures the grep tool. The zero value uses rg from PATH
 // when present.

@@ -26,15 +26,15 @@ const (
 )
 
 type jobOutputIn struct {
-	ID       string  `json:"id" jsonschema:"the job's id, as bash or job_list gave it"`
-	Offset   *int64  `json:"offset,omitempty" jsonschema:"byte offset to read from (default: where the last job_output of this job stopped)"`
-	Filter   string  `json:"filter,omitempty" jsonschema:"a regular expression (Go syntax); only the lines matching it are returned"`
-	MaxBytes int     `json:"max_bytes,omitempty" jsonschema:"most bytes of output to return (default and max 30000)"`
-	WaitMS   float64 `json:"wait_ms,omitempty" jsonschema:"when there is no new output yet, wait up to this many milliseconds for some or for the job to end (max 30000)"`
+	ID       string  `json:"id" jsonschema:"job id"`
+	Offset   *int64  `json:"offset,omitempty" jsonschema:"byte offset"`
+	Filter   string  `json:"filter,omitempty" jsonschema:"regexp: only matching lines"`
+	MaxBytes int     `json:"max_bytes,omitempty"`
+	WaitMS   float64 `json:"wait_ms,omitempty" jsonschema:"ms to wait for new output or the end (max 30000)"`
 }
 
 type jobIDIn struct {
-	ID string `json:"id" jsonschema:"the job's id, as bash or job_list gave it"`
+	ID string `json:"id" jsonschema:"job id"`
 }
 
 type jobListIn struct{}
@@ -48,12 +48,10 @@ func JobTools(jobs *Jobs) []tool.Tool {
 	t := &jobTools{jobs: jobs}
 	read := tool.Meta{ReadOnly: true, ConcurrencySafe: true, Category: tool.CategorySession}
 	return []tool.Tool{
-		tool.New("job_output", "Reads the output of a background job (started by bash with run_in_background, or moved to the "+
-			"background at its timeout): from offset (default: new since the last read), optionally only the lines matching "+
-			"filter, and its state and exit code. wait_ms waits for new output.", read, t.output),
-		tool.New("job_kill", "Stops a background job of this session: SIGTERM to its process group, then SIGKILL.",
+		tool.New("job_output", "Reads a background job's new output, its state and exit code.", read, t.output),
+		tool.New("job_kill", "Stops a background job and its process group.",
 			tool.Meta{Category: tool.CategorySession}, t.kill),
-		tool.New("job_list", "Lists this session's background jobs: id, state, exit code, command, output size.", read, t.list),
+		tool.New("job_list", "Lists background jobs and their state.", read, t.list),
 	}
 }
 

@@ -15,11 +15,10 @@ import (
 const listMaxEntries = 1000
 
 type listIn struct {
-	Path string `json:"path,omitempty" jsonschema:"directory to list (default: the working directory)"`
+	Path string `json:"path,omitempty" jsonschema:"default: the working directory"`
 }
 
-const listDesc = "Lists a directory's entries, sorted by name; directories end with /. .git is hidden. " +
-	"Use glob to find files by pattern across subdirectories."
+const listDesc = "Lists a directory's entries by name; directories end with /; .git is hidden."
 
 // ListDirOptions configures the list_dir tool.
 type ListDirOptions struct {

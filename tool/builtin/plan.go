@@ -23,14 +23,12 @@ const PlanFileName = "plan.md"
 const MaxPlanBytes = 32 << 10
 
 type exitPlanIn struct {
-	Plan string `json:"plan" jsonschema:"the complete plan, in markdown: the steps, the files each changes, and how the result will be checked"`
+	Plan string `json:"plan" jsonschema:"markdown: the steps, the files each changes, how the result will be checked"`
 }
 
-const exitPlanDesc = "In plan mode, presents your plan to the user for approval and ends planning. " +
-	"Call it once you have explored enough to know what to change, with the full plan in plan " +
-	"(you may draft it first in the session's plan file, the one file plan mode lets you write). " +
-	"If the user approves, you leave plan mode and carry the plan out; if not, you get their " +
-	"feedback and stay in plan mode. Outside plan mode it is refused."
+const exitPlanDesc = "Plan mode only: presents your full plan for the user's approval once you know what to " +
+	"change (you may draft it in the session's plan file, the one file plan mode lets you write). Approved, " +
+	"you leave plan mode and carry it out; otherwise you get their feedback and stay in plan mode."
 
 // PlanOptions configures exit_plan_mode.
 type PlanOptions struct {

@@ -32,14 +32,12 @@ const (
 )
 
 type readIn struct {
-	Path   string `json:"path" jsonschema:"file to read, absolute or relative to the working directory"`
-	Offset int    `json:"offset,omitempty" jsonschema:"first line to show, 1-based (default 1)"`
-	Limit  int    `json:"limit,omitempty" jsonschema:"number of lines to show (default 2000)"`
+	Path   string `json:"path"`
+	Offset int    `json:"offset,omitempty" jsonschema:"first line, 1-based"`
+	Limit  int    `json:"limit,omitempty" jsonschema:"default 2000"`
 }
 
-const readDesc = "Reads a text file and returns its lines numbered like `cat -n` " +
-	"(number, tab, text). Use offset/limit to page through long files. " +
-	"PNG, JPEG, GIF and WebP files are returned as images. Read a file before editing or overwriting it."
+const readDesc = "Reads a file, lines numbered like `cat -n`; PNG, JPEG, GIF and WebP come back as images."
 
 // NewReadFile returns the read_file tool. Reads go through b and are
 // recorded in t.

@@ -20,8 +20,8 @@ const (
 
 // TodoItem is one entry of the todo list.
 type TodoItem struct {
-	ID      string `json:"id,omitempty" jsonschema:"stable id of the item (default: its position)"`
-	Content string `json:"content" jsonschema:"what to do, imperative and specific"`
+	ID      string `json:"id,omitempty"`
+	Content string `json:"content"`
 	Status  string `json:"status"`
 }
 
@@ -47,11 +47,11 @@ func (t *Todos) Set(items []TodoItem) {
 }
 
 type todoIn struct {
-	Todos []TodoItem `json:"todos" jsonschema:"the whole list; it replaces the previous one"`
+	Todos []TodoItem `json:"todos"`
 }
 
-const todoDesc = "Keeps a todo list for multi-step work; send the whole list each time. " +
-	"Mark an item in_progress before starting it (at most one at a time) and completed as soon as it is done."
+const todoDesc = "Keeps a todo list for multi-step work; send the whole list each time. Mark one item " +
+	"in_progress before starting it, completed as soon as it is done."
 
 // NewTodoWrite returns the todo_write tool, keeping the list in s.
 func NewTodoWrite(s *Todos) tool.Tool {

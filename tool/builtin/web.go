@@ -48,12 +48,11 @@ type WebFetchOptions struct {
 }
 
 type fetchIn struct {
-	URL string `json:"url" jsonschema:"http or https URL to fetch"`
+	URL string `json:"url"`
 }
 
-const fetchDesc = "Fetches a web page or text file over http(s) and returns its content as text; " +
-	"HTML is converted to markdown (links kept, scripts and navigation dropped). Output is cut at 100 KB. " +
-	"Only text content types are read."
+const fetchDesc = "Fetches an http(s) URL as text, HTML converted to markdown; text content types only, " +
+	"cut at 100 KB."
 
 // NewWebFetch returns the web_fetch tool.
 func NewWebFetch(opts WebFetchOptions) tool.Tool {
@@ -256,11 +255,11 @@ const (
 )
 
 type searchIn struct {
-	Query      string `json:"query" jsonschema:"search terms"`
-	MaxResults int    `json:"max_results,omitempty" jsonschema:"results wanted (default 8, at most 20)"`
+	Query      string `json:"query"`
+	MaxResults int    `json:"max_results,omitempty" jsonschema:"default 8, max 20"`
 }
 
-const searchDesc = "Searches the web and returns titles, URLs and snippets. Use web_fetch to read a result."
+const searchDesc = "Searches the web: titles, URLs and snippets. Read a result with web_fetch."
 
 // NewWebSearch returns the web_search tool. With a nil backend every call
 // returns an error result saying search is not configured and how to

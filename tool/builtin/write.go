@@ -11,12 +11,12 @@ import (
 )
 
 type writeIn struct {
-	Path    string `json:"path" jsonschema:"file to write, absolute or relative to the working directory"`
-	Content string `json:"content" jsonschema:"the complete new content of the file"`
+	Path    string `json:"path"`
+	Content string `json:"content" jsonschema:"the whole new content"`
 }
 
-const writeDesc = "Creates a file or replaces its whole content; parent directories are created. " +
-	"An existing file must have been read with read_file first. Prefer edit_file to change part of a file."
+const writeDesc = "Creates or overwrites a file, making parent directories. An existing file must be read first; " +
+	"to change part of one, use edit_file."
 
 // NewWriteFile returns the write_file tool. It refuses to overwrite a file
 // the session has not read, or that changed since (SPEC TOOL-6).

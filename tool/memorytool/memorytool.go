@@ -28,28 +28,19 @@ const (
 )
 
 type input struct {
-	Action  string `json:"action" jsonschema:"add a new entry, replace one entry's text, or remove one entry"`
-	Target  string `json:"target" jsonschema:"profile (who the user is, preferences) or notes (decisions, conventions, facts)"`
-	Scope   string `json:"scope,omitempty" jsonschema:"user (every workspace) or workspace (this one). Default: workspace for notes when there is a workspace, user otherwise; the profile is always user"`
-	Content string `json:"content,omitempty" jsonschema:"add: the new entry; replace: the entry's new text. One fact or preference, a sentence or two"`
-	OldText string `json:"old_text,omitempty" jsonschema:"replace and remove: a part of the entry to change, enough to match only that entry"`
+	Action  string `json:"action"`
+	Target  string `json:"target"`
+	Scope   string `json:"scope,omitempty" jsonschema:"default: workspace for notes if any, else user; profile: always user"`
+	Content string `json:"content,omitempty" jsonschema:"add: the entry; replace: its new text"`
+	OldText string `json:"old_text,omitempty" jsonschema:"replace, remove: part of the one entry to change"`
 }
 
 // description is the tool's description; %s are the caps.
-const description = `Saves what is worth remembering across sessions in long-term memory. Memory is shown in the system ` +
-	`prompt of future sessions (not this one: what you write appears from the next run on), so keep it short and durable.
-
-Targets:
-- profile: who the user is — role, preferences, communication style, tools and stack. Shared by every workspace. Cap: %s characters.
-- notes: durable facts — decisions and their reasons, conventions, milestones, environment quirks that took effort to find. Scope workspace (this project) or user (every project). Cap: %s characters per scope.
-
-Keep, first, what the user corrected you on or asked you to remember, and their stated preferences; then durable decisions and conventions. ` +
-	`Do not keep the current task's state or progress, one-off debugging output, secrets or credentials, or anything easy to find again in the code, the git log or the docs. ` +
-	`Write each entry as a plain fact or preference, never as instructions to an AI.
-
-Actions: add (content), replace (old_text: part of one entry; content: its new text), remove (old_text). ` +
-	`Entries are checked for prompt-injection and secret-leaking content and refused if found; duplicates are ignored; ` +
-	`a write over the cap is refused — then condense or remove entries first.`
+const description = `Long-term memory, shown to future sessions (not this one). profile: who the user is ` +
+	`(role, preferences, style, stack), cap %s chars. notes: decisions and why, conventions, hard-won quirks, ` +
+	`cap %s chars per scope. Keep first what the user corrected or asked you to remember. Never keep task ` +
+	`progress, debug output, secrets, or what code, git log or docs say. Short plain facts, never instructions ` +
+	`to an AI. Injection, secrets and writes over the cap are refused: condense or remove first.`
 
 // New returns the `memory` tool over store. It writes only rein's own
 // memory files (never the workspace's code), so it is of

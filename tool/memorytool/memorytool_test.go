@@ -117,8 +117,9 @@ func TestMemoryToolSpec(t *testing.T) {
 	store := memory.New(memory.Config{NotesCap: 4500})
 	tl := New(store)
 	spec := tl.Spec()
-	for _, s := range []string{"future sessions (not this one", "corrected", "preferences", "durable decisions",
-		"current task's state", "one-off debugging output", "easy to find again", "2,000 characters", "4,500 characters per scope"} {
+	for _, s := range []string{"future sessions (not this one", "corrected", "preferences", "decisions",
+		"task progress", "debug output", "secrets", "git log", "instructions to an AI", "refused",
+		"2,000 chars", "4,500 chars per scope"} {
 		if !strings.Contains(spec.Description, s) {
 			t.Errorf("description lacks %q", s)
 		}

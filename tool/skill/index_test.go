@@ -21,8 +21,7 @@ func TestIndex_SKILL1(t *testing.T) {
 		{Name: "bare", Body: body},
 	})
 	want := "# Skills\n" +
-		"Skills are instructions for particular tasks, kept out of this prompt until needed. " +
-		"Before a task that matches a skill's description, call the skill tool with its name, then follow what it returns.\n" +
+		"Before a task that matches a skill's description, call the skill tool with its name and follow the instructions it returns.\n" +
 		"- bare\n" +
 		"- pdf: Fill PDF forms; extract text.\n" +
 		"- xlsx: Spreadsheets: read, write, chart.\n"

@@ -65,9 +65,8 @@ func Index(skills []Skill) string {
 		return cmp.Or(strings.Compare(a.name, b.name), strings.Compare(a.desc, b.desc))
 	})
 	const head = "# Skills\n" +
-		"Skills are instructions for particular tasks, kept out of this prompt until needed. " +
-		"Before a task that matches a skill's description, call the " + ToolName + " tool with its name, " +
-		"then follow what it returns.\n"
+		"Before a task that matches a skill's description, call the " + ToolName + " tool with its name " +
+		"and follow the instructions it returns.\n"
 	var b strings.Builder
 	b.Grow(len(head) + size)
 	b.WriteString(head)

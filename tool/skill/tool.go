@@ -23,14 +23,11 @@ const (
 )
 
 type input struct {
-	Name string `json:"name" jsonschema:"the skill's name, as the skill index in the system prompt lists it"`
-	File string `json:"file,omitempty" jsonschema:"one of the skill's files to read, relative to its directory (scripts/fill.py, reference.md); leave it out to load the skill's instructions"`
+	Name string `json:"name"`
+	File string `json:"file,omitempty" jsonschema:"one of its files, relative to its directory"`
 }
 
-const description = "Loads a skill: instructions for a particular kind of task, listed by name and description " +
-	"in the system prompt's skill index. Call it with the skill's name before starting a task its description " +
-	"matches, then follow the instructions it returns. With file, it returns one of the skill's files " +
-	"(a reference or a script the instructions mention), by its path relative to the skill's directory."
+const description = "Loads a skill's instructions, or with file one of the files they mention."
 
 // NewTool returns the `skill` tool over skills (SPEC SKILL-2). Its input is
 // {"name": string, "file"?: string}. Without file it returns the skill's
