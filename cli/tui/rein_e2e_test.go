@@ -183,7 +183,9 @@ func TestReinSlashMenu_CLI6(t *testing.T) {
 	rs.waitFor("the menu", "/help", "list the commands and keys", "↑↓ choose")
 	rs.text("cst")
 	rs.waitUntil("the menu filtered to /cost", func(p string) bool {
-		return strings.Contains(p, "› /cost") && !strings.Contains(p, "/compact")
+		// Every key typed shows in the input box, and the menu has followed
+		// it: "/cs" already filters to /cost.
+		return strings.Contains(p, "> /cst ") && strings.Contains(p, "› /cost") && !strings.Contains(p, "/compact")
 	})
 	golden(t, "slash-menu-cost", rs.screen())
 	rs.keys("Enter")
@@ -274,7 +276,7 @@ func TestReinFilePicker_CLI6(t *testing.T) {
 	}, []mockserver.Turn{{Text: "It declares Model.", Usage: usage(1000, 10)}})
 	rs.waitFor("the input box", "> Type a message")
 	rs.text("explain @intmod")
-	pane := rs.waitFor("the picker", "› internal/model.go", "enter insert")
+	pane := rs.waitFor("the picker", "> explain @intmod ", "› internal/model.go", "enter insert")
 	if strings.Contains(pane, "build/model_gen.go") {
 		t.Errorf("an ignored file is offered:\n%s", pane)
 	}
@@ -338,7 +340,7 @@ func TestReinResume_CLI6(t *testing.T) {
 	rs.waitFor("the picker", "Resume a session", "second question", "first question about notes", "current", "tab preview · enter resume")
 	rs.text("frst")
 	rs.waitUntil("the search to keep the first session on top", func(p string) bool {
-		return strings.Contains(p, "› first question about notes") && !strings.Contains(p, "second question ")
+		return strings.Contains(p, "search: frst▏") && strings.Contains(p, "› first question about notes") && !strings.Contains(p, "second question ")
 	})
 	rs.keys("Tab")
 	rs.waitFor("the preview", "│ > first question about notes", "│   The notes say alpha.")
