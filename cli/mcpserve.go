@@ -66,7 +66,7 @@ func (a *App) mcpServe() *cobra.Command {
 // serveMCP serves the MCP server until the client goes (stdio) or the
 // process is stopped (HTTP).
 func (a *App) serveMCP(ctx context.Context, httpAddr string, flags map[string]string) error {
-	if httpAddr != "" && !mcpserver.LoopbackAddr(httpAddr) {
+	if httpAddr != "" && !loopbackAddr(httpAddr) {
 		return usageErrorf("--http %s: give a loopback address (127.0.0.1:7879, localhost:0): the server has no authentication, so it listens on this machine only", httpAddr)
 	}
 	srv, closeStore, err := a.newMCPServer(flags)

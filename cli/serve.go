@@ -474,13 +474,16 @@ func checkBrowserFlags(o *serveOptions) error {
 	return nil
 }
 
-// loopbackAddr reports whether a listen address stays on this machine.
+// loopbackAddr reports whether a listen address ("127.0.0.1:7879",
+// "localhost:0", "[::1]:9000") stays on this machine: rein serve without
+// authentication and rein mcp serve --http listen only where it does. An
+// empty host (":7879") listens everywhere and does not.
 func loopbackAddr(addr string) bool {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return false
 	}
-	if host == "localhost" {
+	if strings.EqualFold(host, "localhost") {
 		return true
 	}
 	ip, err := netip.ParseAddr(host)

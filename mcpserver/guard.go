@@ -63,18 +63,3 @@ func clipHeader(s string) string {
 	}
 	return `"` + strings.ToValidUTF8(s, "?") + `"`
 }
-
-// LoopbackAddr reports whether addr, a listen address ("127.0.0.1:7879",
-// "localhost:0", "[::1]:9000"), is on the loopback interface only. An
-// empty host (":7879") listens everywhere and is not.
-func LoopbackAddr(addr string) bool {
-	h, _, err := net.SplitHostPort(addr)
-	if err != nil || h == "" {
-		return false
-	}
-	if strings.EqualFold(h, "localhost") {
-		return true
-	}
-	a, err := netip.ParseAddr(h)
-	return err == nil && a.IsLoopback()
-}
