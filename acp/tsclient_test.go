@@ -28,7 +28,7 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 	}
 	node, err := exec.LookPath("node")
 	if err != nil {
-		t.Skip("node is not installed: the TypeScript client test needs it")
+		t.Skip("environment: node is not installed: the TypeScript client test needs it")
 	}
 	prefix := os.Getenv("REIN_TEST_NPM_PREFIX")
 	if prefix == "" {
@@ -37,7 +37,7 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 	sdkDir, _ := filepath.Abs(filepath.Join(prefix, "node_modules", "@agentclientprotocol", "sdk"))
 	pkg, err := os.ReadFile(filepath.Join(sdkDir, "package.json"))
 	if err != nil || !strings.Contains(string(pkg), `"version": "`+tsSDKVersion+`"`) {
-		t.Skipf("@agentclientprotocol/sdk@%s is not installed at %s: scripts/test installs it (npm install --prefix .cache/npm @agentclientprotocol/sdk@%s)", tsSDKVersion, sdkDir, tsSDKVersion)
+		t.Skipf("environment: @agentclientprotocol/sdk@%s is not installed at %s: scripts/test installs it (npm install --prefix .cache/npm @agentclientprotocol/sdk@%s)", tsSDKVersion, sdkDir, tsSDKVersion)
 	}
 	dir := t.TempDir()
 	bin := filepath.Join(dir, "rein")

@@ -96,7 +96,7 @@ func TestQuestionLabels_KB4(t *testing.T) {
 		total += len(qs)
 		root, cleanup, err := c.build()
 		if err != nil {
-			t.Skipf("corpus %s cannot be built on this machine: %v", c.name, err)
+			t.Skipf("environment: corpus %s cannot be built on this machine (GOROOT or the module cache lacks its files): %v", c.name, err)
 		}
 		for _, q := range qs {
 			for _, f := range q.Files {

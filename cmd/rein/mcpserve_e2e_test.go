@@ -18,7 +18,7 @@ import (
 func inspectorCLI(t *testing.T) string {
 	t.Helper()
 	if _, err := exec.LookPath("node"); err != nil {
-		t.Skip("node is not installed: the MCP Inspector's CLI needs it (scripts/test installs the CLI with npm)")
+		t.Skip("environment: node is not installed: the MCP Inspector's CLI needs it (scripts/test installs the CLI with npm)")
 	}
 	prefix := os.Getenv("REIN_TEST_NPM_PREFIX")
 	if prefix == "" {
@@ -26,7 +26,7 @@ func inspectorCLI(t *testing.T) string {
 	}
 	p := filepath.Join(prefix, "node_modules", "@modelcontextprotocol", "inspector-cli", "build", "index.js")
 	if _, err := os.Stat(p); err != nil {
-		t.Skipf("the MCP Inspector's CLI is not installed at %s: scripts/test installs it (npm install --prefix .cache/npm @modelcontextprotocol/inspector-cli@1.0.3)", p)
+		t.Skipf("environment: the MCP Inspector's CLI is not installed at %s: scripts/test installs it (npm install --prefix .cache/npm @modelcontextprotocol/inspector-cli@1.0.3)", p)
 	}
 	return p
 }
