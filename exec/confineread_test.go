@@ -17,6 +17,7 @@ import (
 type confinedFixture struct {
 	s                           *Sandbox
 	ws, data, other, homeSecret string
+	hostTmp                     string // a directory in the host's /tmp with a name nothing else has
 }
 
 const confinedSecret = "REIN-CONFINE-SECRET-42"
@@ -51,6 +52,14 @@ func newReadConfined(t *testing.T) confinedFixture {
 	if err := os.Symlink(f.data, filepath.Join(ws, "data")); err != nil {
 		t.Fatal(err)
 	}
+	// t.TempDir's names end in 001, 002…, which a random name in the
+	// sandbox's own /tmp can contain; this name cannot occur there.
+	hostTmp, err := os.MkdirTemp("/tmp", "rein-confine-host-")
+	if err != nil {
+		t.Skipf("environment: no host /tmp to plant a directory in: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(hostTmp) })
+	f.hostTmp = hostTmp
 	s.Hide = func(p string) bool { return strings.Contains(filepath.ToSlash(p), "/.rein/data") }
 	s.HidePaths = []string{f.data}
 	return f
@@ -86,7 +95,7 @@ func TestConfinedSandboxAttacks(t *testing.T) {
 		{"read rein's environment through /proc", "cat /proc/*/environ 2>/dev/null | tr '\\0' '\\n' | grep -q " + confinedSecret},
 		{"read the host's root through /proc/1/root", "ls -A /proc/1/root/root 2>/dev/null | grep -q ."},
 		{"new user and mount namespace, then look at the host", "unshare -Urm sh -c 'ls -A /root /home' 2>/dev/null | grep -q ."},
-		{"the host's /tmp", "ls -A /tmp | grep -q " + filepath.Base(f.other)},
+		{"the host's /tmp", "ls -A /tmp | grep -q " + filepath.Base(f.hostTmp)},
 		{"a symlink the command makes to the data directory", "ln -s " + f.data + " d2 && " + grepQ + "d2/rein.db"},
 		{"a hard link the command makes to the database", "ln " + filepath.Join(f.data, "rein.db") + " h && " + grepQ + "h"},
 	}
