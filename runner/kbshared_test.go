@@ -1,10 +1,10 @@
 package runner_test
 
 import (
-	"fmt"
-	"hash/crc32"
 	"context"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"iter"
 	"os"
 	"path/filepath"
