@@ -61,6 +61,12 @@ type EmbedderResolver func(reg *registry.Registry, spec string) (llm.Embedder, e
 // file KBFile of the workspace: the CLI's, and a server's without a
 // shared database (see [Service.KnowledgeBase]).
 func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, create bool) (*KnowledgeBase, error) {
+	return openKnowledgeBase(l, reg, embed, create, nil)
+}
+
+// openKnowledgeBase is OpenKnowledgeBase within a server's fence (nil:
+// none; see newKnowledgeBase).
+func openKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, create bool, fence *builtin.Fence) (*KnowledgeBase, error) {
 	root := l.Workspace.Root
 	if root == "" {
 		return nil, errors.New("a knowledge base needs a workspace directory")
@@ -81,7 +87,7 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 	if err != nil {
 		return nil, err
 	}
-	k, err := newKnowledgeBase(l, reg, embed, store)
+	k, err := newKnowledgeBase(l, reg, embed, store, fence)
 	if err != nil {
 		return nil, err
 	}
@@ -91,8 +97,10 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 
 // newKnowledgeBase puts a knowledge base together over store for the
 // workspace l loaded: its root, ignore and sensitive files, and embedding
-// model. It closes store when it fails.
-func newKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, store kb.Backend) (*KnowledgeBase, error) {
+// model; a server's fence (nil for the CLI) keeps what its runs' tools may
+// not reach (its data directory, other roots) out of the index too. It
+// closes store when it fails.
+func newKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, store kb.Backend, fence *builtin.Fence) (*KnowledgeBase, error) {
 	root := l.Workspace.Root
 	if root == "" {
 		_ = store.Close()
@@ -104,6 +112,9 @@ func newKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedde
 	sensitive := tool.NewSensitiveSet(append(slices.Clone(tool.DefaultSensitiveFiles),
 		l.Permissions(permission.Settings{}).SensitiveFiles...))
 	cfg := kb.Config{Root: root, Ignore: builtin.IgnoreFunc(root), Sensitive: func(abs string) (string, bool) {
+		if fence != nil && fence.Check(abs) != nil {
+			return "the server's fence: its own files, which no run's tool reaches", true
+		}
 		return sensitive.Match(abs)
 	}, Backend: store}
 	model := ""
@@ -146,8 +157,9 @@ func (s *Setup) kbTool() *kbTool {
 		if !s.sharedKBExists() {
 			return nil
 		}
+		fence := s.cfg.Tenancy.fence(s.ws.Root)
 		open = func() (*KnowledgeBase, error) {
-			return openShared(s.cfg.KnowledgeBases, s.cfg.KBNamespace, s.cfg.Loaded, s.reg, s.cfg.ResolveEmbedder)
+			return openShared(s.cfg.KnowledgeBases, s.cfg.KBNamespace, s.cfg.Loaded, s.reg, s.cfg.ResolveEmbedder, &fence)
 		}
 	} else if _, err := os.Stat(filepath.Join(s.ws.Root, filepath.FromSlash(KBFile))); err != nil {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/reinhq/rein/kb"
 	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool/builtin"
 	"github.com/reinhq/rein/workspace"
 )
 
@@ -73,7 +74,8 @@ func (s *Setup) sharedKBExists() bool {
 
 // openShared opens namespace ns of the shared database as the knowledge
 // base of the workspace l loaded.
-func openShared(open KBNamespaces, ns string, l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver) (*KnowledgeBase, error) {
+func openShared(open KBNamespaces, ns string, l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver,
+	fence *builtin.Fence) (*KnowledgeBase, error) {
 	if ns == "" {
 		return nil, errors.New("runner: a shared knowledge base needs a namespace (Config.KBNamespace)")
 	}
@@ -81,7 +83,7 @@ func openShared(open KBNamespaces, ns string, l *workspace.Loaded, reg *registry
 	if err != nil {
 		return nil, err
 	}
-	k, err := newKnowledgeBase(l, reg, embed, st)
+	k, err := newKnowledgeBase(l, reg, embed, st, fence)
 	if err != nil {
 		return nil, err
 	}
@@ -126,10 +128,13 @@ func (s *Service) KnowledgeBase(ctx context.Context, caller, workspaceID string)
 	if err != nil {
 		return nil, fmt.Errorf("provider profiles: %w", err)
 	}
+	// What the runs' tools may not reach (the server's data directory,
+	// other roots: Tenancy.Hidden) is never indexed either.
+	fence := s.cfg.Tenancy.fence(loaded.Workspace.Root)
 	if s.cfg.KnowledgeBases != nil {
-		return openShared(s.cfg.KnowledgeBases, KBNamespace(ws.Caller, ws.ID), loaded, reg, s.cfg.ResolveEmbedder)
+		return openShared(s.cfg.KnowledgeBases, KBNamespace(ws.Caller, ws.ID), loaded, reg, s.cfg.ResolveEmbedder, &fence)
 	}
-	return OpenKnowledgeBase(loaded, reg, s.cfg.ResolveEmbedder, true)
+	return openKnowledgeBase(loaded, reg, s.cfg.ResolveEmbedder, true, &fence)
 }
 
 // checkWorkspaceDir refuses a project workspace whose directory is now a

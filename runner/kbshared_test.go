@@ -318,3 +318,55 @@ func TestKBNamespace_API9(t *testing.T) {
 		}
 	}
 }
+
+// API-9: what a server's runs' tools may not reach — its data directory
+// (Tenancy.Hidden), here inside a workspace — never enters the
+// workspace's knowledge base either, whichever backend holds it: an add
+// of the whole workspace skips it, saying why, and a search never shows
+// its secret.
+func TestKnowledgeBaseSkipsServerFiles_API9(t *testing.T) {
+	for _, backend := range []string{"sqlite", "postgres"} {
+		t.Run(backend, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"docs/guide.md":          "# Guide\n\nThe osprey nests by the river.\n",
+				"server-data/jwt-secret": "OSPREY-SERVER-SECRET-5521 osprey\n",
+			})
+			cfg := runner.ServiceConfig{Tenancy: &runner.Tenancy{Hidden: []string{filepath.Join(dir, "server-data")}}}
+			if backend == "postgres" {
+				url, _ := pgtest.Schema(t)
+				_, cfg.KnowledgeBases = kbDB(t, url)
+			}
+			h := newHarness(t, llmtest.NewScripted(), cfg)
+			ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
+			if err := h.ledger.CreateWorkspace(context.Background(), ws); err != nil {
+				t.Fatal(err)
+			}
+			k, err := h.svc.KnowledgeBase(context.Background(), "alice", ws.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer k.Close()
+			rep, err := k.Add(context.Background(), []string{"."}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			skipped := false
+			for _, s := range rep.Skipped {
+				skipped = skipped || s.Path == "server-data/jwt-secret" && strings.Contains(s.Reason, "fence")
+			}
+			if rep.Added != 1 || !skipped {
+				t.Errorf("add of the workspace: %+v, want docs/guide.md added and server-data/jwt-secret skipped by the fence", rep)
+			}
+			res, err := k.Search(context.Background(), "osprey server secret", kb.SearchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, hit := range res.Hits {
+				if strings.Contains(hit.Text, "OSPREY-SERVER-SECRET") {
+					t.Errorf("a search shows the server's secret: %+v", hit)
+				}
+			}
+		})
+	}
+}
