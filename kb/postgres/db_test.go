@@ -1,8 +1,10 @@
 package postgres
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/reinhq/rein/kb"
 	"github.com/reinhq/rein/kb/kbtest"
@@ -96,5 +98,30 @@ func TestDBBadNamespace(t *testing.T) {
 	}
 	if _, err := d.Store(strings.Repeat("n", maxNamespace)); err != nil {
 		t.Errorf("a namespace of %d bytes: %v", maxNamespace, err)
+	}
+}
+
+// BenchmarkExists measures what a server's run pays at its start to learn
+// whether its workspace has a knowledge base in PostgreSQL (kb_search is
+// offered then): a store of the DB (no connection) and one Exists query,
+// among 1,000 namespaces.
+func BenchmarkExists(b *testing.B) {
+	u, _ := pgtest.Schema(b)
+	d := openDB(b, u)
+	for i := range 1000 {
+		s := dbStore(b, d, fmt.Sprintf("caller/c%d/ws/w", i))
+		if err := s.Put(ctx, kb.Document{Path: "a.md", Hash: "h", Indexed: time.Unix(1700000000, 0)},
+			[]kb.Chunk{{Doc: "a.md", Start: 1, End: 1, Text: "word"}}, nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for i := 0; b.Loop(); i++ {
+		s, err := d.Store(fmt.Sprintf("caller/c%d/ws/w", i%2000)) // half of them absent
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := s.Exists(ctx); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
