@@ -82,8 +82,9 @@ type pass struct {
 	// snipped is set once snip rewrote msgs; msgs then still lines up with
 	// req.Messages index for index until a summary replaces a prefix.
 	snipped bool
-	// cause is the first rewrite of the history, for the event (CTX-5).
-	cause string
+	// cause is the first rewrite of the history, for the event (CTX-5);
+	// why says what set it off, for the debug log.
+	cause, why string
 	// summary is the summary written by this pass, once there is one.
 	summary   string
 	collapsed bool
@@ -124,6 +125,7 @@ func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *ag
 	if len(p.layers) == 0 {
 		return req.Messages, nil, nil
 	}
+	p.logRewrite(before)
 	c.cfg.Logger.Info("context compacted", "trigger", triggers[m], "layers", p.layers,
 		"tokens_before", before, "tokens_after", p.prompt(), "messages_before", len(req.Messages), "messages_after", len(p.msgs),
 		"scale", p.scale, "vendor_prompt_tokens", p.vendorPrompt)
@@ -134,12 +136,18 @@ func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *ag
 
 // layersInOrder runs snip, summarize and collapse, each while the estimate is
 // still above its threshold (CTX-3). A manual compaction skips the threshold
-// checks up to the summary.
+// checks up to the summary. When snip cannot get the history under its low
+// watermark — the notes of earlier snips and the newest outputs fill it, so
+// the next snip would come a turn or two later, and then every turn — a
+// summary takes its place (see pass.snip).
 func (p *pass) layersInOrder(ctx context.Context) error {
-	if p.mode != modeManual && p.over(p.cfg.Snip) {
-		p.snip()
+	if p.mode != modeManual && p.over(p.cfg.Snip) && !p.snip() {
+		p.why = fmt.Sprintf("snip could not get under the low watermark (%.0f%% of the budget); a summary keeps the newest %d messages", 100*p.cfg.SnipTarget, p.cfg.CollapseKeep)
+		if err := p.replace(ctx, cleanCut(p.msgs, p.cfg.CollapseKeep)); err != nil {
+			return err
+		}
 	}
-	if p.mode == modeManual || p.over(p.cfg.Summarise) {
+	if p.summary == "" && (p.mode == modeManual || p.over(p.cfg.Summarise)) {
 		if err := p.summarise(ctx); err != nil {
 			return err
 		}
@@ -174,16 +182,25 @@ func (p *pass) over(frac float64) bool {
 	return float64(p.used()) > frac*float64(p.b.Budget)
 }
 
-// snip is layer (a): old large tool outputs, before the recent tail, keep
-// their head and tail lines.
+// snip is layer (a): old large tool outputs keep their head and tail lines.
 //
-// It snips with hysteresis (SPEC CTX-5): oldest first, down to the low
-// watermark SnipTarget rather than just under the threshold, first outside
-// the recent tail, then — when that is not enough — inside it up to the
-// newest CollapseKeep messages. The prefix before the first output it
-// snips stays byte for byte, and the turns after it only append until the
-// history grows back to the threshold.
-func (p *pass) snip() {
+// It snips with hysteresis (SPEC CTX-5): oldest first, whole blocks, down to
+// the low watermark SnipTarget rather than just under the threshold, first
+// outside the recent tail, then — when that is not enough — inside it up to
+// the newest CollapseKeep messages. A snipped output carries a note and is
+// never rewritten again. The prefix before the first output it snips stays
+// byte for byte, and the turns after it only append until the history grows
+// back to the threshold.
+//
+// It reports false, leaving the history as it was, when the snips would
+// leave the history above the low watermark (yet under the summary
+// watermark, which summarises anyway) and a summary of everything before
+// the newest CollapseKeep messages would leave less: the caller summarises
+// instead, so the context shrinks in one large step rather than by a
+// rewrite every few turns, then every turn, as the notes of earlier snips
+// pile up.
+func (p *pass) snip() bool {
+	orig, origBudget := p.msgs, p.b
 	out, outputs, inputs, first := p.msgs, 0, 0, -1
 	for _, keep := range []int{p.cfg.KeepRecent, p.cfg.CollapseKeep} {
 		cut := cleanCut(p.msgs, keep)
@@ -201,11 +218,29 @@ func (p *pass) snip() {
 			p.measure()
 		}
 	}
+	if outputs+inputs > 0 && p.over(p.cfg.SnipTarget) && !p.over(p.cfg.Summarise) && p.summaryLeaves(orig) < p.used() {
+		p.msgs, p.b = orig, origBudget
+		p.measure()
+		return false
+	}
 	if outputs+inputs == 0 {
-		return
+		return true
 	}
 	p.snipped = true
+	p.why = fmt.Sprintf("over the snip threshold (%.0f%% of the budget); snipped oldest first towards the low watermark (%.0f%%)", 100*p.cfg.Snip, 100*p.cfg.SnipTarget)
 	p.noteShrunk(outputs, inputs, first)
+	return true
+}
+
+// summaryLeaves estimates the messages left by a summary of everything in
+// msgs before the newest CollapseKeep messages: the summary at its cap plus
+// that tail. It is a large number when nothing lies before the tail.
+func (p *pass) summaryLeaves(msgs []llm.Message) int {
+	cut := cleanCut(msgs, p.cfg.CollapseKeep)
+	if cut == 0 {
+		return int(^uint(0) >> 1)
+	}
+	return p.scaled(p.size(msgs[cut:])) + p.cfg.SummaryMaxTokens + messageOverhead
 }
 
 // shrinkRange snips the tool outputs and shrinks the tool inputs of
@@ -233,9 +268,6 @@ func (p *pass) noteShrunk(outputs, inputs, first int) {
 	if inputs > 0 {
 		p.addLayer(LayerSnipInputs)
 	}
-	p.cfg.Logger.Debug("compact: cache break: snipped tool outputs and inputs",
-		"trigger", triggers[p.mode], "outputs", outputs, "inputs", inputs, "first_message", first,
-		"messages", len(p.msgs), "tokens_after", p.prompt())
 }
 
 // addLayer records that layer ran, once.
@@ -263,6 +295,9 @@ func (p *pass) summarise(ctx context.Context) error {
 			cut, collapse = cc, true
 		}
 	}
+	if p.why == "" {
+		p.why = fmt.Sprintf("over the summary watermark (%.0f%% of the budget)", 100*p.cfg.Summarise)
+	}
 	if err := p.replace(ctx, cut); err != nil {
 		return err
 	}
@@ -278,6 +313,9 @@ func (p *pass) summarise(ctx context.Context) error {
 // the messages collapse drops, without a second model call. When the last
 // messages alone are still too big, their tool outputs are snipped too.
 func (p *pass) collapse(ctx context.Context) error {
+	if p.why == "" {
+		p.why = fmt.Sprintf("over the collapse threshold (%.0f%% of the budget)", 100*p.cfg.Collapse)
+	}
 	if !p.collapsed {
 		cut := cleanCut(p.msgs, p.cfg.CollapseKeep)
 		switch {
