@@ -354,6 +354,9 @@ func (p *pass) replace(ctx context.Context, cut int) error {
 	text = withPlan(text, p.focus())
 	p.msgs = withSummary(text, p.msgs[cut:])
 	p.summary, p.snipped = text, false
+	if p.cause == "" {
+		p.cause = fmt.Sprintf("%s: messages 0-%d replaced by a summary", layer, cut-1)
+	}
 	p.layers = append(p.layers, layer)
 	p.measure()
 	return nil

@@ -11,7 +11,7 @@ import (
 const (
 	DefaultContextWindow    = 128_000
 	DefaultSnip             = 0.5
-	DefaultSnipTarget       = 0.2
+	DefaultSnipTarget       = 0.15
 	DefaultSummarise        = 0.6
 	DefaultCollapse         = 0.9
 	DefaultKeepRecent       = 6

@@ -32,8 +32,10 @@ func (p *pass) logRewrite(before int) {
 }
 
 // firstRewrite returns the first message and block of old that next no
-// longer holds at the same place (blocks compare by identity: compaction
-// shares every block it keeps), or -1, -1 when next only appends to old.
+// longer holds at the same place, or -1, -1 when next only appends to old.
+// Blocks compare as a prompt cache compares them: compaction shares every
+// block it keeps, and a new block with the same bytes (a summary written
+// again word for word) is no break either.
 func firstRewrite(old, next []llm.Message) (int, int) {
 	for i := range old {
 		if i >= len(next) {
@@ -44,7 +46,7 @@ func firstRewrite(old, next []llm.Message) (int, int) {
 			return i, 0
 		}
 		for j := range a {
-			if j >= len(b) || a[j] != b[j] {
+			if j >= len(b) || a[j] != b[j] && segment(a[j]) != segment(b[j]) {
 				return i, j
 			}
 		}

@@ -57,9 +57,9 @@ var scenarios = []scenario{
 // result is what one scenario cost: the requests as a prompt cache meters
 // them, the summary calls and compactions, and a line per cache break.
 type result struct {
-	meter                 compact.CacheMeter
+	meter                  compact.CacheMeter
 	summaries, compactions int
-	breaks                []string
+	breaks                 []string
 }
 
 func main() {
@@ -195,4 +195,3 @@ func (m *model) call(i int) llm.Message {
 		&llm.ToolUse{ID: fmt.Sprintf("call_%02d", i), Name: m.s.tool, Input: in},
 	}}
 }
-
