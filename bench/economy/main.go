@@ -73,7 +73,11 @@ func main() {
 	fmt.Printf("window %d tokens\n", *window)
 	fmt.Printf("%-26s %9s %9s %9s %12s %10s %6s %6s %9s\n", "scenario", "requests", "read", "uncached", "cache-priced", "bytes", "summ", "comp", "rewrites")
 	for _, s := range scenarios {
-		r, err := run(s, *window, *verbose)
+		logger := slog.New(slog.DiscardHandler)
+		if *verbose {
+			logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+		r, err := run(s, *window, logger)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, s.name+":", err)
 			os.Exit(1)
@@ -96,7 +100,9 @@ func content(file, size int) string {
 	return b.String()[:size]
 }
 
-func run(s scenario, window int, verbose bool) (result, error) {
+// run replays scenario s in a window of that many tokens; the compactor
+// logs to logger (its debug lines name every prefix rewrite).
+func run(s scenario, window int, logger *slog.Logger) (result, error) {
 	dir, err := os.MkdirTemp("", "rein-economy-")
 	if err != nil {
 		return result{}, err
@@ -113,10 +119,6 @@ func run(s scenario, window int, verbose bool) (result, error) {
 		return result{}, err
 	}
 	m := &model{s: s}
-	logger := slog.New(slog.DiscardHandler)
-	if verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
 	c := compact.New(compact.Config{ContextWindow: window, MaxOutput: 16_000, Provider: m, Logger: logger})
 	a := agent.New(agent.Config{Provider: c.Observe(m), ProviderName: "scripted", Model: "m", System: system,
 		Tools: tools, MaxTokens: 16_000, MaxTurns: s.calls + 5, Compactor: c, NoRetry: true})
