@@ -53,9 +53,10 @@ type Config struct {
 	// the estimate is above its threshold once the layers before it ran.
 	Snip, Summarise, Collapse float64
 	// SnipTarget is the low watermark snip trims down to once it runs
-	// (default 0.2, at most Snip): trimming well below the threshold means
+	// (default 0.15, at most Snip): trimming well below the threshold means
 	// the turns after it only append, so the prompt cache keeps serving
-	// the prefix (SPEC CTX-5).
+	// the prefix (SPEC CTX-5). When snipping cannot get that low and a
+	// summary would leave less, a summary runs instead.
 	SnipTarget float64
 
 	// KeepRecent is how many of the newest messages summarize keeps verbatim

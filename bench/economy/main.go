@@ -3,21 +3,28 @@
 // compactor and tools, with a scripted model and no network, and prints what
 // the requests cost.
 //
-//	go run ./bench/economy
+//	go run ./bench/economy [-v] [-window 128000]
 //
 // The scenarios: 20 read_file calls of 8.5 KB files, 40 bash calls printing
-// 25 KB each, 20 bash calls printing 62 KB each; a 200,000-token window and
-// 16,000 tokens of output reserved.
+// 25 KB each, 20 bash calls printing 62 KB each; a 200,000-token window
+// (-window sets another; 128,000 is rein's default for a model the registry
+// does not know) and 16,000 tokens of output reserved. -v lists every cache
+// break and writes the compactor's debug log, one "compact: prefix rewrite"
+// line per break, to stderr.
 //
 // The formula. Every request (the task's model calls and the compactor's
 // summary calls alike, in the order sent) is cut into segments: the system
 // prompt, the tool definitions, then each content block of each message.
 // Its prompt tokens are the sum of the segments' estimates (package tokens).
 // The cache-read part is the longest run of leading segments identical to
-// the previous request's (a prompt cache serves a prefix of whole blocks);
-// the rest is uncached (written to the cache or not, it is paid in full).
-// Cache-priced tokens = 0.1 × cache-read + 1.0 × uncached, summed over the
-// requests. Bytes sent is the sum of the requests' segment bytes.
+// the previous conversation request's (a prompt cache serves a prefix of
+// whole blocks); the rest is uncached (written to the cache or not, it is
+// paid in full). Cache-priced tokens = 0.1 × cache-read + 1.0 × uncached,
+// summed over the requests. Bytes sent is the sum of the requests' segment
+// bytes. A rewrite is a conversation request that keeps fewer leading
+// segments than the one before it had; a summary request (the conversation
+// up to a cut plus the instruction) is priced but is no rewrite. The
+// metering is compact.CacheMeter, which the compactor's tests use too.
 package main
 
 import (
