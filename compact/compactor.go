@@ -232,6 +232,16 @@ func (p *pass) snip() bool {
 	return true
 }
 
+// because adds reason to what the debug log says set this pass off: the
+// first layer's reason, then "still …" for each later one.
+func (p *pass) because(reason string) {
+	if p.why == "" {
+		p.why = reason
+		return
+	}
+	p.why += "; still " + reason
+}
+
 // summaryLeaves estimates the messages left by a summary of everything in
 // msgs before the newest CollapseKeep messages: the summary at its cap plus
 // that tail. It is a large number when nothing lies before the tail.
@@ -295,9 +305,7 @@ func (p *pass) summarise(ctx context.Context) error {
 			cut, collapse = cc, true
 		}
 	}
-	if p.why == "" {
-		p.why = fmt.Sprintf("over the summary watermark (%.0f%% of the budget)", 100*p.cfg.Summarise)
-	}
+	p.because(fmt.Sprintf("over the summary watermark (%.0f%% of the budget)", 100*p.cfg.Summarise))
 	if err := p.replace(ctx, cut); err != nil {
 		return err
 	}
@@ -313,9 +321,7 @@ func (p *pass) summarise(ctx context.Context) error {
 // the messages collapse drops, without a second model call. When the last
 // messages alone are still too big, their tool outputs are snipped too.
 func (p *pass) collapse(ctx context.Context) error {
-	if p.why == "" {
-		p.why = fmt.Sprintf("over the collapse threshold (%.0f%% of the budget)", 100*p.cfg.Collapse)
-	}
+	p.because(fmt.Sprintf("over the collapse threshold (%.0f%% of the budget)", 100*p.cfg.Collapse))
 	if !p.collapsed {
 		cut := cleanCut(p.msgs, p.cfg.CollapseKeep)
 		switch {
