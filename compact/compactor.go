@@ -141,10 +141,12 @@ func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *ag
 // the next snip would come a turn or two later, and then every turn — a
 // summary takes its place (see pass.snip).
 func (p *pass) layersInOrder(ctx context.Context) error {
-	if p.mode != modeManual && p.over(p.cfg.Snip) && !p.snip() {
-		p.why = fmt.Sprintf("snip could not get under the low watermark (%.0f%% of the budget); a summary keeps the newest %d messages", 100*p.cfg.SnipTarget, p.cfg.CollapseKeep)
-		if err := p.replace(ctx, cleanCut(p.msgs, p.cfg.CollapseKeep)); err != nil {
-			return err
+	if p.mode != modeManual && p.over(p.cfg.Snip) {
+		if cut := p.snip(); cut > 0 {
+			p.why = fmt.Sprintf("snip could not get under the low watermark (%.0f%% of the budget); a summary replaces the %d messages before the recent tail", 100*p.cfg.SnipTarget, cut)
+			if err := p.replace(ctx, cut); err != nil {
+				return err
+			}
 		}
 	}
 	if p.summary == "" && (p.mode == modeManual || p.over(p.cfg.Summarise)) {
@@ -192,16 +194,16 @@ func (p *pass) over(frac float64) bool {
 // byte for byte, and the turns after it only append until the history grows
 // back to the threshold.
 //
-// It reports false, leaving the history as it was, when the snips would
-// leave the history above the low watermark (yet under the summary
-// watermark, which summarises anyway) and a summary of everything before
-// the newest CollapseKeep messages would leave less: the caller summarises
-// instead, so the context shrinks in one large step rather than by a
-// rewrite every few turns, then every turn, as the notes of earlier snips
-// pile up.
-func (p *pass) snip() bool {
-	orig, origBudget := p.msgs, p.b
+// When the snips would leave the history above the low watermark (yet
+// under the summary watermark, which summarises anyway) and a summary of
+// everything before the recent tail would leave less, it returns where that
+// tail starts: the caller summarises what lies before it, so the context
+// shrinks in one large step rather than by a rewrite every few turns, then
+// every turn, as the notes of earlier snips pile up. The tail keeps the
+// snips the plan made in it. Otherwise it returns 0.
+func (p *pass) snip() int {
 	out, outputs, inputs, first := p.msgs, 0, 0, -1
+	var snippedAt []int // the messages the plan changed
 	for _, keep := range []int{p.cfg.KeepRecent, p.cfg.CollapseKeep} {
 		cut := cleanCut(p.msgs, keep)
 		for i := 0; i < cut && p.over(p.cfg.SnipTarget); i++ {
@@ -214,43 +216,29 @@ func (p *pass) snip() bool {
 			if first < 0 {
 				first = i
 			}
+			snippedAt = append(snippedAt, i)
 			p.msgs = out
 			p.measure()
 		}
 	}
-	if outputs+inputs > 0 && p.over(p.cfg.SnipTarget) && !p.over(p.cfg.Summarise) && p.summaryLeaves(orig) < p.used() {
-		p.msgs, p.b = orig, origBudget
-		p.measure()
-		return false
-	}
 	if outputs+inputs == 0 {
-		return true
+		return 0
 	}
 	p.snipped = true
+	if p.over(p.cfg.SnipTarget) && !p.over(p.cfg.Summarise) {
+		cut := cleanCut(p.msgs, p.cfg.KeepRecent)
+		if cut > 0 && p.scaled(p.tailSize(cut))+p.cfg.SummaryMaxTokens+messageOverhead < p.used() {
+			if i, _ := slices.BinarySearch(snippedAt, cut); i < len(snippedAt) {
+				// Outputs of the kept tail stay snipped.
+				p.cause = fmt.Sprintf("summarize: messages 0-%d replaced by a summary; %d messages of the recent tail snipped", cut-1, len(snippedAt)-i)
+				p.addLayer(LayerSnip)
+			}
+			return cut
+		}
+	}
 	p.why = fmt.Sprintf("over the snip threshold (%.0f%% of the budget); snipped oldest first towards the low watermark (%.0f%%)", 100*p.cfg.Snip, 100*p.cfg.SnipTarget)
 	p.noteShrunk(outputs, inputs, first)
-	return true
-}
-
-// because adds reason to what the debug log says set this pass off: the
-// first layer's reason, then "still …" for each later one.
-func (p *pass) because(reason string) {
-	if p.why == "" {
-		p.why = reason
-		return
-	}
-	p.why += "; still " + reason
-}
-
-// summaryLeaves estimates the messages left by a summary of everything in
-// msgs before the newest CollapseKeep messages: the summary at its cap plus
-// that tail. It is a large number when nothing lies before the tail.
-func (p *pass) summaryLeaves(msgs []llm.Message) int {
-	cut := cleanCut(msgs, p.cfg.CollapseKeep)
-	if cut == 0 {
-		return int(^uint(0) >> 1)
-	}
-	return p.scaled(p.size(msgs[cut:])) + p.cfg.SummaryMaxTokens + messageOverhead
+	return 0
 }
 
 // shrinkRange snips the tool outputs and shrinks the tool inputs of
@@ -399,4 +387,14 @@ func hasResults(m *llm.Message) bool {
 		}
 	}
 	return false
+}
+
+// because adds reason to what the debug log says set this pass off: the
+// first layer's reason, then "still …" for each later one.
+func (p *pass) because(reason string) {
+	if p.why == "" {
+		p.why = reason
+		return
+	}
+	p.why += "; still " + reason
 }

@@ -15,12 +15,12 @@
 //
 //   - snip (default 50% of the budget): old tool outputs keep their first
 //     and last lines and say what was cut; no model call. It trims oldest
-//     first, whole blocks, down to a low watermark (SnipTarget, 15%), and
+//     first, whole blocks, down to a low watermark (SnipTarget, 12%), and
 //     never rewrites a snipped output again. When it cannot get that low —
 //     the notes of earlier snips and the newest outputs fill it, so it
 //     would run again within a few turns and then every turn — a summary of
-//     everything before the newest call takes its place: the context
-//     shrinks in one large step instead.
+//     everything before the recent tail takes its place (the tail keeps
+//     the snips made in it): the context shrinks in one large step instead.
 //   - summarize (60%, the watermark): the model summarises everything before a
 //     recent tail; the summary request is the conversation itself (system,
 //     tools, messages, byte for byte) plus one instruction, so a prompt cache
