@@ -21,11 +21,13 @@ type meteredModel struct {
 	mu         sync.Mutex
 	meter      CacheMeter
 	main, summ llm.Provider
+	reqs       []*llm.Request
 }
 
 func (m *meteredModel) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
 	m.mu.Lock()
 	m.meter.Add(req)
+	m.reqs = append(m.reqs, req)
 	m.mu.Unlock()
 	if isSummaryRequest(req) {
 		return m.summ.Stream(ctx, req)
@@ -168,6 +170,16 @@ func runRewriteCase(t *testing.T, tt rewriteCase) ([]PrefixBreak, []map[string]s
 	done := runAgent(t, a, "read every part", func(*agent.CompactionEvent) {})
 	if done.Reason != agent.ReasonCompleted {
 		t.Fatalf("done = %+v", done)
+	}
+	// The window invariants hold on every request (CTX-2, CTX-4, LOOP-5):
+	// every tool call has its result, and no request is over the budget.
+	for i, r := range mm.reqs {
+		if err := llm.CheckPairing(r.Messages); err != nil {
+			t.Errorf("request %d: %v", i, err)
+		}
+		if b := New(cfg).Measure(r); !isSummaryRequest(r) && b.Messages > b.Budget {
+			t.Errorf("request %d: %d tokens of messages over a budget of %d", i, b.Messages, b.Budget)
+		}
 	}
 	return mm.meter.Breaks, logs.recs, &mm.meter
 }
