@@ -92,6 +92,9 @@ func (a *App) newEngine(cmd *cobra.Command, o *runOptions, notice io.Writer, ask
 	if err != nil {
 		return nil, fail(ExitError, "sessions: %v", err)
 	}
+	// Notes and the log reach stderr from several goroutines (an MCP
+	// server failing while a run starts): one lock orders their writes.
+	notice = &swapWriter{w: notice}
 	logOut := &swapWriter{w: notice}
 	e := &engine{app: a, cfg: cfg, notice: notice, record: o.record, store: store, logOut: logOut,
 		logger: newLogger(logOut, a.getenv("REIN_LOG"))}
