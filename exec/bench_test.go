@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/exec/egress"
+	"github.com/reinhq/rein/exec/helper"
 )
 
 // bigTree makes a workspace of dirs×subdirs×files files, with a nested
@@ -128,7 +129,8 @@ func BenchmarkHelperRun(b *testing.B) {
 	b.Run("helper-alone", func(b *testing.B) {
 		defer childCPU(b)()
 		for b.Loop() {
-			c := osexec.Command(h, HelperArg, "--rw", ws, "--", "true")
+			argv := helper.Argv(h, helper.Rules{Dirs: []string{ws}}, helper.Forward{}, []string{"true"})
+			c := osexec.Command(argv[0], argv[1:]...)
 			if out, err := c.CombinedOutput(); err != nil {
 				b.Fatal(string(out), err)
 			}
