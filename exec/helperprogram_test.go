@@ -91,6 +91,17 @@ func TestHelperProgram_TOOL5(t *testing.T) {
 		os.Remove("/etc/rein-planted")
 		t.Fatal("a command wrote to the host's /etc")
 	}
+
+	// A server's confined sandbox (API-9) shows the helper, read-only,
+	// and nothing else of its directory.
+	f := newReadConfined(t)
+	f.s.Landlock = h
+	out, err = f.s.Run(context.Background(), Command{Dir: f.ws, Timeout: guard,
+		Script: "touch /dev/rein-probe; ls " + filepath.Dir(h) + "; grep -rqs " + confinedSecret + " " + f.data + " && echo LEAK; echo x > ok && cat ok"})
+	if err != nil || !strings.Contains(string(out.Combined), "Permission denied") || strings.Contains(string(out.Combined), "LEAK") ||
+		strings.TrimSpace(string(out.Combined)) == "" || !strings.HasSuffix(string(out.Combined), HelperProgram+"\nx\n") {
+		t.Fatalf("confined, with rein-sandbox-helper: %q, %v", out.Combined, err)
+	}
 }
 
 // TOOL-5: a rein-sandbox-helper built from other sources than the rein
