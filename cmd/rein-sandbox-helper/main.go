@@ -2,11 +2,12 @@
 // TOOL-5): what bubblewrap runs inside the sandbox, between it and the
 // command, to restrict the command with Landlock. rein can serve as the
 // helper itself (it executes itself again inside), but it is a 50 MB
-// program whose Go start-up costs ~4 ms of CPU a command; this one links
-// only package exec/helper, is ~2 MB and starts in well under a
-// millisecond. Built beside rein (scripts/build does), it is the helper
-// rein uses (exec.SelfHelper); a helper that also forwards connections to
-// the egress gate needs package net and stays rein itself.
+// program whose Go start-up adds ~4.7 ms of CPU to every sandboxed
+// command; this one links only package exec/helper, is ~2 MB and adds
+// ~1.6 ms (bench/README.md, issue 30). Built beside rein (scripts/build
+// does), it is the helper rein uses (exec.SelfHelper); a helper that also
+// forwards connections to the egress gate needs package net and stays rein
+// itself.
 //
 // It is not a user command: it runs only as
 //
