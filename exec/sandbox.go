@@ -81,8 +81,9 @@ type Sandbox struct {
 	// is no network.
 	Egress *egress.Proxy
 	// Forwarder is the executable that serves as the egress forwarder in
-	// the sandbox (see HelperMain); "" means Landlock's helper, else
-	// SelfForwarder().
+	// the sandbox, applying Landlock too when set (see HelperMain); ""
+	// means SelfForwarder(), else Landlock's helper unless it is the
+	// HelperProgram, which cannot forward.
 	Forwarder string
 	// Bwrap is the bubblewrap binary; "" means "bwrap" in PATH.
 	Bwrap string
@@ -250,11 +251,7 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	var fwd helper.Forward
 	if eg != nil {
 		fwd = eg.fwd
-		if hexe == "" {
-			if hexe = s.Forwarder; hexe == "" {
-				hexe = SelfForwarder()
-			}
-		}
+		hexe = s.forwarder()
 		if hexe == "" {
 			sh.release()
 			return Output{}, errors.New("exec: sandbox: the network allow-list needs rein's helper in the sandbox, and this program offers none (its main does not call exec.HelperMain)")
@@ -301,6 +298,21 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	out.Notes = append(out.Notes, eg.notes()...)
 	out.Notes = append(out.Notes, s.explain(out, dir, eg != nil)...)
 	return out, nil
+}
+
+// forwarder is the executable that serves as the egress forwarder (see
+// the Forwarder field); "" when there is none.
+func (s *Sandbox) forwarder() string {
+	if s.Forwarder != "" {
+		return s.Forwarder
+	}
+	if f := SelfForwarder(); f != "" {
+		return f
+	}
+	if s.Landlock != "" && filepath.Base(s.Landlock) != HelperProgram {
+		return s.Landlock
+	}
+	return ""
 }
 
 // argsPipe feeds bubblewrap's options, NUL-separated, for --args: a

@@ -167,12 +167,15 @@ func parseCounts(s string) ([]int, error) {
 	return out, nil
 }
 
-// build builds rein into dir.
+// build builds rein into dir, and beside it rein-sandbox-helper, as
+// scripts/build lays them out.
 func build(dir string) (string, error) {
 	bin := filepath.Join(dir, "rein")
-	cmd := exec.Command("go", "build", "-o", bin, "github.com/reinhq/rein/cmd/rein")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return "", fmt.Errorf("go build ./cmd/rein: %w\n%s", err, out)
+	for _, p := range []struct{ out, pkg string }{{bin, "cmd/rein"}, {filepath.Join(dir, "rein-sandbox-helper"), "cmd/rein-sandbox-helper"}} {
+		cmd := exec.Command("go", "build", "-o", p.out, "github.com/reinhq/rein/"+p.pkg)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build ./%s: %w\n%s", p.pkg, err, out)
+		}
 	}
 	return bin, nil
 }

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"syscall"
 	"testing"
@@ -43,11 +44,27 @@ func (f *firstRequest) wrap(h http.Handler) http.Handler {
 
 // BenchmarkOneToolTask runs the built binary on the one-tool task against
 // the mock vendor server on loopback (Anthropic wire format) and reports,
-// per run: wall time (ns/op), start → first model request (ms-to-first-request),
+// per run: wall time (ns/op), the CPU of rein and every process it started
+// (cpu-ms/op), start → first model request (ms-to-first-request),
 // the first request's size (first-request-bytes: system prompt and tool
 // schemas) and the process's peak RSS (maxrss-KiB).
+//
+// The tool call is a bash command, sandboxed where bubblewrap runs: first
+// with rein alone (rein serves as the sandbox's Landlock helper), then with
+// rein-sandbox-helper built beside it, as scripts/build lays them out
+// (SPEC TOOL-5, issue 30).
 func BenchmarkOneToolTask(b *testing.B) {
-	bin := buildRein(b, b.TempDir())
+	dir := b.TempDir()
+	bin := buildRein(b, dir)
+	b.Run("rein-alone", func(b *testing.B) { oneToolTaskRuns(b, bin) })
+	c := exec.Command("go", "build", "-o", filepath.Join(dir, "rein-sandbox-helper"), "../rein-sandbox-helper")
+	if out, err := c.CombinedOutput(); err != nil {
+		b.Fatalf("go build ./cmd/rein-sandbox-helper: %v\n%s", err, out)
+	}
+	b.Run("with-rein-sandbox-helper", func(b *testing.B) { oneToolTaskRuns(b, bin) })
+}
+
+func oneToolTaskRuns(b *testing.B, bin string) {
 	srv := mockserver.NewUnstarted()
 	var first firstRequest
 	hs := httptest.NewServer(first.wrap(srv.Handler()))
@@ -55,6 +72,8 @@ func BenchmarkOneToolTask(b *testing.B) {
 	p := protocols[0]
 	home, ws := homeFor(b, p), b.TempDir()
 	var toFirst, reqBytes, rss float64
+	stopReaping := reapChildren(b)
+	cpu0 := childrenCPU(b)
 	b.ResetTimer()
 	for b.Loop() {
 		b.StopTimer()
@@ -75,10 +94,49 @@ func BenchmarkOneToolTask(b *testing.B) {
 		rss += float64(maxRSS(cmd))
 		b.StartTimer()
 	}
+	stopReaping()
 	n := float64(b.N)
+	b.ReportMetric((childrenCPU(b)-cpu0).Seconds()*1000/n, "cpu-ms/op")
 	b.ReportMetric(toFirst/n, "ms-to-first-request")
 	b.ReportMetric(reqBytes/n, "first-request-bytes")
 	b.ReportMetric(rss/n, "maxrss-KiB")
+}
+
+// childrenCPU is the CPU time of the children waited for so far.
+func childrenCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_CHILDREN, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// reapChildren makes the benchmark the subreaper of what rein starts, so
+// the processes of a sandbox's namespaces, which bubblewrap's outer
+// process leaves without waiting for them, count in childrenCPU (cpu-ms/op
+// is then rein with every process of its tool call). The function it
+// returns reaps them, once every command has returned, and stops.
+func reapChildren(b *testing.B) func() {
+	const prSetChildSubreaper = 36
+	set := func(on uintptr) {
+		if _, _, errno := syscall.RawSyscall(syscall.SYS_PRCTL, prSetChildSubreaper, on, 0); errno != 0 {
+			b.Fatal("PR_SET_CHILD_SUBREAPER:", errno)
+		}
+	}
+	set(1)
+	return func() {
+		for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+			var ws syscall.WaitStatus
+			pid, err := syscall.Wait4(-1, &ws, syscall.WNOHANG|syscall.WALL, nil)
+			if err == syscall.ECHILD {
+				break
+			}
+			if pid <= 0 {
+				time.Sleep(time.Millisecond)
+			}
+		}
+		set(0)
+	}
 }
 
 // BenchmarkVersion runs rein --version: start-up cost alone.

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/exec"
+	"github.com/reinhq/rein/exec/helper"
 )
 
 // TOOL-5, issue 30: rein serves the sandbox's Landlock helper before the
@@ -21,7 +22,7 @@ func TestHelperRunsBeforeInits_TOOL5(t *testing.T) {
 	bin := reinBinary(t)
 	ws := t.TempDir()
 	outside := t.TempDir()
-	c := osexec.Command(bin, exec.HelperArg, "--rw", ws, "--", "sh", "-c", "echo ok > "+ws+"/f && cat "+ws+"/f; echo x > "+outside+"/g || echo denied")
+	c := osexec.Command(bin, exec.HelperArg, "--protocol", helper.Protocol, "--rw", ws, "--", "sh", "-c", "echo ok > "+ws+"/f && cat "+ws+"/f; echo x > "+outside+"/g || echo denied")
 	c.Env = append(os.Environ(), "GODEBUG=inittrace=1")
 	out, err := c.CombinedOutput()
 	if err != nil {
@@ -41,7 +42,7 @@ func TestHelperRunsBeforeInits_TOOL5(t *testing.T) {
 		}
 	}
 	// Bad arguments: the command is not run, and rein says why.
-	bad := osexec.Command(bin, exec.HelperArg, "--", "sh", "-c", "echo ran")
+	bad := osexec.Command(bin, exec.HelperArg, "--protocol", helper.Protocol, "--", "sh", "-c", "echo ran")
 	out, err = bad.CombinedOutput()
 	if ee, ok := err.(*osexec.ExitError); !ok || ee.ExitCode() != 126 || strings.Contains(string(out), "ran") ||
 		!strings.Contains(string(out), "nothing to do") {

@@ -3,7 +3,9 @@
 // Landlock (SPEC TOOL-5). Landlock rules name paths as the sandbox shows
 // them, and a Landlock domain forbids the mounts bubblewrap makes, so the
 // restriction cannot be applied before bubblewrap: it is applied by rein
-// itself, executed again inside with [Arg].
+// itself, executed again inside with [Arg], or by rein-sandbox-helper
+// (cmd/rein-sandbox-helper), a 2 MB program that links only this package,
+// when it is installed beside rein.
 //
 // The helper runs from this package's init, before most of the binary is
 // initialised: Go initialises, at each step, the first package in import
@@ -11,10 +13,12 @@
 // Specification, "Package initialization"), and this one imports only the
 // standard library's process and system packages. A 50 MB rein thus
 // applies Landlock and executes the command after ~160 small inits instead
-// of its 270, in about half the CPU (issue 30; bench/README.md). When the
-// helper also forwards the command's connections to the egress gate
-// (TOOL-7), the init leaves it to package exec's HelperMain, in main: that
-// needs package net, which is initialised late.
+// of its 270, in about half the CPU (issue 30; bench/README.md); the Go
+// runtime's own start over 50 MB is the rest, which rein-sandbox-helper
+// does not pay. When the helper also forwards the command's connections
+// to the egress gate (TOOL-7), the init leaves it to package exec's
+// HelperMain, in rein's main: that needs package net, which is initialised
+// late, and which rein-sandbox-helper does not link.
 package helper
 
 import (
@@ -28,6 +32,14 @@ import (
 // Landlock restriction and run a command under it (see the package doc). It
 // is not a user command.
 const Arg = "__rein-sandbox-helper"
+
+// Protocol is the version of the helper's command line and of what it does
+// with it. [Argv] writes it first and [Parse] refuses any other, so a
+// helper built from other sources than the rein that runs it — a
+// rein-sandbox-helper left from an older install — fails closed, the
+// command not run, instead of restricting it the old way. It changes with
+// every change to what this package does (helper_test.go pins the sources).
+const Protocol = "1"
 
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == Arg {
@@ -81,7 +93,7 @@ func (f Forward) Active() bool { return f.Socket != "" && (f.Proxy || len(f.Mirr
 // exe, under r when it grants directories (else no Landlock), with f's
 // forwards.
 func Argv(exe string, r Rules, f Forward, inner []string) []string {
-	a := []string{exe, Arg}
+	a := []string{exe, Arg, "--protocol", Protocol}
 	if f.Active() {
 		a = append(a, "--egress", f.Socket)
 		if f.Proxy {
@@ -105,10 +117,17 @@ func Argv(exe string, r Rules, f Forward, inner []string) []string {
 }
 
 // Parse reads the helper's arguments (after [Arg]), as [Argv] writes them:
-// the rules, the forwards and the command.
+// the protocol, the rules, the forwards and the command.
 func Parse(args []string) (Rules, Forward, []string, error) {
 	var r Rules
 	var f Forward
+	if len(args) < 2 || args[0] != "--protocol" {
+		return r, f, nil, errors.New("no --protocol: this helper was built from other sources than the rein running it; rebuild rein-sandbox-helper beside rein (scripts/build), or remove it")
+	}
+	if args[1] != Protocol {
+		return r, f, nil, fmt.Errorf("rein speaks helper protocol %q, this helper %q: it was built from other sources than the rein running it; rebuild rein-sandbox-helper beside rein (scripts/build), or remove it", args[1], Protocol)
+	}
+	args = args[2:]
 	for i := 0; i < len(args); i++ {
 		switch a := args[i]; {
 		case a == "--":
