@@ -2,6 +2,7 @@ package kb
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -27,9 +28,37 @@ type Ranking struct {
 	// PerDoc is how many chunks of one document a search returns at
 	// most, the best first: 0 means 2.
 	PerDoc int
+	// PathBoost multiplies a document's score by 1 + PathBoost times
+	// the share of the query's words (variants aside) its path holds
+	// ("sync.Once" and sync/once.go): 0 means 0.5; negative does not
+	// boost.
+	PathBoost float64
+}
+
+// pathCoverage is the share of q's words (a plural or its singular, a
+// word or its compound with the next) that the path of doc holds.
+func pathCoverage(doc string, q query) float64 {
+	pt := PathTerms(doc)
+	n := 0
+	for _, w := range q.words {
+		s := singular(w)
+		for _, t := range pt {
+			if t == w || t == s && s != "" {
+				n++
+				break
+			}
+		}
+	}
+	return float64(n) / float64(len(q.words))
 }
 
 func (r Ranking) withDefaults() Ranking {
+	if r.PathBoost == 0 {
+		r.PathBoost = 0.5
+	}
+	if r.PathBoost < 0 {
+		r.PathBoost = 0
+	}
 	if r.Candidates <= 0 {
 		r.Candidates = 200
 	}
@@ -85,6 +114,7 @@ var testWords = map[string]bool{
 // query is a search's query analysed for the keyword pass.
 type query struct {
 	terms      []string // distinct, with variants
+	words      []string // the query's own words, without variants
 	wantsTests bool
 }
 
@@ -108,6 +138,7 @@ func analyseQuery(q string) query {
 	if len(kept) == 0 {
 		kept = all
 	}
+	out.words = dedupe(slices.Clone(kept))
 	for _, t := range kept {
 		if s := singular(t); s != "" {
 			kept = append(kept, s)
@@ -127,10 +158,11 @@ func analyseQuery(q string) query {
 	return out
 }
 
-// queryWords are the lowercased runs of ASCII letters of q of two
-// letters or more, in order.
+// queryWords are the lowercased runs of ASCII letters and digits of q
+// of two characters or more, in order ("SHA-256" → sha 256, which join
+// as sha256, as code spells it).
 func queryWords(q string) []string {
-	f := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return r < 'a' || r > 'z' })
+	f := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') })
 	out := f[:0]
 	for _, w := range f {
 		if len(w) >= 2 {
@@ -249,6 +281,9 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 			d.score += w * c.Score
 			w *= r.Spread
 		}
+		if r.PathBoost > 0 && len(q.words) > 0 {
+			d.score *= 1 + r.PathBoost*pathCoverage(d.doc, q)
+		}
 		if !q.wantsTests && Demoted(d.doc) {
 			d.score *= r.Demote
 		}
@@ -320,3 +355,6 @@ func Alternatives(terms []string) [][]string {
 	}
 	return groups
 }
+
+// QueryTermsForTest is temporary.
+func QueryTermsForTest(q string) []string { return analyseQuery(q).terms }
