@@ -1,6 +1,8 @@
 package kb
 
 import (
+	"os"
+	"strconv"
 	"path"
 	"slices"
 	"sort"
@@ -33,6 +35,39 @@ type Ranking struct {
 	// ("sync.Once" and sync/once.go): 0 means 0.5; negative does not
 	// boost.
 	PathBoost float64
+	// PackageBoost multiplies by 1 + PackageBoost the score of a
+	// document in a directory named as a qualifier of a qualified name
+	// of the query ("sync.Once": sync/…): 0 means 0.5; negative does
+	// not boost.
+	PackageBoost float64
+}
+
+// qualifiers returns the lowercase qualifiers of the qualified names in
+// q, as Go writes them ("sync.Once", "http.Client.Do" → sync, http):
+// a lowercase word of letters and digits, a dot, then a capital (not a
+// host name: "redis.io").
+func qualifiers(q string) []string {
+	var out []string
+	for i := 1; i+1 < len(q); i++ {
+		if q[i] != '.' || q[i+1] < 'A' || q[i+1] > 'Z' {
+			continue
+		}
+		j := i
+		for j > 0 && ('a' <= q[j-1] && q[j-1] <= 'z' || '0' <= q[j-1] && q[j-1] <= '9') {
+			j--
+		}
+		if j < i && (j == 0 || !isASCIIWord(q[j-1]) && q[j-1] != '.') && 'a' <= q[j] && q[j] <= 'z' {
+			out = append(out, q[j:i])
+		}
+	}
+	return dedupe(out)
+}
+
+func envf(k string, d float64) float64 {
+	if v, err := strconv.ParseFloat(os.Getenv(k), 64); err == nil {
+		return v
+	}
+	return d
 }
 
 // pathCoverage is the share of q's words (a plural or its singular, a
@@ -55,6 +90,12 @@ func pathCoverage(doc string, q query) float64 {
 func (r Ranking) withDefaults() Ranking {
 	if r.PathBoost == 0 {
 		r.PathBoost = 0.5
+	}
+	if r.PackageBoost == 0 {
+		r.PackageBoost = 0.5
+	}
+	if r.PackageBoost < 0 {
+		r.PackageBoost = 0
 	}
 	if r.PathBoost < 0 {
 		r.PathBoost = 0
@@ -115,6 +156,7 @@ var testWords = map[string]bool{
 type query struct {
 	terms      []string // distinct, with variants
 	words      []string // the query's own words, without variants
+	packages   []string // the packages of qualified names ("sync.Once" → sync)
 	wantsTests bool
 }
 
@@ -139,10 +181,12 @@ func analyseQuery(q string) query {
 		kept = all
 	}
 	out.words = dedupe(slices.Clone(kept))
+	out.packages = qualifiers(q)
 	for _, t := range kept {
 		if s := singular(t); s != "" {
 			kept = append(kept, s)
 		}
+		kept = append(kept, stems(t)...)
 	}
 	words := queryWords(q)
 	for i := 1; i < len(words); i++ {
@@ -168,6 +212,30 @@ func queryWords(q string) []string {
 		if len(w) >= 2 {
 			out = append(out, w)
 		}
+	}
+	return out
+}
+
+// stems returns what a verb's past or gerund may stand for in code
+// ("printed" → print, "encoded" → encode, "wrapped" → wrap, "parsing" →
+// parse, pars), none when t ends otherwise or its stem would be shorter
+// than 4 letters: variants that no chunk holds match nothing.
+func stems(t string) []string {
+	var stem string
+	switch n := len(t); {
+	case n >= 6 && strings.HasSuffix(t, "ed"):
+		stem = t[:n-2]
+	case n >= 7 && strings.HasSuffix(t, "ing"):
+		stem = t[:n-3]
+	default:
+		return nil
+	}
+	out := []string{stem, stem + "e"}
+	if n := len(stem); stem[n-1] == stem[n-2] && !strings.ContainsRune("aeiou", rune(stem[n-1])) {
+		out = append(out, stem[:n-1]) // wrapped → wrap
+	}
+	if stem[len(stem)-1] == 'i' {
+		out = append(out, stem[:len(stem)-1]+"y") // copied → copy
 	}
 	return out
 }
@@ -283,6 +351,9 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 		}
 		if r.PathBoost > 0 && len(q.words) > 0 {
 			d.score *= 1 + r.PathBoost*pathCoverage(d.doc, q)
+		}
+		if r.PackageBoost > 0 && len(q.packages) > 0 && slices.Contains(q.packages, path.Base(path.Dir(d.doc))) {
+			d.score *= 1 + r.PackageBoost
 		}
 		if !q.wantsTests && Demoted(d.doc) {
 			d.score *= r.Demote
