@@ -1,8 +1,6 @@
 package kb
 
 import (
-	"os"
-	"strconv"
 	"path"
 	"slices"
 	"sort"
@@ -13,7 +11,7 @@ import (
 // the defaults (which bench/kbeval measured; see bench/README.md).
 type Ranking struct {
 	// Candidates is how many chunks the backend's keyword pass returns to
-	// be ranked into documents: 0 means 200 (never fewer than a search's
+	// be ranked into documents: 0 means 50 (never fewer than a search's
 	// own Candidates).
 	Candidates int
 	// Spread weighs a document's further chunks: its score is its best
@@ -63,13 +61,6 @@ func qualifiers(q string) []string {
 	return dedupe(out)
 }
 
-func envf(k string, d float64) float64 {
-	if v, err := strconv.ParseFloat(os.Getenv(k), 64); err == nil {
-		return v
-	}
-	return d
-}
-
 // pathCoverage is the share of q's words (a plural or its singular, a
 // word or its compound with the next) that the path of doc holds.
 func pathCoverage(doc string, q query) float64 {
@@ -101,7 +92,7 @@ func (r Ranking) withDefaults() Ranking {
 		r.PathBoost = 0
 	}
 	if r.Candidates <= 0 {
-		r.Candidates = 200
+		r.Candidates = 50
 	}
 	r.Candidates = min(r.Candidates, MaxCandidates)
 	switch {
@@ -380,52 +371,3 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 	}
 	return out
 }
-
-// Alternatives groups a query's terms (as a search gives them to
-// Backend.Keyword) that stand for one word of it: a plural with its
-// singular, and each part of a compound with the compound ("back", "off",
-// "backoff" → [back backoff] [off backoff]). A backend that reasons about
-// the query's words (how rare each is, how many a chunk holds) counts a
-// group, not each of its terms: a chunk saying "backoff" holds both
-// "back" and "off". Every term is in a group; order follows terms.
-func Alternatives(terms []string) [][]string {
-	in := make(map[string]bool, len(terms))
-	for _, t := range terms {
-		in[t] = true
-	}
-	compound := func(t string) bool {
-		for i := 2; i <= len(t)-2; i++ {
-			if in[t[:i]] && in[t[i:]] {
-				return true
-			}
-		}
-		return false
-	}
-	plural := map[string]string{} // singular → plural
-	for _, t := range terms {
-		if s := singular(t); s != "" && in[s] {
-			plural[s] = t
-		}
-	}
-	var groups [][]string
-	for _, t := range terms {
-		if compound(t) || plural[t] != "" {
-			continue // an alternative of the words it stands for
-		}
-		g := []string{t}
-		if s := singular(t); s != "" && in[s] {
-			g = append(g, s)
-		}
-		for _, c := range terms {
-			if c != t && len(c) > len(t) && compound(c) &&
-				(strings.HasPrefix(c, t) && in[c[len(t):]] || strings.HasSuffix(c, t) && in[c[:len(c)-len(t)]]) {
-				g = append(g, c)
-			}
-		}
-		groups = append(groups, g)
-	}
-	return groups
-}
-
-// QueryTermsForTest is temporary.
-func QueryTermsForTest(q string) []string { return analyseQuery(q).terms }
