@@ -61,8 +61,8 @@ func qualifiers(q string) []string {
 	return dedupe(out)
 }
 
-// pathCoverage is the share of q's words (a plural or its singular, a
-// word or its compound with the next) that the path of doc holds.
+// pathCoverage is the share of q's words (a plural also by its
+// singular) that the path of doc holds.
 func pathCoverage(doc string, q query) float64 {
 	pt := PathTerms(doc)
 	n := 0
@@ -222,7 +222,7 @@ func stems(t string) []string {
 		return nil
 	}
 	out := []string{stem, stem + "e"}
-	if n := len(stem); stem[n-1] == stem[n-2] && !strings.ContainsRune("aeiou", rune(stem[n-1])) {
+	if n := len(stem); stem[n-1] == stem[n-2] && 'a' <= stem[n-1] && stem[n-1] <= 'z' && !strings.ContainsRune("aeiou", rune(stem[n-1])) {
 		out = append(out, stem[:n-1]) // wrapped → wrap
 	}
 	if stem[len(stem)-1] == 'i' {

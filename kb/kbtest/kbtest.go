@@ -414,6 +414,9 @@ func testKeywordHostileTerms(t *testing.T, b kb.Backend) {
 	for _, terms := range [][]string{
 		{`"`}, {`'`}, {`a"b`}, {"or"}, {"and"}, {"not"}, {"near"}, {"*"}, {"col:"}, {"^x"}, {"(x"}, {`\`},
 		{"NEAR(a b)"}, {"- x"}, {"x' OR '1'='1"}, {"&|!"},
+		// Invalid UTF-8 (a query variant cut inside a character once made
+		// it): matches nothing, fails nothing.
+		{"a\xea\x82", "quote"}, {"\xff"},
 	} {
 		if _, err := b.Keyword(ctx, terms, 10); err != nil {
 			t.Errorf("Keyword(%q): %v", terms, err)
