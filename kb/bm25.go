@@ -8,6 +8,19 @@ const (
 	bm25B  = 0.75
 )
 
+// BM25IDF is the inverse document frequency every backend's BM25 weighs
+// a term by, FTS5's: log((n - df + 0.5) / (df + 0.5)) for a term held by
+// df of n chunks, and 1e-6 (next to nothing, but still a match) for a
+// term in half the chunks or more. One formula, so that every backend
+// ranks alike (kb/sqlite's bm25() cannot be given another).
+func BM25IDF(n, df float64) float64 {
+	idf := math.Log((n - df + 0.5) / (df + 0.5))
+	if idf <= 0 {
+		return 1e-6
+	}
+	return idf
+}
+
 // bm25Index is an inverted index scored by Okapi BM25: for each term, the
 // chunks holding it and how often. Not safe for concurrent use: the memory
 // backend guards it.
@@ -86,7 +99,7 @@ func (x *bm25Index) search(terms []string) []scored {
 			continue
 		}
 		df := float64(len(p))
-		idf := math.Log(1 + (float64(n)-df+0.5)/(df+0.5))
+		idf := BM25IDF(float64(n), df)
 		for id, tf := range p {
 			f := float64(tf)
 			norm := 1 - bm25B + bm25B*float64(x.lengths[id])/avg

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 func TestDeclName(t *testing.T) {
@@ -70,6 +71,7 @@ func FuzzChunkTerms(f *testing.F) {
 	f.Add("x.md", "# H\n\ntext\n")
 	f.Add("x.html", "<h1>\n<h")
 	f.Add("", "func (")
+	f.Add("a.md", "aꂂed xꂂꂂing") // U+A082 ends in two equal bytes: a doubled letter to undo?
 	f.Fuzz(func(t *testing.T, doc, text string) {
 		terms := ChunkTerms(Chunk{Doc: doc, Text: text})
 		body := Terms(text)
@@ -83,7 +85,9 @@ func FuzzChunkTerms(f *testing.F) {
 		}
 		q := analyseQuery(text)
 		for _, term := range q.terms {
-			if term == "" || len(term) > MaxTermLen {
+			// A variant (a stem, a singular) is still whole characters:
+			// a backend may refuse invalid UTF-8.
+			if term == "" || len(term) > MaxTermLen || !utf8.ValidString(term) {
 				t.Fatalf("bad query term %q", term)
 			}
 		}
@@ -91,34 +95,13 @@ func FuzzChunkTerms(f *testing.F) {
 	})
 }
 
-// TermFrequencies counts what ChunkTerms lists.
-func TestTermFrequencies(t *testing.T) {
-	c := Chunk{Doc: "net/http/client.go", Heading: "type Client struct {",
-		Text: "// Do sends a request.\nfunc (c *Client) Do(req *Request) {\n\tsend(req)\n}\n"}
-	c.Text += "x := read_file(ÄRequest)\nnothing here\n"
-	want := map[string]int{"client": 0, "request": 1, "http": 2, "absent": 3, "readfile": 4, "file": 5}
-	tf := TermFrequencies(c, want)
-	terms := ChunkTerms(c)
-	for term, i := range want {
-		exp := int32(0)
-		for _, x := range terms {
-			if x == term {
-				exp++
-			}
-		}
-		if got := tf[i]; got != exp {
-			t.Errorf("%q: %d, want %d", term, got, exp)
-		}
-	}
-}
-
-// FuzzTermFrequencies: counting a chunk's wanted terms by finding them
-// first gives what ChunkTerms lists, whatever the text (KB-4).
-func FuzzTermFrequencies(f *testing.F) {
+// FuzzChunkFields: a chunk's terms are its fields', each analysed once
+// and repeated by its weight, whatever the text (KB-4).
+func FuzzChunkFields(f *testing.F) {
 	f.Add("net/http/client.go", "type Client struct {", "func (c *Client) Do(req *Request) {\n\tread_file(ÄRequest)\n}\n", "client")
 	f.Add("doc.md", "# 读取文件", "读取文件 line_by_line HTTPServer utf8", "文件")
 	f.Add("a.go", "", "x__y ReadFileReadFile readfile", "readfile")
-	f.Fuzz(func(t *testing.T, doc, heading, text, query string) {
+	f.Fuzz(func(t *testing.T, doc, heading, text, _ string) {
 		c := Chunk{Doc: doc, Heading: heading, Text: text}
 		// Each field analysed once and repeated is the fields joined and
 		// analysed.
@@ -130,22 +113,6 @@ func FuzzTermFrequencies(f *testing.F) {
 		}
 		if got, exp := JoinedChunkTerms(c), strings.Join(ChunkTerms(c), " "); got != exp {
 			t.Fatalf("JoinedChunkTerms = %q, want %q", got, exp)
-		}
-		want := map[string]int{}
-		for _, term := range append(Terms(query), ChunkTerms(c)[:min(3, len(ChunkTerms(c)))]...) {
-			if _, ok := want[term]; !ok {
-				want[term] = len(want)
-			}
-		}
-		tf := TermFrequencies(c, want)
-		exp := make([]int32, len(want))
-		for _, x := range ChunkTerms(c) {
-			if i, ok := want[x]; ok {
-				exp[i]++
-			}
-		}
-		if !slices.Equal(tf, exp) {
-			t.Fatalf("TermFrequencies = %v, ChunkTerms counts %v (want %v)", tf, exp, want)
 		}
 	})
 }

@@ -2,6 +2,7 @@ package kb
 
 import (
 	"path"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -10,7 +11,7 @@ import (
 // the defaults (which bench/kbeval measured; see bench/README.md).
 type Ranking struct {
 	// Candidates is how many chunks the backend's keyword pass returns to
-	// be ranked into documents: 0 means 200 (never fewer than a search's
+	// be ranked into documents: 0 means 50 (never fewer than a search's
 	// own Candidates).
 	Candidates int
 	// Spread weighs a document's further chunks: its score is its best
@@ -27,11 +28,71 @@ type Ranking struct {
 	// PerDoc is how many chunks of one document a search returns at
 	// most, the best first: 0 means 2.
 	PerDoc int
+	// PathBoost multiplies a document's score by 1 + PathBoost times
+	// the share of the query's words (variants aside) its path holds
+	// ("sync.Once" and sync/once.go): 0 means 0.5; negative does not
+	// boost.
+	PathBoost float64
+	// PackageBoost multiplies by 1 + PackageBoost the score of a
+	// document in a directory named as a qualifier of a qualified name
+	// of the query ("sync.Once": sync/…): 0 means 0.5; negative does
+	// not boost.
+	PackageBoost float64
+}
+
+// qualifiers returns the lowercase qualifiers of the qualified names in
+// q, as Go writes them ("sync.Once", "http.Client.Do" → sync, http):
+// a lowercase word of letters and digits, a dot, then a capital (not a
+// host name: "redis.io").
+func qualifiers(q string) []string {
+	var out []string
+	for i := 1; i+1 < len(q); i++ {
+		if q[i] != '.' || q[i+1] < 'A' || q[i+1] > 'Z' {
+			continue
+		}
+		j := i
+		for j > 0 && ('a' <= q[j-1] && q[j-1] <= 'z' || '0' <= q[j-1] && q[j-1] <= '9') {
+			j--
+		}
+		if j < i && (j == 0 || !isASCIIWord(q[j-1]) && q[j-1] != '.') && 'a' <= q[j] && q[j] <= 'z' {
+			out = append(out, q[j:i])
+		}
+	}
+	return dedupe(out)
+}
+
+// pathCoverage is the share of q's words (a plural also by its
+// singular) that the path of doc holds.
+func pathCoverage(doc string, q query) float64 {
+	pt := PathTerms(doc)
+	n := 0
+	for _, w := range q.words {
+		s := singular(w)
+		for _, t := range pt {
+			if t == w || t == s && s != "" {
+				n++
+				break
+			}
+		}
+	}
+	return float64(n) / float64(len(q.words))
 }
 
 func (r Ranking) withDefaults() Ranking {
+	if r.PathBoost == 0 {
+		r.PathBoost = 0.5
+	}
+	if r.PackageBoost == 0 {
+		r.PackageBoost = 0.5
+	}
+	if r.PackageBoost < 0 {
+		r.PackageBoost = 0
+	}
+	if r.PathBoost < 0 {
+		r.PathBoost = 0
+	}
 	if r.Candidates <= 0 {
-		r.Candidates = 200
+		r.Candidates = 50
 	}
 	r.Candidates = min(r.Candidates, MaxCandidates)
 	switch {
@@ -85,6 +146,8 @@ var testWords = map[string]bool{
 // query is a search's query analysed for the keyword pass.
 type query struct {
 	terms      []string // distinct, with variants
+	words      []string // the query's own words, without variants
+	packages   []string // the packages of qualified names ("sync.Once" → sync)
 	wantsTests bool
 }
 
@@ -108,10 +171,13 @@ func analyseQuery(q string) query {
 	if len(kept) == 0 {
 		kept = all
 	}
+	out.words = dedupe(slices.Clone(kept))
+	out.packages = qualifiers(q)
 	for _, t := range kept {
 		if s := singular(t); s != "" {
 			kept = append(kept, s)
 		}
+		kept = append(kept, stems(t)...)
 	}
 	words := queryWords(q)
 	for i := 1; i < len(words); i++ {
@@ -127,15 +193,40 @@ func analyseQuery(q string) query {
 	return out
 }
 
-// queryWords are the lowercased runs of ASCII letters of q of two
-// letters or more, in order.
+// queryWords are the lowercased runs of ASCII letters and digits of q
+// of two characters or more, in order ("SHA-256" → sha 256, which join
+// as sha256, as code spells it).
 func queryWords(q string) []string {
-	f := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return r < 'a' || r > 'z' })
+	f := strings.FieldsFunc(strings.ToLower(q), func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') })
 	out := f[:0]
 	for _, w := range f {
 		if len(w) >= 2 {
 			out = append(out, w)
 		}
+	}
+	return out
+}
+
+// stems returns what a verb's past or gerund may stand for in code
+// ("printed" → print, "encoded" → encode, "wrapped" → wrap, "parsing" →
+// parse, pars), none when t ends otherwise or its stem would be shorter
+// than 4 letters: variants that no chunk holds match nothing.
+func stems(t string) []string {
+	var stem string
+	switch n := len(t); {
+	case n >= 6 && strings.HasSuffix(t, "ed"):
+		stem = t[:n-2]
+	case n >= 7 && strings.HasSuffix(t, "ing"):
+		stem = t[:n-3]
+	default:
+		return nil
+	}
+	out := []string{stem, stem + "e"}
+	if n := len(stem); stem[n-1] == stem[n-2] && 'a' <= stem[n-1] && stem[n-1] <= 'z' && !strings.ContainsRune("aeiou", rune(stem[n-1])) {
+		out = append(out, stem[:n-1]) // wrapped → wrap
+	}
+	if stem[len(stem)-1] == 'i' {
+		out = append(out, stem[:len(stem)-1]+"y") // copied → copy
 	}
 	return out
 }
@@ -249,6 +340,12 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 			d.score += w * c.Score
 			w *= r.Spread
 		}
+		if r.PathBoost > 0 && len(q.words) > 0 {
+			d.score *= 1 + r.PathBoost*pathCoverage(d.doc, q)
+		}
+		if r.PackageBoost > 0 && len(q.packages) > 0 && slices.Contains(q.packages, path.Base(path.Dir(d.doc))) {
+			d.score *= 1 + r.PackageBoost
+		}
 		if !q.wantsTests && Demoted(d.doc) {
 			d.score *= r.Demote
 		}
@@ -273,50 +370,4 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 		}
 	}
 	return out
-}
-
-// Alternatives groups a query's terms (as a search gives them to
-// Backend.Keyword) that stand for one word of it: a plural with its
-// singular, and each part of a compound with the compound ("back", "off",
-// "backoff" → [back backoff] [off backoff]). A backend that reasons about
-// the query's words (how rare each is, how many a chunk holds) counts a
-// group, not each of its terms: a chunk saying "backoff" holds both
-// "back" and "off". Every term is in a group; order follows terms.
-func Alternatives(terms []string) [][]string {
-	in := make(map[string]bool, len(terms))
-	for _, t := range terms {
-		in[t] = true
-	}
-	compound := func(t string) bool {
-		for i := 2; i <= len(t)-2; i++ {
-			if in[t[:i]] && in[t[i:]] {
-				return true
-			}
-		}
-		return false
-	}
-	plural := map[string]string{} // singular → plural
-	for _, t := range terms {
-		if s := singular(t); s != "" && in[s] {
-			plural[s] = t
-		}
-	}
-	var groups [][]string
-	for _, t := range terms {
-		if compound(t) || plural[t] != "" {
-			continue // an alternative of the words it stands for
-		}
-		g := []string{t}
-		if s := singular(t); s != "" && in[s] {
-			g = append(g, s)
-		}
-		for _, c := range terms {
-			if c != t && len(c) > len(t) && compound(c) &&
-				(strings.HasPrefix(c, t) && in[c[len(t):]] || strings.HasSuffix(c, t) && in[c[:len(c)-len(t)]]) {
-				g = append(g, c)
-			}
-		}
-		groups = append(groups, g)
-	}
-	return groups
 }

@@ -70,6 +70,10 @@ func TestAnalyseQuery_KB4(t *testing.T) {
 		{"how does the implementation work", []string{"implementation", "work"}, false}, // only stopwords: kept
 		{"run the benchmark tests", []string{"run", "benchmark", "tests", "test", "benchmarktests"}, true},
 		{"sync.Once", []string{"sync", "once", "synconce"}, false},
+		// Letters and digits join too; a past or gerund also stands for
+		// its stem.
+		{"SHA-256 digest", []string{"sha", "256", "digest", "sha256", "256digest"}, false},
+		{"printed wrapped", []string{"printed", "wrapped", "print", "printe", "wrapp", "wrappe", "wrap", "printedwrapped"}, false},
 		{"matches indexes classes status", []string{"matches", "indexes", "classes", "status", "match", "index", "class", "matchesindexes", "indexesclasses", "classesstatus"}, false},
 	} {
 		got := analyseQuery(tc.q)
@@ -133,18 +137,68 @@ func TestRankDocuments_KB4(t *testing.T) {
 	}
 }
 
-func TestAlternatives_KB4(t *testing.T) {
-	for _, tc := range []struct {
-		q    string
-		want [][]string
-	}{
-		{"how do retries back off", [][]string{{"retries", "retry", "retriesback"}, {"back", "retriesback", "backoff"}, {"off", "backoff"}}},
-		{"parse url", [][]string{{"parse", "parseurl"}, {"url", "parseurl"}}},
-		{"ReadFile", [][]string{{"read", "readfile"}, {"file", "readfile"}}}, // an identifier and its parts
+func TestStems_KB4(t *testing.T) {
+	for in, want := range map[string][]string{
+		"printed":  {"print", "printe"},
+		"encoded":  {"encod", "encode"},
+		"wrapped":  {"wrapp", "wrappe", "wrap"},
+		"copied":   {"copi", "copie", "copy"},
+		"parsing":  {"pars", "parse"},
+		"running":  {"runn", "runne", "run"},
+		"used":     nil, // the stem would be too short
+		"red":      nil,
+		"thing":    nil,
+		"printer":  nil,
+		"embedded": {"embedd", "embedde", "embed"},
 	} {
-		terms := analyseQuery(tc.q).terms
-		if diff := cmp.Diff(tc.want, Alternatives(terms)); diff != "" {
-			t.Errorf("Alternatives(%v) (-want +got):\n%s", terms, diff)
+		if got := stems(in); !slices.Equal(got, want) {
+			t.Errorf("stems(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+func TestQualifiers_KB4(t *testing.T) {
+	for q, want := range map[string][]string{
+		"How does sync.Once work?":               {"sync"},
+		"http.Client.Do and context.WithTimeout": {"http", "context"},
+		"t.Parallel":                             {"t"},
+		"see redis.io or go.dev":                 nil, // host names: no capital after the dot
+		"A sentence. Then another":               nil, // "sentence" is not lowercase-then-dot-then-capital? it is: but a space follows
+		"x.Y.Z, utf8.DecodeRune":                 {"x", "utf8"},
+		"Foo.Bar":                                nil, // a capital before the dot: a type, not a package
+		"crypto/tls.Config":                      {"tls"},
+		"trailing dot.":                          nil,
+		".Leading":                               nil,
+	} {
+		if got := qualifiers(q); !slices.Equal(got, want) {
+			t.Errorf("qualifiers(%q) = %q, want %q", q, got, want)
+		}
+	}
+}
+
+// A document whose path holds the query's words, and one in the
+// directory of a qualified name's package, rank above one of equal
+// evidence elsewhere (SPEC KB-4).
+func TestRankDocumentsPath_KB4(t *testing.T) {
+	hit := func(doc string, score float64) Hit {
+		return Hit{Chunk: Chunk{Doc: doc, Start: 1, End: 9}, Score: score}
+	}
+	r := Ranking{}.withDefaults()
+	q := analyseQuery("how does sync.Once run a function")
+	got := rankDocuments([]Hit{hit("runtime/proc.go", 10), hit("internal/once.go", 9), hit("sync/once.go", 8)}, q, r)
+	var docs []string
+	for _, h := range got {
+		docs = append(docs, h.Doc)
+	}
+	// The words: sync, once, run. sync/once.go: 8 × (1 + 0.5·2/3) × 1.5
+	// = 16; internal/once.go: 9 × (1 + 0.5·1/3) = 10.5; runtime/proc.go:
+	// 10 (runtime is not run).
+	if want := []string{"sync/once.go", "internal/once.go", "runtime/proc.go"}; !slices.Equal(docs, want) {
+		t.Errorf("ranked %v, want %v", docs, want)
+	}
+	r.PathBoost, r.PackageBoost = -1, -1
+	got = rankDocuments([]Hit{hit("runtime/proc.go", 10), hit("internal/once.go", 9), hit("sync/once.go", 8)}, q, r.withDefaults())
+	if got[0].Doc != "runtime/proc.go" {
+		t.Errorf("boosts off: %s first, want runtime/proc.go (the best evidence)", got[0].Doc)
 	}
 }

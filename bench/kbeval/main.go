@@ -80,6 +80,8 @@ func main() {
 	flag.Float64Var(&cfg.ranking.Spread, "spread", 0, "tuning: kb.Ranking.Spread (0: the default)")
 	flag.Float64Var(&cfg.ranking.Demote, "demote", 0, "tuning: kb.Ranking.Demote (0: the default)")
 	flag.Float64Var(&cfg.ranking.Variant, "variant", 0, "tuning: kb.Ranking.Variant (0: the default)")
+	flag.Float64Var(&cfg.ranking.PathBoost, "pathboost", 0, "tuning: kb.Ranking.PathBoost (0: the default; negative: off)")
+	flag.Float64Var(&cfg.ranking.PackageBoost, "packageboost", 0, "tuning: kb.Ranking.PackageBoost (0: the default; negative: off)")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print the results as JSON")
 	flag.BoolVar(&cfg.verbose, "v", false, "list the questions not found first, with where the first labelled file came")
 	flag.Parse()

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"testing"
@@ -33,6 +34,7 @@ func Run(t *testing.T, open func(t *testing.T) kb.Backend) {
 		{"DocumentsOrder", testDocumentsOrder},
 		{"NotFound", testNotFound},
 		{"KeywordRanking", testKeywordRanking},
+		{"KeywordScoresAsMemory", testKeywordScoresAsMemory},
 		{"KeywordHeading", testKeywordHeading},
 		{"KeywordLimits", testKeywordLimits},
 		{"KeywordUnicode", testKeywordUnicode},
@@ -291,6 +293,59 @@ func testKeywordRanking(t *testing.T, b kb.Backend) {
 	}
 }
 
+// Every backend ranks chunks alike (SPEC KB-4): the same hits, in the
+// same order, with the memory backend's BM25 scores, for narrow and broad
+// queries (a broad one is where a backend may skip chunks that cannot
+// make the top k; it must not skip one that can).
+func testKeywordScoresAsMemory(t *testing.T, b kb.Backend) {
+	ref := kb.NewMemory()
+	words := []string{"alpha", "beta", "gamma", "delta", "omega", "sigma", "kappa", "lambda"}
+	rnd := rand.New(rand.NewPCG(27, 4))
+	for d := range 16 {
+		texts := make([]string, 6)
+		for i := range texts {
+			var sb strings.Builder
+			for range 2 + rnd.IntN(20) {
+				// Zipf-like: alpha is nearly everywhere, lambda rare.
+				sb.WriteString(words[min(len(words)-1, int(rnd.ExpFloat64()*1.5))])
+				sb.WriteByte(' ')
+			}
+			texts[i] = sb.String()
+		}
+		path := fmt.Sprintf("doc%02d.md", d)
+		put(t, b, path, texts...)
+		put(t, ref, path, texts...)
+	}
+	for _, q := range []string{"lambda", "alpha", "kappa alpha", "sigma omega beta alpha",
+		"lambda kappa sigma omega delta gamma beta alpha", "beta missing"} {
+		for _, k := range []int{1, 5, 20, 200} {
+			want, got := keyword(t, ref, q, k), keyword(t, b, q, k)
+			if len(got) != len(want) {
+				t.Errorf("Keyword(%q, %d): %d hits, the memory backend gives %d", q, k, len(got), len(want))
+				continue
+			}
+			for i := range got {
+				close := math.Abs(got[i].Score-want[i].Score) <= 1e-6*math.Abs(want[i].Score)
+				same := got[i].Doc == want[i].Doc && got[i].Start == want[i].Start
+				// Equal scores may come in another order.
+				if !close || !same && math.Abs(got[i].Score-want[i].Score) > 1e-9 && !tied(want, i) {
+					t.Errorf("Keyword(%q, %d): hit %d is %s:%d scoring %v, the memory backend's is %s:%d scoring %v",
+						q, k, i, got[i].Doc, got[i].Start, got[i].Score, want[i].Doc, want[i].Start, want[i].Score)
+					break
+				}
+			}
+		}
+	}
+}
+
+// tied reports whether hit i of hits scores (nearly) as a neighbour does.
+func tied(hits []kb.Hit, i int) bool {
+	near := func(j int) bool {
+		return j >= 0 && j < len(hits) && math.Abs(hits[j].Score-hits[i].Score) <= 1e-9*math.Abs(hits[i].Score)
+	}
+	return near(i-1) || near(i+1)
+}
+
 // A chunk matches on its heading too (kb.ChunkTerms).
 func testKeywordHeading(t *testing.T, b kb.Backend) {
 	ctx := t.Context()
@@ -359,6 +414,9 @@ func testKeywordHostileTerms(t *testing.T, b kb.Backend) {
 	for _, terms := range [][]string{
 		{`"`}, {`'`}, {`a"b`}, {"or"}, {"and"}, {"not"}, {"near"}, {"*"}, {"col:"}, {"^x"}, {"(x"}, {`\`},
 		{"NEAR(a b)"}, {"- x"}, {"x' OR '1'='1"}, {"&|!"},
+		// Invalid UTF-8 (a query variant cut inside a character once made
+		// it): matches nothing, fails nothing.
+		{"a\xea\x82", "quote"}, {"\xff"},
 	} {
 		if _, err := b.Keyword(ctx, terms, 10); err != nil {
 			t.Errorf("Keyword(%q): %v", terms, err)

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"context"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,7 +126,7 @@ func (s *Store) weigh(ctx context.Context, tx pgx.Tx, terms []string, n int64) (
 	for _, t := range w.terms {
 		d := float64(df[t])
 		w.df = append(w.df, df[t])
-		w.idf = append(w.idf, math.Log(1+(float64(n)-d+0.5)/(d+0.5)))
+		w.idf = append(w.idf, kb.BM25IDF(float64(n), d))
 	}
 	return w, nil
 }

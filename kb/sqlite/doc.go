@@ -7,12 +7,12 @@
 // by spaces into a contentless FTS5 table (ascii tokenizer, which cuts
 // exactly at those spaces), so SQLite never analyses text itself: rein
 // decides the terms, FTS5 matches them (every term quoted, so no query
-// text is ever FTS5 syntax) and ranks them by bm25. bm25 costs about 2 µs
-// a matching chunk, so a query whose terms match more than a few thousand
-// chunks takes the best chunks of its rarest words and re-scores them by
-// BM25 over all its terms in Go, with FTS5's statistics (see
-// Store.Keyword), which keeps a search of an index of all of GOROOT/src
-// within milliseconds. Vectors are little-endian
+// text is ever FTS5 syntax) and ranks them by bm25, the same BM25 as every
+// backend's (kb.BM25IDF). bm25 costs about 2 µs a matching chunk, so a
+// query whose terms match more than a few thousand chunks skips those
+// that cannot make the top k (MaxScore: its rarest terms choose the
+// candidates, each scored on every term; see Store.Keyword), with exactly
+// the full ranking's result. Vectors are little-endian
 // float32 blobs beside the chunks; the first Vector query loads them all
 // into memory and scores them by cosine in Go, writes of this process
 // keep that copy in step, and a generation counter every write bumps

@@ -1,11 +1,11 @@
 package sqlite
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,28 +15,27 @@ import (
 	"github.com/reinhq/rein/kb"
 )
 
-// exactBudget is how many matching chunks a keyword query ranks by bm25
-// over all its terms at most (FTS5's bm25 costs about 2 µs a chunk): a
-// broader query ranks its rarest words' chunks, then re-scores; see
-// Keyword.
+// exactBudget is how many matching chunks a keyword query ranks in its
+// first pass at most (FTS5's bm25 costs about 2 µs a chunk); see Keyword.
 const exactBudget = 2500
 
-// Keyword returns up to k chunks matching any of terms, best first by
-// BM25 over all the terms (Score; higher is better), as the memory
-// backend ranks them.
+// Keyword returns the k chunks scoring best by BM25 over all of terms
+// (Score; higher is better), exactly as the memory and PostgreSQL
+// backends rank them: kb.BM25IDF's idf (FTS5's own), k1 1.2, b 0.75,
+// FTS5's chunk lengths and average.
 //
 // A query matching at most exactBudget chunks (by its terms' document
-// frequencies) is ranked by FTS5's bm25 over all its terms. A broader one
-// (common words: "read file line by line") would take tens of
-// milliseconds that way, so its candidates are the best k chunks by bm25
-// over its rarest words only (kb.Alternatives: a plural and its singular,
-// a compound and its parts count as one word), as many words as hold
-// exactBudget chunks together (at least the rarest), and those are
-// re-scored by BM25 over all the terms (see rescore). A chunk holding
-// only common words is not reached: it could not score high. (Gathering
-// candidates by coordination too — the chunks holding all the words, all
-// but the commonest, … — cost up to 4× the time and found nothing more on
-// bench/kbeval's tune half.)
+// frequencies) is ranked by FTS5's bm25 over all its terms at once. A
+// broader one (common words: "read file line by line") would take tens of
+// milliseconds that way, so it skips the chunks that cannot make the top
+// k (MaxScore, as kb/postgres does): a term adds at most idf·(k1+1) to a
+// chunk's score, so once the k-th best score among the chunks holding one
+// of the rarest terms beats what all the other terms could add together,
+// a chunk holding only those cannot rank. The rarest terms (as many as
+// hold exactBudget chunks together, more while the bound is not met)
+// choose the candidates, and FTS5 scores each on every term: one query
+// for the candidates holding a common term too ("rare AND common", whose
+// bm25 counts every term) and one for the others ("rare NOT common").
 func (s *Store) Keyword(ctx context.Context, terms []string, k int) ([]kb.Hit, error) {
 	toks := tokens(terms)
 	if len(toks) == 0 || k < 1 {
@@ -54,149 +53,82 @@ func (s *Store) Keyword(ctx context.Context, terms []string, k int) ([]kb.Hit, e
 	return hits, nil
 }
 
+// ranked returns the k best chunks of an FTS5 query by bm25.
+func (s *Store) ranked(ctx context.Context, tx *sql.Tx, match string, k int) ([]kb.Hit, error) {
+	ids, err := rankIDs(ctx, tx, match, k)
+	if err != nil {
+		return nil, err
+	}
+	return chunksOf(ctx, tx, ids)
+}
+
 func (s *Store) keyword(ctx context.Context, tx *sql.Tx, toks []string, k int) ([]kb.Hit, error) {
 	dfs, err := s.frequencies(ctx, tx, toks)
 	if err != nil {
 		return nil, err
 	}
-	total := 0
-	for _, df := range dfs {
-		total += df
+	// The terms some chunk holds, rarest first.
+	type term struct {
+		tok string
+		df  int
 	}
-	if total == 0 {
+	var ts []term
+	total := 0
+	for i, t := range toks {
+		if dfs[i] > 0 {
+			ts = append(ts, term{t, dfs[i]})
+			total += dfs[i]
+		}
+	}
+	if len(ts) == 0 {
 		return nil, nil
+	}
+	slices.SortStableFunc(ts, func(a, b term) int { return a.df - b.df })
+	all := make([]string, len(ts))
+	for i, t := range ts {
+		all[i] = t.tok
 	}
 	if total <= s.budget() {
-		return rank(ctx, tx, orExpr(toks), k, nil)
+		return s.ranked(ctx, tx, orExpr(all), k)
 	}
-	// The query's words (kb.Alternatives: a plural and its singular, a
-	// compound and its parts count as one), the rarest first; a word no
-	// chunk holds drops out.
-	df := map[string]int{}
-	for i, t := range toks {
-		df[t] = dfs[i]
-	}
-	var groups []string // FTS5 expressions
-	var gdf []int
-	for _, g := range kb.Alternatives(toks) {
-		n := 0
-		var alts []string
-		for _, t := range g {
-			if df[t] > 0 {
-				n += df[t]
-				alts = append(alts, quote(t))
-			}
-		}
-		if n > 0 {
-			groups = append(groups, "("+strings.Join(alts, " OR ")+")")
-			gdf = append(gdf, n)
-		}
-	}
-	if len(groups) == 0 {
-		return nil, nil
-	}
-	order := make([]int, len(groups))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return gdf[a] - gdf[b] })
-	// The candidates: the best k chunks by bm25 over the rarest words, as
-	// many words as the budget ranks cheaply (at least the rarest).
-	rare := []string{groups[order[0]]}
-	for n, i := gdf[order[0]], 1; i < len(order) && n+gdf[order[i]] <= s.budget(); i++ {
-		n += gdf[order[i]]
-		rare = append(rare, groups[order[i]])
-	}
-	seen := map[chunkRef]int64{}
-	hits, err := rank(ctx, tx, strings.Join(rare, " OR "), k, seen)
+	n, err := chunkCount(ctx, tx)
 	if err != nil {
 		return nil, err
 	}
-	hits, err = s.rescore(ctx, tx, toks, dfs, hits, seen)
-	if len(hits) > k {
-		hits = hits[:k]
+	// bound[e]: the most the terms from the e-th on add to a score.
+	bound := make([]float64, len(ts)+1)
+	for i := len(ts) - 1; i >= 0; i-- {
+		bound[i] = bound[i+1] + kb.BM25IDF(n, float64(ts[i].df))*(bm25K1+1)
 	}
-	return hits, err
-}
-
-// rescore ranks the chunks coordination found by BM25 over all the query's
-// tokens, as the exact pass would have (and the memory backend does):
-// the query's terms are counted in each chunk again in Go
-// (kb.TermFrequencies: in what it was indexed under, kb.ChunkTerms), its
-// length comes from FTS5's docsize table, the corpus's size and average chunk length come from
-// FTS5's own statistics. Coordination only chose them: a chunk holding
-// the rare terms once no longer outranks one holding them throughout.
-func (s *Store) rescore(ctx context.Context, tx *sql.Tx, toks []string, dfs []int, hits []kb.Hit, ids map[chunkRef]int64) ([]kb.Hit, error) {
-	n, avg, err := averages(ctx, tx)
-	if err != nil || n == 0 {
-		return hits, err
+	e, matched := 1, ts[0].df
+	for e < len(ts) && matched+ts[e].df <= s.budget() {
+		matched += ts[e].df
+		e++
 	}
-	lengths, err := docsizes(ctx, tx, ids)
-	if err != nil {
-		return nil, err
-	}
-	want := make(map[string]int, len(toks))
-	idf := make([]float64, len(toks))
-	for i, t := range toks {
-		want[t] = i
-		if df := float64(dfs[i]); df > 0 {
-			idf[i] = math.Log(1 + (n-df+0.5)/(df+0.5))
+	for ; ; e++ {
+		if e == len(ts) {
+			return s.ranked(ctx, tx, orExpr(all), k)
 		}
-	}
-	for i := range hits {
-		tf := kb.TermFrequencies(hits[i].Chunk, want)
-		length, ok := lengths[ids[chunkRef{hits[i].Doc, hits[i].Start}]]
-		if !ok {
-			length = avg
+		if matched < k {
+			matched += ts[e].df
+			continue // fewer than k candidates: the k-th score would be 0
 		}
-		norm := 1 - bm25B + bm25B*length/avg
-		score := 0.0
-		for j, f := range tf {
-			if f > 0 {
-				score += idf[j] * float64(f) * (bm25K1 + 1) / (float64(f) + bm25K1*norm)
-			}
-		}
-		hits[i].Score = score
-	}
-	slices.SortStableFunc(hits, func(a, b kb.Hit) int {
-		switch {
-		case a.Score > b.Score:
-			return -1
-		case a.Score < b.Score:
-			return 1
-		}
-		return 0
-	})
-	return hits, nil
-}
-
-// docsizes returns the length in tokens of each chunk of ids, by rowid,
-// from FTS5's docsize table (a varint for the one column).
-func docsizes(ctx context.Context, tx *sql.Tx, ids map[chunkRef]int64) (map[int64]float64, error) {
-	out := make(map[int64]float64, len(ids))
-	if len(ids) == 0 {
-		return out, nil
-	}
-	list := make([]string, 0, len(ids))
-	for _, id := range ids {
-		list = append(list, strconv.FormatInt(id, 10))
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT id, sz FROM chunk_terms_docsize WHERE id IN (`+strings.Join(list, ",")+`)`)
-	if err != nil {
-		return nil, fmt.Errorf("chunk lengths: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var sz []byte
-		if err := rows.Scan(&id, &sz); err != nil {
+		rare, common := "("+orExpr(all[:e])+")", "("+orExpr(all[e:])+")"
+		ids, err := rankIDs(ctx, tx, rare+" AND "+common, k)
+		if err != nil {
 			return nil, err
 		}
-		if v, n := varint(sz); n > 0 {
-			out[id] = float64(v)
+		alone, err := rankIDs(ctx, tx, rare+" NOT "+common, k)
+		if err != nil {
+			return nil, err
 		}
+		ids = append(ids, alone...)
+		slices.SortStableFunc(ids, func(a, b scoredID) int { return cmp.Compare(b.score, a.score) })
+		if len(ids) >= k && ids[k-1].score > bound[e]*(1+1e-9) {
+			return chunksOf(ctx, tx, ids[:k])
+		}
+		matched += ts[e].df
 	}
-	return out, rows.Err()
 }
 
 // BM25 parameters, as FTS5's bm25() has them.
@@ -205,24 +137,23 @@ const (
 	bm25B  = 0.75
 )
 
-// averages returns how many chunks the index holds and their average
-// length in tokens, from FTS5's averages record (the row of id 1 of its
-// data table: varints, the row count then each column's token count).
-func averages(ctx context.Context, tx *sql.Tx) (n, avg float64, err error) {
+// chunkCount returns how many chunks the index holds, from FTS5's averages
+// record (the row of id 1 of its data table: varints, the row count then
+// each column's token count), as its bm25 counts them.
+func chunkCount(ctx context.Context, tx *sql.Tx) (float64, error) {
 	var rec []byte
-	err = tx.QueryRowContext(ctx, `SELECT block FROM chunk_terms_data WHERE id = 1`).Scan(&rec)
+	err := tx.QueryRowContext(ctx, `SELECT block FROM chunk_terms_data WHERE id = 1`).Scan(&rec)
 	if errors.Is(err, sql.ErrNoRows) {
-		return 0, 0, nil
+		return 0, nil
 	}
 	if err != nil {
-		return 0, 0, fmt.Errorf("index statistics: %w", err)
+		return 0, fmt.Errorf("index statistics: %w", err)
 	}
-	rows, m := varint(rec)
-	tokens, m2 := varint(rec[m:])
-	if m == 0 || m2 == 0 || rows == 0 {
-		return 0, 0, nil
+	n, m := varint(rec)
+	if m == 0 {
+		return 0, nil
 	}
-	return float64(rows), max(float64(tokens)/float64(rows), 1), nil
+	return float64(n), nil
 }
 
 // varint decodes an SQLite varint (big-endian groups of 7 bits, the high
@@ -242,38 +173,82 @@ func varint(b []byte) (uint64, int) {
 	return 0, 0
 }
 
-// chunkRef names a chunk across the queries of one search.
-type chunkRef struct {
-	doc   string
-	start int
-}
-
-// rank runs an FTS5 query and returns its k best chunks by bm25, best
-// first; with seen, it records each chunk's rowid there.
-func rank(ctx context.Context, tx *sql.Tx, match string, k int, seen map[chunkRef]int64) ([]kb.Hit, error) {
-	rows, err := tx.QueryContext(ctx, `SELECT c.id, c.doc, c.start_line, c.end_line, c.heading, c.text, m.score
-		FROM (SELECT rowid AS id, bm25(chunk_terms) AS score FROM chunk_terms
-			WHERE chunk_terms MATCH ? ORDER BY score LIMIT ?) m
-		JOIN chunks c ON c.id = m.id
-		ORDER BY m.score, c.doc, c.start_line`, match, k)
+// rankIDs runs an FTS5 query and returns its k best chunks by bm25, best
+// first (ties by rowid), without reading them.
+func rankIDs(ctx context.Context, tx *sql.Tx, match string, k int) ([]scoredID, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT rowid, bm25(chunk_terms) AS score FROM chunk_terms
+		WHERE chunk_terms MATCH ? ORDER BY score, rowid LIMIT ?`, match, k)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var hits []kb.Hit
+	var out []scoredID
+	for rows.Next() {
+		var s scoredID
+		if err := rows.Scan(&s.id, &s.score); err != nil {
+			return nil, err
+		}
+		s.score = -s.score
+		out = append(out, s)
+	}
+	return out, rows.Err()
+}
+
+// chunksOf reads the chunks of ids, in the order of ids, each with its
+// score.
+func chunksOf(ctx context.Context, tx *sql.Tx, ids []scoredID) ([]kb.Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	at := make(map[int64]int, len(ids))
+	list := make([]byte, 0, 8*len(ids))
+	for i, s := range ids {
+		at[s.id] = i
+		if i > 0 {
+			list = append(list, ',')
+		}
+		list = strconv.AppendInt(list, s.id, 10)
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, doc, start_line, end_line, heading, text FROM chunks WHERE id IN (`+string(list)+`)`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	hits := make([]kb.Hit, len(ids))
+	n := 0
 	for rows.Next() {
 		var h kb.Hit
 		var id int64
-		if err := rows.Scan(&id, &h.Doc, &h.Start, &h.End, &h.Heading, &h.Text, &h.Score); err != nil {
+		if err := rows.Scan(&id, &h.Doc, &h.Start, &h.End, &h.Heading, &h.Text); err != nil {
 			return nil, err
 		}
-		h.Score = -h.Score
-		if seen != nil {
-			seen[chunkRef{h.Doc, h.Start}] = id
+		i, ok := at[id]
+		if !ok {
+			continue
 		}
-		hits = append(hits, h)
+		h.Score = ids[i].score
+		hits[i] = h
+		n++
 	}
-	return hits, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if n != len(ids) {
+		return nil, fmt.Errorf("%d of %d chunks found: the index and the chunks disagree (run rein kb reindex)", n, len(ids))
+	}
+	// Equal scores in path and line order, as every backend breaks ties.
+	slices.SortStableFunc(hits, func(a, b kb.Hit) int {
+		switch {
+		case a.Score > b.Score:
+			return -1
+		case a.Score < b.Score:
+			return 1
+		case a.Doc != b.Doc:
+			return strings.Compare(a.Doc, b.Doc)
+		}
+		return a.Start - b.Start
+	})
+	return hits, nil
 }
 
 // frequencies returns how many chunks hold each token, from a cache kept

@@ -144,7 +144,8 @@ func (s *Store) apply(gen int64, d delta) {
 	vc.gen = gen
 }
 
-// scoredID is a chunk id with its similarity.
+// scoredID is a chunk id with its score: a similarity, or a BM25 score
+// (higher is better in both).
 type scoredID struct {
 	id    int64
 	score float64
