@@ -22,6 +22,8 @@ type acpAgent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*live
+	// client is what the client said it can do (initialize).
+	client sdk.ClientCapabilities
 }
 
 // live is one open session: its workspace, conversation and the prompt
@@ -51,6 +53,9 @@ func newAgent(cfg Config) *acpAgent {
 // sessions. The protocol version is the one this SDK speaks; a client
 // asking for another gets it, and decides.
 func (a *acpAgent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.client = p.ClientCapabilities
+	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentInfo:       &sdk.Implementation{Name: "rein", Title: sdk.Ptr("rein"), Version: a.cfg.Version},
@@ -90,10 +95,14 @@ func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(err.Error())
 	}
 	conv := s.NewConversation()
+	files := a.useEditorFiles(conv, "")
 	if err := conv.Create(ctx, &session.Session{}); err != nil {
 		conv.Close()
 		ws.Close()
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(err.Error())
+	}
+	if files != nil {
+		files.sessionID = conv.SessionID()
 	}
 	l := a.add(conv, ws)
 	return sdk.NewSessionResponse{SessionId: sdk.SessionId(l.id), Modes: modeState(s.Policy())}, nil
@@ -152,6 +161,7 @@ func (a *acpAgent) resume(ctx context.Context, id, cwd string, extra []string) (
 		return nil, sdk.NewInternalError(err.Error())
 	}
 	conv := s.NewConversation()
+	a.useEditorFiles(conv, id)
 	st, err := conv.Resume(ctx, id)
 	if err == nil {
 		err = conv.Resumed(ctx, st)

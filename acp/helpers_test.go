@@ -73,6 +73,12 @@ type client struct {
 	answer  func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	// onUpdate, when set, sees each update as it arrives.
 	onUpdate func(sdk.SessionUpdate)
+	// buffers, when set, are the editor's open files by path: the client
+	// offers fs/read_text_file and fs/write_text_file (connectFS), reads
+	// an open buffer or else the disk, and keeps what is written in a
+	// buffer. fsCalls records each call, "read PATH" or "write PATH".
+	buffers map[string]string
+	fsCalls []string
 }
 
 func (c *client) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
@@ -99,11 +105,45 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 
 var errNoFS = errors.New("this client offers no file system or terminal")
 
-func (c *client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errNoFS
+func (c *client) ReadTextFile(_ context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.buffers == nil {
+		return sdk.ReadTextFileResponse{}, errNoFS
+	}
+	c.fsCalls = append(c.fsCalls, "read "+p.Path)
+	if b, ok := c.buffers[p.Path]; ok {
+		return sdk.ReadTextFileResponse{Content: b}, nil
+	}
+	data, err := os.ReadFile(p.Path)
+	return sdk.ReadTextFileResponse{Content: string(data)}, err
 }
-func (c *client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errNoFS
+func (c *client) WriteTextFile(_ context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.buffers == nil {
+		return sdk.WriteTextFileResponse{}, errNoFS
+	}
+	c.fsCalls = append(c.fsCalls, "write "+p.Path)
+	c.buffers[p.Path] = p.Content
+	return sdk.WriteTextFileResponse{}, nil
+}
+
+// calls returns the fs calls so far and forgets them.
+func (c *client) calls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.fsCalls
+	c.fsCalls = nil
+	return out
+}
+
+// buffer returns the editor's buffer of path.
+func (c *client) buffer(path string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.buffers[path]
+	return b, ok
 }
 func (c *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
 	return sdk.CreateTerminalResponse{}, errNoFS
@@ -142,6 +182,17 @@ func (c *client) questions() []sdk.RequestPermissionRequest {
 // connect serves ACP over pipes to a new test client; the connection
 // ends with the test.
 func (e *env) connect() (*sdk.ClientSideConnection, *client) {
+	return e.connectWith(&client{}, sdk.ClientCapabilities{})
+}
+
+// connectFS connects a client that offers the editor's files, holding
+// buffers (by absolute path) not saved to disk.
+func (e *env) connectFS(buffers map[string]string) (*sdk.ClientSideConnection, *client) {
+	return e.connectWith(&client{buffers: buffers}, sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+}
+
+// connectWith serves ACP over pipes to cl, which says it can do caps.
+func (e *env) connectWith(cl *client, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, *client) {
 	t := e.t
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
@@ -151,7 +202,6 @@ func (e *env) connect() (*sdk.ClientSideConnection, *client) {
 		served <- acp.Serve(ctx, acp.Config{Open: e.open, Version: "test"}, c2aR, a2cW)
 		a2cW.Close()
 	}()
-	cl := &client{}
 	conn := sdk.NewClientSideConnection(cl, c2aW, a2cR)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
@@ -161,7 +211,7 @@ func (e *env) connect() (*sdk.ClientSideConnection, *client) {
 		}
 		cancel()
 	})
-	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	return conn, cl
