@@ -17,7 +17,8 @@ import (
 )
 
 // initialize answers only what rein built: loading (with replay), images
-// and embedded context, list/resume/close; no audio, no MCP transports.
+// and embedded context, list/resume/close, the client's MCP servers over
+// stdio, HTTP and SSE; no audio, no ACP-channel MCP.
 func TestInitializeCapabilities_FRONT1(t *testing.T) {
 	e := newEnv(t)
 	conn, _ := e.connect()
@@ -33,7 +34,7 @@ func TestInitializeCapabilities_FRONT1(t *testing.T) {
 	if !caps.LoadSession || !caps.PromptCapabilities.Image || !caps.PromptCapabilities.EmbeddedContext || caps.PromptCapabilities.Audio {
 		t.Errorf("capabilities = %+v", caps)
 	}
-	if caps.McpCapabilities.Http || caps.McpCapabilities.Sse {
+	if !caps.McpCapabilities.Http || !caps.McpCapabilities.Sse || caps.McpCapabilities.Acp {
 		t.Errorf("MCP transports advertised: %+v", caps.McpCapabilities)
 	}
 	sc := caps.SessionCapabilities

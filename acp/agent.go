@@ -62,6 +62,8 @@ func (a *acpAgent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.I
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			// Stdio servers every agent takes; HTTP and SSE too (clientMCP).
+			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 			SessionCapabilities: sdk.SessionCapabilities{
 				List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{},
 				Close: &sdk.SessionCloseCapabilities{},
@@ -84,7 +86,6 @@ func (a *acpAgent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigO
 
 // NewSession opens the workspace of cwd and creates a stored session in it.
 func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	a.clientMCP(p.McpServers)
 	ws, err := a.open(ctx, p.Cwd, p.AdditionalDirectories)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -93,6 +94,10 @@ func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk
 	if err != nil {
 		ws.Close()
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(err.Error())
+	}
+	if err := clientMCP(s, p.McpServers); err != nil {
+		ws.Close()
+		return sdk.NewSessionResponse{}, err
 	}
 	conv := s.NewConversation()
 	files := a.useEditorFiles(conv, "")
@@ -111,8 +116,7 @@ func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk
 // LoadSession binds a stored session and replays its whole conversation
 // as updates before it answers (SPEC SESS-3).
 func (a *acpAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	a.clientMCP(p.McpServers)
-	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories)
+	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
@@ -124,15 +128,16 @@ func (a *acpAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (s
 
 // ResumeSession binds a stored session without replaying it.
 func (a *acpAgent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories)
+	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
 	return sdk.ResumeSessionResponse{Modes: modeState(l.conv.Setup().Policy())}, nil
 }
 
-// resume opens the workspace of cwd and binds stored session id in it.
-func (a *acpAgent) resume(ctx context.Context, id, cwd string, extra []string) (*live, error) {
+// resume opens the workspace of cwd and binds stored session id in it,
+// with the client's MCP servers.
+func (a *acpAgent) resume(ctx context.Context, id, cwd string, extra []string, servers []sdk.McpServer) (*live, error) {
 	if err := session.ValidID(id); err != nil {
 		return nil, sdk.NewInvalidParams(fmt.Sprintf("sessionId: %v", err))
 	}
@@ -159,6 +164,10 @@ func (a *acpAgent) resume(ctx context.Context, id, cwd string, extra []string) (
 	if err != nil {
 		ws.Close()
 		return nil, sdk.NewInternalError(err.Error())
+	}
+	if err := clientMCP(s, servers); err != nil {
+		ws.Close()
+		return nil, err
 	}
 	conv := s.NewConversation()
 	a.useEditorFiles(conv, id)
@@ -250,14 +259,6 @@ func (a *acpAgent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	return sdk.SetSessionModeResponse{}, nil
-}
-
-// clientMCP logs that the MCP servers a client lists are not started:
-// the workspace's own configuration applies (mcpCapabilities say so).
-func (a *acpAgent) clientMCP(servers []sdk.McpServer) {
-	if len(servers) > 0 {
-		a.cfg.Logger.Warn("the client's MCP servers are not used; configure them in the workspace (rein mcp add)", "servers", len(servers))
-	}
 }
 
 // open checks cwd and opens its workspace.

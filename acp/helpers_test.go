@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -29,6 +30,9 @@ type env struct {
 	store session.Store
 	model *llmtest.Scripted
 	vars  map[string]string
+	// trusted, when set, trusts the workspace as it is when a session
+	// opens (rein trust).
+	trusted bool
 }
 
 func newEnv(t testing.TB, replies ...llmtest.Reply) *env {
@@ -52,6 +56,14 @@ func (e *env) open(_ context.Context, dir string) (*acp.Workspace, error) {
 	loaded, err := workspace.Load(workspace.Options{WorkDir: dir, Getenv: getenv})
 	if err != nil {
 		return nil, err
+	}
+	if e.trusted && !loaded.Trust.Trusted {
+		if err := loaded.TrustNow(time.Now()); err != nil {
+			return nil, err
+		}
+		if loaded, err = workspace.Load(workspace.Options{WorkDir: dir, Getenv: getenv}); err != nil {
+			return nil, err
+		}
 	}
 	s, err := runner.NewSetup(runner.Config{Loaded: loaded, Store: e.store, SessionsDir: filepath.Join(e.home, "sessions"), Getenv: getenv,
 		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
