@@ -63,7 +63,7 @@ func TestPromptStreamsTurns_FRONT1(t *testing.T) {
 		t.Errorf("stop = %s", r.StopReason)
 	}
 	us := cl.take()
-	want := []string{"thought", "tool_call:read:in_progress", "tool_call_update:completed", "agent"}
+	want := []string{"thought", "usage", "tool_call:read:in_progress", "tool_call_update:completed", "agent", "usage"}
 	if got := slices.Compact(kinds(us)); !slices.Equal(got, want) {
 		t.Fatalf("updates = %v, want %v", got, want)
 	}
@@ -346,5 +346,34 @@ func TestPromptImageAndResource_LOOP2(t *testing.T) {
 	}
 	if !replayed {
 		t.Error("load did not replay the image")
+	}
+}
+
+// Each model call's use of the context goes to the client as a
+// usage_update: the tokens of its prompt and answer against the model's
+// window (SPEC FRONT-1, SESS-4); the prompt's answer carries the run's
+// tokens.
+func TestUsageUpdates_FRONT1(t *testing.T) {
+	e := newEnv(t,
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c1", "list_dir", `{}`)},
+			Usage: llm.Usage{InputTokens: 1000, CacheReadTokens: 500, OutputTokens: 20}},
+		llmtest.Reply{Text: "ok", Usage: llm.Usage{InputTokens: 1100, CacheReadTokens: 500, OutputTokens: 5}},
+	)
+	conn, cl := e.connect()
+	r := prompt(t, conn, e.newSession(conn), "list")
+	var used []int
+	for _, u := range cl.take() {
+		if uu := u.UsageUpdate; uu != nil {
+			if uu.Size != 100_000 {
+				t.Errorf("size = %d", uu.Size)
+			}
+			used = append(used, uu.Used)
+		}
+	}
+	if !slices.Equal(used, []int{1520, 1605}) {
+		t.Errorf("used = %v, want [1520 1605]", used)
+	}
+	if r.Usage == nil || r.Usage.InputTokens != 3100 || r.Usage.OutputTokens != 25 {
+		t.Errorf("answer usage = %+v", r.Usage)
 	}
 }

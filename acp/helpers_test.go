@@ -277,6 +277,8 @@ func kinds(us []sdk.SessionUpdate) []string {
 			out = append(out, "tool_call_update:"+s)
 		case u.Plan != nil:
 			out = append(out, "plan")
+		case u.UsageUpdate != nil:
+			out = append(out, "usage")
 		case u.CurrentModeUpdate != nil:
 			out = append(out, "mode:"+string(u.CurrentModeUpdate.CurrentModeId))
 		default:
