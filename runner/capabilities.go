@@ -185,8 +185,8 @@ type mcpConn struct {
 	mu      sync.Mutex
 	extra   []workspace.MCPServer
 	started bool
-	m    *mcptool.Manager
-	own  bool // started by the setup, not taken from a pool
+	m       *mcptool.Manager
+	own     bool // started by the setup, not taken from a pool
 	// warnings are what run_start reports of the servers: those that did
 	// not start, those withheld for review.
 	warnings []string
