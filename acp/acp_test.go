@@ -377,3 +377,62 @@ func TestUsageUpdates_FRONT1(t *testing.T) {
 		t.Errorf("answer usage = %+v", r.Usage)
 	}
 }
+
+// The session's model is a config option (FRONT-1): session/new offers the
+// current model and rein's aliases; choosing one switches the next
+// prompts' model; a value not offered, another option id or a boolean is
+// refused, saying what is offered.
+func TestConfigOptionModel_FRONT1(t *testing.T) {
+	e := newEnv(t, llmtest.Reply{Text: "ok"})
+	conn, _ := e.connect()
+	ctx := context.Background()
+	r, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: e.work, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ConfigOptions) != 1 || r.ConfigOptions[0].Select == nil {
+		t.Fatalf("config options = %+v", r.ConfigOptions)
+	}
+	sel := r.ConfigOptions[0].Select
+	var values []string
+	for _, o := range *sel.Options.Ungrouped {
+		values = append(values, string(o.Value))
+	}
+	if sel.Id != "model" || sel.CurrentValue != "scripted/demo" || values[0] != "scripted/demo" || !slices.Contains(values, "sonnet") {
+		t.Fatalf("model option = %+v, values %v", sel, values)
+	}
+	set := func(id, value string) (sdk.SetSessionConfigOptionResponse, error) {
+		return conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: r.SessionId, ConfigId: sdk.SessionConfigId(id), Value: sdk.SessionConfigValueId(value)}})
+	}
+	got, err := set("model", "sonnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur := got.ConfigOptions[0].Select.CurrentValue; cur != "sonnet" {
+		t.Errorf("current after the switch = %s", cur)
+	}
+	prompt(t, conn, r.SessionId, "hi")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"a model not offered", func() error { _, err := set("model", "evil/model"); return err }(), "not one of the choices"},
+		{"another option", func() error { _, err := set("effort", "high"); return err }(), "unknown config option"},
+		{"a boolean", func() error {
+			_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{Boolean: &sdk.SetSessionConfigOptionBoolean{
+				SessionId: r.SessionId, ConfigId: "model", Type: "boolean", Value: true}})
+			return err
+		}(), "select"},
+		{"a session not open", func() error {
+			_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+				SessionId: "nope", ConfigId: "model", Value: "sonnet"}})
+			return err
+		}(), "no open session"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one saying %q", tc.name, tc.err, tc.want)
+		}
+	}
+}

@@ -79,11 +79,6 @@ func (a *acpAgent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.A
 	return sdk.AuthenticateResponse{}, sdk.NewInvalidRequest("rein offers no authentication methods; set the provider's key in its environment or configuration (rein provider list)")
 }
 
-// SetSessionConfigOption is refused: rein offers no config options.
-func (a *acpAgent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams("rein offers no session config options; choose the model with --model or the workspace configuration")
-}
-
 // NewSession opens the workspace of cwd and creates a stored session in it.
 func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	ws, err := a.open(ctx, p.Cwd, p.AdditionalDirectories)
@@ -110,7 +105,7 @@ func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk
 		files.sessionID = conv.SessionID()
 	}
 	l := a.add(conv, ws)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(l.id), Modes: modeState(s.Policy())}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(l.id), Modes: modeState(s.Policy()), ConfigOptions: configOptions(s)}, nil
 }
 
 // LoadSession binds a stored session and replays its whole conversation
@@ -123,7 +118,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (s
 	if err := a.replay(ctx, l); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: modeState(l.conv.Setup().Policy())}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv.Setup())}, nil
 }
 
 // ResumeSession binds a stored session without replaying it.
@@ -132,7 +127,7 @@ func (a *acpAgent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: modeState(l.conv.Setup().Policy())}, nil
+	return sdk.ResumeSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv.Setup())}, nil
 }
 
 // resume opens the workspace of cwd and binds stored session id in it,
