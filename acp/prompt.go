@@ -49,6 +49,7 @@ func (a *acpAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptR
 	send := context.WithoutCancel(ctx)
 	mode := l.mode()
 	tr := newTranslator(l.conv.Setup().Workspace().Root)
+	tr.tools = l.conv.Tools()
 	if m := l.conv.Setup().Model(); m != nil {
 		tr.window = m.Caps.ContextWindow
 	}

@@ -27,6 +27,9 @@ type translator struct {
 	// usage updates); cost is what the session cost before this run.
 	window int
 	cost   float64
+	// tools are the session's tools, whose categories give the kind of
+	// a tool rein does not name (MCP tools, actions); nil: by name only.
+	tools *tool.Set
 }
 
 // call is a tool call's name and input.
@@ -87,7 +90,11 @@ func (t *translator) usage(u *agent.UsageEvent) sdk.SessionUpdate {
 // locations, input and, for an edit, the diff it proposes.
 func (t *translator) toolStart(id, name string, input json.RawMessage) sdk.SessionUpdate {
 	t.calls[id] = call{name, input}
-	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(toolKind(name, "")), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
+	var cat tool.Category
+	if e, ok := t.tools.Get(name); ok {
+		cat = e.Meta.Category
+	}
+	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(toolKind(name, cat)), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 		sdk.WithStartRawInput(rawJSON(input))}
 	if loc := t.locations(input); loc != nil {
 		opts = append(opts, sdk.WithStartLocations(loc))
