@@ -73,7 +73,13 @@ func BenchmarkReadTurn(b *testing.B) {
 			}
 			id := e.newSession(conn)
 			b.ResetTimer()
+			n := 0
 			for b.Loop() {
+				if n++; n%100 == 0 { // a fresh session before the context fills and compaction calls the model
+					b.StopTimer()
+					id = e.newSession(conn)
+					b.StartTimer()
+				}
 				e.model.Push(llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("r", "read_file", `{"path":"notes.txt"}`)}},
 					llmtest.Reply{Text: "read"})
 				prompt(b, conn, id, "read the notes")
