@@ -17,7 +17,8 @@ import (
 )
 
 // initialize answers only what rein built: loading (with replay), images
-// and embedded context, list/resume/close; no audio, no MCP transports.
+// and embedded context, list/resume/close, the client's MCP servers over
+// stdio, HTTP and SSE; no audio, no ACP-channel MCP.
 func TestInitializeCapabilities_FRONT1(t *testing.T) {
 	e := newEnv(t)
 	conn, _ := e.connect()
@@ -33,7 +34,7 @@ func TestInitializeCapabilities_FRONT1(t *testing.T) {
 	if !caps.LoadSession || !caps.PromptCapabilities.Image || !caps.PromptCapabilities.EmbeddedContext || caps.PromptCapabilities.Audio {
 		t.Errorf("capabilities = %+v", caps)
 	}
-	if caps.McpCapabilities.Http || caps.McpCapabilities.Sse {
+	if !caps.McpCapabilities.Http || !caps.McpCapabilities.Sse || caps.McpCapabilities.Acp {
 		t.Errorf("MCP transports advertised: %+v", caps.McpCapabilities)
 	}
 	sc := caps.SessionCapabilities
@@ -62,7 +63,7 @@ func TestPromptStreamsTurns_FRONT1(t *testing.T) {
 		t.Errorf("stop = %s", r.StopReason)
 	}
 	us := cl.take()
-	want := []string{"thought", "tool_call:read:in_progress", "tool_call_update:completed", "agent"}
+	want := []string{"thought", "usage", "tool_call:read:in_progress", "tool_call_update:completed", "agent", "usage"}
 	if got := slices.Compact(kinds(us)); !slices.Equal(got, want) {
 		t.Fatalf("updates = %v, want %v", got, want)
 	}
@@ -345,5 +346,93 @@ func TestPromptImageAndResource_LOOP2(t *testing.T) {
 	}
 	if !replayed {
 		t.Error("load did not replay the image")
+	}
+}
+
+// Each model call's use of the context goes to the client as a
+// usage_update: the tokens of its prompt and answer against the model's
+// window (SPEC FRONT-1, SESS-4); the prompt's answer carries the run's
+// tokens.
+func TestUsageUpdates_FRONT1(t *testing.T) {
+	e := newEnv(t,
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c1", "list_dir", `{}`)},
+			Usage: llm.Usage{InputTokens: 1000, CacheReadTokens: 500, OutputTokens: 20}},
+		llmtest.Reply{Text: "ok", Usage: llm.Usage{InputTokens: 1100, CacheReadTokens: 500, OutputTokens: 5}},
+	)
+	conn, cl := e.connect()
+	r := prompt(t, conn, e.newSession(conn), "list")
+	var used []int
+	for _, u := range cl.take() {
+		if uu := u.UsageUpdate; uu != nil {
+			if uu.Size != 100_000 {
+				t.Errorf("size = %d", uu.Size)
+			}
+			used = append(used, uu.Used)
+		}
+	}
+	if !slices.Equal(used, []int{1520, 1605}) {
+		t.Errorf("used = %v, want [1520 1605]", used)
+	}
+	if r.Usage == nil || r.Usage.InputTokens != 3100 || r.Usage.OutputTokens != 25 {
+		t.Errorf("answer usage = %+v", r.Usage)
+	}
+}
+
+// The session's model is a config option (FRONT-1): session/new offers the
+// current model and rein's aliases; choosing one switches the next
+// prompts' model; a value not offered, another option id or a boolean is
+// refused, saying what is offered.
+func TestConfigOptionModel_FRONT1(t *testing.T) {
+	e := newEnv(t, llmtest.Reply{Text: "ok"})
+	conn, _ := e.connect()
+	ctx := context.Background()
+	r, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: e.work, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.ConfigOptions) != 1 || r.ConfigOptions[0].Select == nil {
+		t.Fatalf("config options = %+v", r.ConfigOptions)
+	}
+	sel := r.ConfigOptions[0].Select
+	var values []string
+	for _, o := range *sel.Options.Ungrouped {
+		values = append(values, string(o.Value))
+	}
+	if sel.Id != "model" || sel.CurrentValue != "scripted/demo" || values[0] != "scripted/demo" || !slices.Contains(values, "sonnet") {
+		t.Fatalf("model option = %+v, values %v", sel, values)
+	}
+	set := func(id, value string) (sdk.SetSessionConfigOptionResponse, error) {
+		return conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: r.SessionId, ConfigId: sdk.SessionConfigId(id), Value: sdk.SessionConfigValueId(value)}})
+	}
+	got, err := set("model", "sonnet")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cur := got.ConfigOptions[0].Select.CurrentValue; cur != "sonnet" {
+		t.Errorf("current after the switch = %s", cur)
+	}
+	prompt(t, conn, r.SessionId, "hi")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want string
+	}{
+		{"a model not offered", func() error { _, err := set("model", "evil/model"); return err }(), "not one of the choices"},
+		{"another option", func() error { _, err := set("effort", "high"); return err }(), "unknown config option"},
+		{"a boolean", func() error {
+			_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{Boolean: &sdk.SetSessionConfigOptionBoolean{
+				SessionId: r.SessionId, ConfigId: "model", Type: "boolean", Value: true}})
+			return err
+		}(), "select"},
+		{"a session not open", func() error {
+			_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+				SessionId: "nope", ConfigId: "model", Value: "sonnet"}})
+			return err
+		}(), "no open session"},
+	} {
+		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
+			t.Errorf("%s: err = %v, want one saying %q", tc.name, tc.err, tc.want)
+		}
 	}
 }

@@ -22,6 +22,8 @@ type acpAgent struct {
 
 	mu       sync.Mutex
 	sessions map[string]*live
+	// client is what the client said it can do (initialize).
+	client sdk.ClientCapabilities
 }
 
 // live is one open session: its workspace, conversation and the prompt
@@ -51,12 +53,17 @@ func newAgent(cfg Config) *acpAgent {
 // sessions. The protocol version is the one this SDK speaks; a client
 // asking for another gets it, and decides.
 func (a *acpAgent) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+	a.mu.Lock()
+	a.client = p.ClientCapabilities
+	a.mu.Unlock()
 	return sdk.InitializeResponse{
 		ProtocolVersion: sdk.ProtocolVersionNumber,
 		AgentInfo:       &sdk.Implementation{Name: "rein", Title: sdk.Ptr("rein"), Version: a.cfg.Version},
 		AgentCapabilities: sdk.AgentCapabilities{
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
+			// Stdio servers every agent takes; HTTP and SSE too (clientMCP).
+			McpCapabilities: sdk.McpCapabilities{Http: true, Sse: true},
 			SessionCapabilities: sdk.SessionCapabilities{
 				List: &sdk.SessionListCapabilities{}, Resume: &sdk.SessionResumeCapabilities{},
 				Close: &sdk.SessionCloseCapabilities{},
@@ -72,14 +79,8 @@ func (a *acpAgent) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.A
 	return sdk.AuthenticateResponse{}, sdk.NewInvalidRequest("rein offers no authentication methods; set the provider's key in its environment or configuration (rein provider list)")
 }
 
-// SetSessionConfigOption is refused: rein offers no config options.
-func (a *acpAgent) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewInvalidParams("rein offers no session config options; choose the model with --model or the workspace configuration")
-}
-
 // NewSession opens the workspace of cwd and creates a stored session in it.
 func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
-	a.clientMCP(p.McpServers)
 	ws, err := a.open(ctx, p.Cwd, p.AdditionalDirectories)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -89,41 +90,49 @@ func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk
 		ws.Close()
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(err.Error())
 	}
+	if err := clientMCP(s, p.McpServers); err != nil {
+		ws.Close()
+		return sdk.NewSessionResponse{}, err
+	}
 	conv := s.NewConversation()
+	files := a.useEditorFiles(conv, "")
 	if err := conv.Create(ctx, &session.Session{}); err != nil {
 		conv.Close()
 		ws.Close()
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(err.Error())
 	}
+	if files != nil {
+		files.sessionID = conv.SessionID()
+	}
 	l := a.add(conv, ws)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(l.id), Modes: modeState(s.Policy())}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(l.id), Modes: modeState(s.Policy()), ConfigOptions: configOptions(s)}, nil
 }
 
 // LoadSession binds a stored session and replays its whole conversation
 // as updates before it answers (SPEC SESS-3).
 func (a *acpAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
-	a.clientMCP(p.McpServers)
-	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories)
+	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
 	if err := a.replay(ctx, l); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: modeState(l.conv.Setup().Policy())}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv.Setup())}, nil
 }
 
 // ResumeSession binds a stored session without replaying it.
 func (a *acpAgent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories)
+	l, err := a.resume(ctx, string(p.SessionId), p.Cwd, p.AdditionalDirectories, p.McpServers)
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: modeState(l.conv.Setup().Policy())}, nil
+	return sdk.ResumeSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv.Setup())}, nil
 }
 
-// resume opens the workspace of cwd and binds stored session id in it.
-func (a *acpAgent) resume(ctx context.Context, id, cwd string, extra []string) (*live, error) {
+// resume opens the workspace of cwd and binds stored session id in it,
+// with the client's MCP servers.
+func (a *acpAgent) resume(ctx context.Context, id, cwd string, extra []string, servers []sdk.McpServer) (*live, error) {
 	if err := session.ValidID(id); err != nil {
 		return nil, sdk.NewInvalidParams(fmt.Sprintf("sessionId: %v", err))
 	}
@@ -151,7 +160,12 @@ func (a *acpAgent) resume(ctx context.Context, id, cwd string, extra []string) (
 		ws.Close()
 		return nil, sdk.NewInternalError(err.Error())
 	}
+	if err := clientMCP(s, servers); err != nil {
+		ws.Close()
+		return nil, err
+	}
 	conv := s.NewConversation()
+	a.useEditorFiles(conv, id)
 	st, err := conv.Resume(ctx, id)
 	if err == nil {
 		err = conv.Resumed(ctx, st)
@@ -240,14 +254,6 @@ func (a *acpAgent) SetSessionMode(_ context.Context, p sdk.SetSessionModeRequest
 		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(err.Error())
 	}
 	return sdk.SetSessionModeResponse{}, nil
-}
-
-// clientMCP logs that the MCP servers a client lists are not started:
-// the workspace's own configuration applies (mcpCapabilities say so).
-func (a *acpAgent) clientMCP(servers []sdk.McpServer) {
-	if len(servers) > 0 {
-		a.cfg.Logger.Warn("the client's MCP servers are not used; configure them in the workspace (rein mcp add)", "servers", len(servers))
-	}
 }
 
 // open checks cwd and opens its workspace.

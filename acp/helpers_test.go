@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
 
@@ -29,6 +30,9 @@ type env struct {
 	store session.Store
 	model *llmtest.Scripted
 	vars  map[string]string
+	// trusted, when set, trusts the workspace as it is when a session
+	// opens (rein trust).
+	trusted bool
 }
 
 func newEnv(t testing.TB, replies ...llmtest.Reply) *env {
@@ -53,6 +57,14 @@ func (e *env) open(_ context.Context, dir string) (*acp.Workspace, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.trusted && !loaded.Trust.Trusted {
+		if err := loaded.TrustNow(time.Now()); err != nil {
+			return nil, err
+		}
+		if loaded, err = workspace.Load(workspace.Options{WorkDir: dir, Getenv: getenv}); err != nil {
+			return nil, err
+		}
+	}
 	s, err := runner.NewSetup(runner.Config{Loaded: loaded, Store: e.store, SessionsDir: filepath.Join(e.home, "sessions"), Getenv: getenv,
 		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
 			return &runner.Model{Provider: e.model, ProviderName: "scripted", Name: "demo", Label: spec,
@@ -73,6 +85,12 @@ type client struct {
 	answer  func(sdk.RequestPermissionRequest) sdk.RequestPermissionResponse
 	// onUpdate, when set, sees each update as it arrives.
 	onUpdate func(sdk.SessionUpdate)
+	// buffers, when set, are the editor's open files by path: the client
+	// offers fs/read_text_file and fs/write_text_file (connectFS), reads
+	// an open buffer or else the disk, and keeps what is written in a
+	// buffer. fsCalls records each call, "read PATH" or "write PATH".
+	buffers map[string]string
+	fsCalls []string
 }
 
 func (c *client) RequestPermission(_ context.Context, p sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
@@ -99,11 +117,45 @@ func (c *client) SessionUpdate(_ context.Context, n sdk.SessionNotification) err
 
 var errNoFS = errors.New("this client offers no file system or terminal")
 
-func (c *client) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
-	return sdk.ReadTextFileResponse{}, errNoFS
+func (c *client) ReadTextFile(_ context.Context, p sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.buffers == nil {
+		return sdk.ReadTextFileResponse{}, errNoFS
+	}
+	c.fsCalls = append(c.fsCalls, "read "+p.Path)
+	if b, ok := c.buffers[p.Path]; ok {
+		return sdk.ReadTextFileResponse{Content: b}, nil
+	}
+	data, err := os.ReadFile(p.Path)
+	return sdk.ReadTextFileResponse{Content: string(data)}, err
 }
-func (c *client) WriteTextFile(context.Context, sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
-	return sdk.WriteTextFileResponse{}, errNoFS
+func (c *client) WriteTextFile(_ context.Context, p sdk.WriteTextFileRequest) (sdk.WriteTextFileResponse, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.buffers == nil {
+		return sdk.WriteTextFileResponse{}, errNoFS
+	}
+	c.fsCalls = append(c.fsCalls, "write "+p.Path)
+	c.buffers[p.Path] = p.Content
+	return sdk.WriteTextFileResponse{}, nil
+}
+
+// calls returns the fs calls so far and forgets them.
+func (c *client) calls() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.fsCalls
+	c.fsCalls = nil
+	return out
+}
+
+// buffer returns the editor's buffer of path.
+func (c *client) buffer(path string) (string, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.buffers[path]
+	return b, ok
 }
 func (c *client) CreateTerminal(context.Context, sdk.CreateTerminalRequest) (sdk.CreateTerminalResponse, error) {
 	return sdk.CreateTerminalResponse{}, errNoFS
@@ -142,6 +194,17 @@ func (c *client) questions() []sdk.RequestPermissionRequest {
 // connect serves ACP over pipes to a new test client; the connection
 // ends with the test.
 func (e *env) connect() (*sdk.ClientSideConnection, *client) {
+	return e.connectWith(&client{}, sdk.ClientCapabilities{})
+}
+
+// connectFS connects a client that offers the editor's files, holding
+// buffers (by absolute path) not saved to disk.
+func (e *env) connectFS(buffers map[string]string) (*sdk.ClientSideConnection, *client) {
+	return e.connectWith(&client{buffers: buffers}, sdk.ClientCapabilities{Fs: sdk.FileSystemCapabilities{ReadTextFile: true, WriteTextFile: true}})
+}
+
+// connectWith serves ACP over pipes to cl, which says it can do caps.
+func (e *env) connectWith(cl *client, caps sdk.ClientCapabilities) (*sdk.ClientSideConnection, *client) {
 	t := e.t
 	c2aR, c2aW := io.Pipe()
 	a2cR, a2cW := io.Pipe()
@@ -151,7 +214,6 @@ func (e *env) connect() (*sdk.ClientSideConnection, *client) {
 		served <- acp.Serve(ctx, acp.Config{Open: e.open, Version: "test"}, c2aR, a2cW)
 		a2cW.Close()
 	}()
-	cl := &client{}
 	conn := sdk.NewClientSideConnection(cl, c2aW, a2cR)
 	conn.SetLogger(slog.New(slog.DiscardHandler))
 	t.Cleanup(func() {
@@ -161,7 +223,7 @@ func (e *env) connect() (*sdk.ClientSideConnection, *client) {
 		}
 		cancel()
 	})
-	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
+	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps}); err != nil {
 		t.Fatal(err)
 	}
 	return conn, cl
@@ -215,6 +277,8 @@ func kinds(us []sdk.SessionUpdate) []string {
 			out = append(out, "tool_call_update:"+s)
 		case u.Plan != nil:
 			out = append(out, "plan")
+		case u.UsageUpdate != nil:
+			out = append(out, "usage")
 		case u.CurrentModeUpdate != nil:
 			out = append(out, "mode:"+string(u.CurrentModeUpdate.CurrentModeId))
 		default:

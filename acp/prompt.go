@@ -49,6 +49,11 @@ func (a *acpAgent) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptR
 	send := context.WithoutCancel(ctx)
 	mode := l.mode()
 	tr := newTranslator(l.conv.Setup().Workspace().Root)
+	tr.tools = l.conv.Tools()
+	if m := l.conv.Setup().Model(); m != nil {
+		tr.window = m.Caps.ContextWindow
+	}
+	_, tr.cost = l.conv.Usage()
 	var done *agent.DoneEvent
 	var runErr error
 	for ev, err := range l.conv.SubmitMessage(runCtx, "", msg, approver{conn: a.conn, sessionID: l.id, stop: cancel}) {

@@ -16,6 +16,7 @@ import (
 // all before session/load answers.
 func (a *acpAgent) replay(ctx context.Context, l *live) error {
 	tr := newTranslator(l.conv.Setup().Workspace().Root)
+	tr.tools = l.conv.Tools()
 	for _, u := range tr.history(l.conv.History()) {
 		if err := a.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: sdk.SessionId(l.id), Update: u}); err != nil {
 			return err

@@ -19,7 +19,9 @@ const tsSDKVersion = "2.4.0"
 // The official TypeScript ACP client (@agentclientprotocol/sdk) drives
 // the built `rein acp` over stdio against a mock vendor on 127.0.0.1: a
 // prompt whose command asks permission, then, in a second process, the
-// list and a load of the session (SPEC FRONT-1, SESS-3, PERM-3). It
+// list and a load of the session (SPEC FRONT-1, SESS-3, PERM-3); in a
+// third, a client offering its files answers read_file's fs/read_text_file
+// with a buffer not saved, which is what the model is sent. It
 // skips, saying why, without node or the SDK (scripts/test installs it
 // into .cache/npm; REIN_TEST_NPM_PREFIX names another npm prefix).
 func TestTypeScriptClient_FRONT1(t *testing.T) {
@@ -51,10 +53,13 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 		mockserver.Turn{Text: "Running it.", ToolCalls: []mockserver.ToolCall{{ID: "call_1", Name: "bash", Input: `{"command":"echo hello-from-tool"}`}},
 			Usage: llm.Usage{InputTokens: 3000, OutputTokens: 40}},
 		mockserver.Turn{Text: "The command printed: hello-from-tool", Usage: llm.Usage{InputTokens: 3100, OutputTokens: 12}},
+		mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_2", Name: "read_file", Input: `{"path":"notes.txt"}`}}},
+		mockserver.Turn{Text: "It says what the editor holds."},
 	)
 	home, ws := filepath.Join(dir, "home"), filepath.Join(dir, "ws")
 	os.MkdirAll(home, 0o700)
 	os.MkdirAll(ws, 0o700)
+	os.WriteFile(filepath.Join(ws, "notes.txt"), []byte("saved on disk\n"), 0o600)
 	cmd := exec.Command(node, "testdata/tsclient.mjs", sdkDir, bin, ws)
 	cmd.Env = []string{"HOME=" + home, "PATH=" + os.Getenv("PATH"), "REIN_SANDBOX=off", "REIN_MODEL=claude-sonnet-4-5",
 		"ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL=" + srv.URL}
@@ -85,6 +90,11 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 			Text   string   `json:"text"`
 			Code   int      `json:"code"`
 		} `json:"second"`
+		Third struct {
+			Stop string   `json:"stop"`
+			FS   []string `json:"fs"`
+			Code int      `json:"code"`
+		} `json:"third"`
 	}
 	if err := json.Unmarshal(out, &got); err != nil {
 		t.Fatalf("%v: %s\nstderr:\n%s", err, out, stderr.String())
@@ -103,5 +113,17 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 	if s.Code != 0 || !slices.Equal(s.Listed, []string{f.SessionID}) || s.Text != f.Text ||
 		!slices.Contains(s.Kinds, "user_message_chunk") || !slices.Contains(s.Kinds, "tool_call_update::completed") {
 		t.Errorf("second: %+v", s)
+	}
+	th := got.Third
+	if th.Stop != "end_turn" || th.Code != 0 || !slices.Contains(th.FS, "read "+filepath.Join(ws, "notes.txt")) {
+		t.Errorf("third: %+v", th)
+	}
+	reqs := srv.Requests()
+	if len(reqs) == 0 || reqs[len(reqs)-1].Decoded == nil {
+		t.Fatalf("the mock vendor got %d requests", len(reqs))
+	}
+	last := string(reqs[len(reqs)-1].Body)
+	if !strings.Contains(last, "UNSAVED-BUFFER-TEXT") || strings.Contains(last, "saved on disk") {
+		t.Errorf("the model was not sent the editor's buffer: %s", last)
 	}
 }

@@ -23,6 +23,13 @@ type translator struct {
 	// calls are the calls started, by id: a call's end carries its
 	// output, not its input, which the diff and the plan are made of.
 	calls map[string]call
+	// window is the model's context window in tokens (0: unknown, no
+	// usage updates); cost is what the session cost before this run.
+	window int
+	cost   float64
+	// tools are the session's tools, whose categories give the kind of
+	// a tool rein does not name (MCP tools, actions); nil: by name only.
+	tools *tool.Set
 }
 
 // call is a tool call's name and input.
@@ -55,6 +62,10 @@ func (t *translator) updates(ev agent.Event) []sdk.SessionUpdate {
 		if tc := ev.Tool; tc != nil {
 			return []sdk.SessionUpdate{t.toolStart(tc.ID, tc.Name, tc.Input)}
 		}
+	case agent.EventUsage:
+		if u := ev.Usage; u != nil && t.window > 0 {
+			return []sdk.SessionUpdate{t.usage(u)}
+		}
 	case agent.EventToolEnd:
 		if tc := ev.Tool; tc != nil {
 			ok := tc.Outcome == agent.OutcomeOK || (tc.Outcome == "" && !tc.IsError)
@@ -64,11 +75,26 @@ func (t *translator) updates(ev agent.Event) []sdk.SessionUpdate {
 	return nil
 }
 
+// usage is the usage_update of a model call: the tokens now in context
+// (the call's prompt and its answer) against the model's window, and the
+// session's cost so far when rein knows the model's prices.
+func (t *translator) usage(u *agent.UsageEvent) sdk.SessionUpdate {
+	up := &sdk.SessionUsageUpdate{Used: int(u.Turn.PromptTokens() + u.Turn.OutputTokens), Size: t.window}
+	if c := t.cost + u.CostUSD; c > 0 {
+		up.Cost = &sdk.Cost{Amount: c, Currency: "USD"}
+	}
+	return sdk.SessionUpdate{UsageUpdate: up}
+}
+
 // toolStart is the tool_call update of a call starting: its title, kind,
 // locations, input and, for an edit, the diff it proposes.
 func (t *translator) toolStart(id, name string, input json.RawMessage) sdk.SessionUpdate {
 	t.calls[id] = call{name, input}
-	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(toolKind(name, "")), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
+	var cat tool.Category
+	if e, ok := t.tools.Get(name); ok {
+		cat = e.Meta.Category
+	}
+	opts := []sdk.ToolCallStartOpt{sdk.WithStartKind(toolKind(name, cat)), sdk.WithStartStatus(sdk.ToolCallStatusInProgress),
 		sdk.WithStartRawInput(rawJSON(input))}
 	if loc := t.locations(input); loc != nil {
 		opts = append(opts, sdk.WithStartLocations(loc))

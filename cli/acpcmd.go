@@ -18,7 +18,9 @@ func (a *App) acpCommand() *cobra.Command {
 		Long: "rein acp speaks the Agent Client Protocol on stdin and stdout: an editor starts it and drives\n" +
 			"its sessions. stdout carries the protocol only; notes and logs go to stderr (REIN_LOG sets the level).\n" +
 			"Each session works in the directory the editor names as its cwd, with that workspace's\n" +
-			"configuration; extras of a workspace not trusted yet are left out (rein trust DIR).\n" +
+			"configuration; extras of a workspace not trusted yet are left out (rein trust DIR), and so are the\n" +
+			"editor's MCP servers. When the editor offers its files, the file tools read and write through it\n" +
+			"(unsaved buffers are seen); commands always run in rein's own sandbox, never the editor's terminal.\n" +
 			"docs/editors.md shows each editor's configuration.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.serveACP(cmd, o) },

@@ -9,6 +9,9 @@ import (
 	"maps"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -25,9 +28,11 @@ prompt in this directory or one below it: the answer, session id, turns and
 cost), continue (a follow-up in a session), list_sessions and read_session.
 
 The transport is stdio, unless --http ADDR serves streamable HTTP on ADDR
-(a loopback address: 127.0.0.1:7879, localhost:0). Over HTTP a request whose
-Host is not a loopback name, or which comes from a web page (Origin), is
-refused.
+(a loopback address: 127.0.0.1:7879, localhost:0). Over HTTP every request
+must carry the server's bearer token (Authorization: Bearer TOKEN): the
+token of REIN_MCP_TOKEN or of --token-file, else a random one rein makes
+and prints on stderr at start. A request without it, or whose Host is not
+a loopback name, or which comes from a web page (Origin), is refused.
 
 Permission questions go to the client as elicitation requests when it
 supports them; otherwise the permission mode decides, and a call that would
@@ -38,13 +43,14 @@ The workspace's extras (hooks, MCP servers, …) apply once it is trusted
 
 // mcpServe is `rein mcp serve`.
 func (a *App) mcpServe() *cobra.Command {
-	var httpAddr, model, mode string
+	var httpAddr, model, mode, tokenFile string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve rein as an MCP server (stdio, or --http)",
 		Long:  mcpServeLong,
 		Example: `  claude mcp add rein -- rein mcp serve
-  rein mcp serve --http 127.0.0.1:7879 --permission-mode accept-edits`,
+  rein mcp serve --http 127.0.0.1:7879 --permission-mode accept-edits
+  REIN_MCP_TOKEN=$(openssl rand -base64 32) rein mcp serve --http 127.0.0.1:7879`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			flags := map[string]string{}
@@ -54,10 +60,14 @@ func (a *App) mcpServe() *cobra.Command {
 			if cmd.Flags().Changed("permission-mode") {
 				flags[workspace.PermissionMode] = mode
 			}
-			return a.serveMCP(cmd.Context(), httpAddr, flags)
+			if tokenFile != "" && httpAddr == "" {
+				return usageErrorf("--token-file is for --http: over stdio the client that started rein is the only one")
+			}
+			return a.serveMCP(cmd.Context(), httpAddr, tokenFile, flags)
 		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "serve streamable HTTP on this loopback address (host:port) instead of stdio")
+	cmd.Flags().StringVar(&tokenFile, "token-file", "", "with --http: the file holding the bearer token clients must send (else REIN_MCP_TOKEN, else a random one, printed)")
 	cmd.Flags().StringVar(&model, "model", "", "the model of runs that name none (provider/model)")
 	cmd.Flags().StringVar(&mode, "permission-mode", "", "the permission mode of runs: default, accept-edits, plan, bypass, read-only, strict")
 	return cmd
@@ -65,9 +75,17 @@ func (a *App) mcpServe() *cobra.Command {
 
 // serveMCP serves the MCP server until the client goes (stdio) or the
 // process is stopped (HTTP).
-func (a *App) serveMCP(ctx context.Context, httpAddr string, flags map[string]string) error {
+func (a *App) serveMCP(ctx context.Context, httpAddr, tokenFile string, flags map[string]string) error {
 	if httpAddr != "" && !loopbackAddr(httpAddr) {
-		return usageErrorf("--http %s: give a loopback address (127.0.0.1:7879, localhost:0): the server has no authentication, so it listens on this machine only", httpAddr)
+		return usageErrorf("--http %s: give a loopback address (127.0.0.1:7879, localhost:0): rein mcp serve listens on this machine only", httpAddr)
+	}
+	var token string
+	printToken := false
+	if httpAddr != "" {
+		var err error
+		if token, printToken, err = a.mcpToken(tokenFile); err != nil {
+			return err
+		}
 	}
 	srv, closeStore, err := a.newMCPServer(flags)
 	if err != nil {
@@ -85,7 +103,12 @@ func (a *App) serveMCP(ctx context.Context, httpAddr string, flags map[string]st
 	if err != nil {
 		return fail(ExitError, "--http %s: %v", httpAddr, err)
 	}
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	handler, err := srv.Handler(token)
+	if err != nil {
+		ln.Close()
+		return fail(ExitError, "%v", err)
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
@@ -99,11 +122,46 @@ func (a *App) serveMCP(ctx context.Context, httpAddr string, flags map[string]st
 		}
 	}()
 	fmt.Fprintf(a.Stderr, "rein: MCP server on http://%s/ (streamable HTTP)\n", ln.Addr())
+	if printToken {
+		fmt.Fprintf(a.Stderr, "rein: clients must send Authorization: Bearer %s (set REIN_MCP_TOKEN or --token-file to choose it)\n", token)
+	} else {
+		fmt.Fprintf(a.Stderr, "rein: clients must send Authorization: Bearer with the token given\n")
+	}
 	if err := hs.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 		return fail(ExitError, "--http %s: %v", ln.Addr(), err)
 	}
 	<-stopped
 	return nil
+}
+
+// mcpToken is the bearer token of rein mcp serve --http: the file's
+// (--token-file), else REIN_MCP_TOKEN's, else a random one, which is
+// then printed (print true).
+func (a *App) mcpToken(file string) (token string, print bool, err error) {
+	from := "REIN_MCP_TOKEN"
+	switch {
+	case file != "":
+		if !filepath.IsAbs(file) {
+			file = filepath.Join(a.Dir, file)
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			return "", false, usageErrorf("--token-file: %v", err)
+		}
+		token, from = strings.TrimSpace(string(data)), "--token-file "+file
+	case a.getenv("REIN_MCP_TOKEN") != "":
+		token = strings.TrimSpace(a.getenv("REIN_MCP_TOKEN"))
+	default:
+		token, err := mcpserver.NewToken()
+		if err != nil {
+			return "", false, fail(ExitError, "%v", err)
+		}
+		return token, true, nil
+	}
+	if err := mcpserver.CheckToken(token); err != nil {
+		return "", false, usageErrorf("%s: %v", from, err)
+	}
+	return token, false, nil
 }
 
 // newMCPServer builds the MCP server of the directory rein runs in: its

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -95,6 +96,28 @@ func TestMCPServeFlags_FRONT2(t *testing.T) {
 	if !strings.Contains(stderr, "loopback") {
 		t.Errorf("stderr = %q", stderr)
 	}
+	// The token (attack rows): a weak one is refused before the server
+	// listens; --token-file is for --http only.
+	te.env["REIN_MCP_TOKEN"] = "short"
+	if _, stderr := te.mustRun(ExitUsage, "mcp", "serve", "--http", "127.0.0.1:0"); !strings.Contains(stderr, "REIN_MCP_TOKEN") || !strings.Contains(stderr, "fewer than 16") {
+		t.Errorf("weak token: stderr = %q", stderr)
+	}
+	delete(te.env, "REIN_MCP_TOKEN")
+	if _, stderr := te.mustRun(ExitUsage, "mcp", "serve", "--token-file", "t.txt"); !strings.Contains(stderr, "--token-file is for --http") {
+		t.Errorf("--token-file without --http: stderr = %q", stderr)
+	}
+	if _, stderr := te.mustRun(ExitUsage, "mcp", "serve", "--http", "127.0.0.1:0", "--token-file", "missing.txt"); !strings.Contains(stderr, "--token-file") {
+		t.Errorf("missing token file: stderr = %q", stderr)
+	}
+}
+
+// bearerTransport sends token as a bearer token.
+type bearerTransport string
+
+func (b bearerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+string(b))
+	return http.DefaultTransport.RoundTrip(r)
 }
 
 // lineWriter hands each line written to it to a channel.
@@ -111,7 +134,8 @@ func (w lineWriter) Write(p []byte) (int, error) {
 }
 
 // FRONT-2: `rein mcp serve --http` serves streamable HTTP on the loopback
-// address it names and stops when the process is told to.
+// address it names, to a client with the bearer token it printed (one
+// without is refused), and stops when the process is told to.
 func TestMCPServeHTTP_FRONT2(t *testing.T) {
 	te := newTestEnv(t)
 	te.env["REIN_SANDBOX"] = "off"
@@ -122,19 +146,31 @@ func TestMCPServeHTTP_FRONT2(t *testing.T) {
 	ctx, stop := context.WithCancel(context.Background())
 	code := make(chan int, 1)
 	go func() { code <- a.Run(ctx, []string{"mcp", "serve", "--model", "scripted/m", "--http", "127.0.0.1:0"}) }()
-	var url string
-	for url == "" {
+	var url, token string
+	for url == "" || token == "" {
 		select {
 		case l := <-lines:
 			if _, u, ok := strings.Cut(l, "MCP server on "); ok {
 				url, _, _ = strings.Cut(u, " ")
 			}
+			if _, tk, ok := strings.Cut(l, "Authorization: Bearer "); ok {
+				token, _, _ = strings.Cut(tk, " ")
+			}
 		case c := <-code:
 			t.Fatalf("rein mcp serve --http exited %d before listening", c)
 		}
 	}
+	if len(token) < 40 {
+		t.Fatalf("printed token %q", token)
+	}
+	if cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil); err == nil {
+		cs.Close()
+		t.Fatal("a client without the token connected")
+	}
+	auth := &http.Client{Transport: bearerTransport(token)}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, HTTPClient: auth}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,13 +18,15 @@
 // Confinement: a run's workspace is the directory rein was started in
 // (Config.Root) or one below it; sessions are listed, read and continued
 // only when their workspace is. Over streamable HTTP ([Server.Handler])
-// the front listens on loopback only, and a request whose Host is not a
-// loopback name or which carries an Origin (a web page) is refused, so a
-// page the user visits cannot drive rein (DNS rebinding, cross-site
-// requests; docs/security.md).
+// every request must carry the server's bearer token (auth.go: compared
+// in constant time), the front listens on loopback only, and a request
+// whose Host is not a loopback name or which carries an Origin (a web
+// page) is refused, so a page the user visits cannot drive rein (DNS
+// rebinding, cross-site requests; docs/security.md).
 //
 // The files: server.go (Config, the server, its transports), tools.go
 // (the tools' inputs, outputs and handlers), approve.go (elicitation),
-// guard.go (the HTTP Host and Origin checks), confine.go (workspace and
+// guard.go (the HTTP Host and Origin checks), auth.go (the bearer
+// token), confine.go (workspace and
 // session confinement).
 package mcpserver

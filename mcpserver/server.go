@@ -95,9 +95,14 @@ func (s *Server) ServeStdio(ctx context.Context, in io.ReadCloser, out io.WriteC
 	return s.mcp.Run(ctx, &mcp.IOTransport{Reader: in, Writer: out})
 }
 
-// Handler serves streamable HTTP, behind the Host and Origin checks of
-// guard.go: only loopback names in Host, no Origin (no web page).
-func (s *Server) Handler() http.Handler {
+// Handler serves streamable HTTP to the clients that send token as a
+// bearer token (auth.go), behind the Host and Origin checks of guard.go:
+// only loopback names in Host, no Origin (no web page). token must pass
+// [CheckToken] ([NewToken] makes one).
+func (s *Server) Handler(token string) (http.Handler, error) {
+	if err := CheckToken(token); err != nil {
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
 	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{Logger: s.cfg.Logger})
-	return guard(h)
+	return guard(bearer(token, h)), nil
 }

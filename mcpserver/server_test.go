@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -463,15 +464,35 @@ func TestCheckMode_FRONT2(t *testing.T) {
 	}
 }
 
-// Over streamable HTTP on 127.0.0.1 the tools work, and a web page's
-// requests are refused (attack rows: DNS rebinding's Host, a page's
-// Origin).
+// testToken is the bearer token of the HTTP tests.
+const testToken = "test-token-0123456789abcdef"
+
+// withToken is an HTTP client sending token as a bearer token.
+func withToken(token string) *http.Client {
+	return &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+		r = r.Clone(r.Context())
+		r.Header.Set("Authorization", "Bearer "+token)
+		return http.DefaultTransport.RoundTrip(r)
+	})}
+}
+
+type roundTrip func(*http.Request) (*http.Response, error)
+
+func (f roundTrip) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+// Over streamable HTTP on 127.0.0.1 the tools work for a client with the
+// token, and a web page's requests are refused (attack rows: DNS
+// rebinding's Host, a page's Origin — with the right token too).
 func TestStreamableHTTP_FRONT2(t *testing.T) {
 	f := newFixture(t, nil, llmtest.Reply{Text: "over HTTP"})
-	hs := httptest.NewServer(f.srv.Handler())
+	h, err := f.srv.Handler(testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
 	defer hs.Close()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).
-		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL}, nil)
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: withToken(testToken)}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -504,6 +525,7 @@ func TestStreamableHTTP_FRONT2(t *testing.T) {
 			}
 			req.Header.Set("Content-Type", "application/json")
 			req.Header.Set("Accept", "application/json, text/event-stream")
+			req.Header.Set("Authorization", "Bearer "+testToken)
 			if tc.origin != "" {
 				req.Header.Set("Origin", tc.origin)
 			}
@@ -519,6 +541,105 @@ func TestStreamableHTTP_FRONT2(t *testing.T) {
 				t.Errorf("status %d, want refused %v", resp.StatusCode, tc.refused)
 			}
 		})
+	}
+}
+
+// Over HTTP a client needs the server's bearer token (SPEC FRONT-2,
+// attack rows): none, another, one of a different length, another scheme,
+// the token with a prefix or a suffix are refused with 401 before the MCP
+// handler sees the request, and a go-sdk client without it cannot
+// connect; a weak token is refused when the server starts.
+func TestHTTPBearerToken_FRONT2(t *testing.T) {
+	f := newFixture(t, nil)
+	for _, weak := range []string{"", "short", strings.Repeat("x", 15), "has space in it 0123", "quote\"0123456789abcdef"} {
+		if _, err := f.srv.Handler(weak); err == nil {
+			t.Errorf("Handler(%q) took a weak token", weak)
+		}
+	}
+	h, err := f.srv.Handler(testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	body := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+	for _, tc := range []struct {
+		name, auth string
+		want       int
+	}{
+		{"no token", "", 401},
+		{"wrong token", "Bearer wrong-token-0123456789abcdef", 401},
+		{"shorter token", "Bearer " + testToken[:len(testToken)-1], 401},
+		{"longer token", "Bearer " + testToken + "x", 401},
+		{"basic scheme", "Basic " + testToken, 401},
+		{"token without scheme", testToken, 401},
+		{"empty bearer", "Bearer ", 401},
+		{"right token", "Bearer " + testToken, 200},
+		{"scheme in lower case", "bearer " + testToken, 200},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req, _ := http.NewRequest("POST", hs.URL, strings.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("Accept", "application/json, text/event-stream")
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			resp, err := hs.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			if resp.StatusCode != tc.want {
+				t.Errorf("status %d, want %d", resp.StatusCode, tc.want)
+			}
+			if tc.want == 401 && !strings.HasPrefix(resp.Header.Get("WWW-Authenticate"), "Bearer") {
+				t.Errorf("WWW-Authenticate = %q", resp.Header.Get("WWW-Authenticate"))
+			}
+		})
+	}
+	for _, token := range []string{"", "wrong-token-0123456789abcdef"} {
+		tr := &mcp.StreamableClientTransport{Endpoint: hs.URL}
+		if token != "" {
+			tr.HTTPClient = withToken(token)
+		}
+		if cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(context.Background(), tr, nil); err == nil {
+			cs.Close()
+			t.Errorf("a go-sdk client with token %q connected", token)
+		}
+	}
+}
+
+// Over authenticated HTTP a permission question goes to the go-sdk client
+// as elicitation (PERM-3): accepted, the write runs.
+func TestHTTPElicitation_PERM3(t *testing.T) {
+	f := newFixture(t, nil,
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("w1", "write_file", `{"path":"out.txt","content":"hello\n"}`)}},
+		llmtest.Reply{Text: "done"},
+	)
+	h, err := f.srv.Handler(testToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(h)
+	defer hs.Close()
+	var asked []string
+	opts := &mcp.ClientOptions{ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		asked = append(asked, req.Params.Message)
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, opts).
+		Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: hs.URL, HTTPClient: withToken(testToken)}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var run mcpserver.RunResult
+	call(t, cs, "run", map[string]any{"prompt": "write out.txt"}, &run)
+	if data, err := os.ReadFile(filepath.Join(f.root, "out.txt")); err != nil || string(data) != "hello\n" {
+		t.Errorf("out.txt = %q, %v", data, err)
+	}
+	if len(asked) != 1 || !strings.Contains(asked[0], "write_file") {
+		t.Errorf("questions = %q", asked)
 	}
 }
 

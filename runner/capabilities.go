@@ -154,7 +154,10 @@ func MCPServer(def workspace.MCPServer, getenv func(string) string, depth int) m
 // server starts in the workspace's directory.
 func (s *Setup) mcpServers() []mcptool.Server {
 	var out []mcptool.Server
-	for _, d := range s.cfg.Loaded.Definitions().MCP {
+	s.mcp.mu.Lock()
+	defs := append(slices.Clone(s.cfg.Loaded.Definitions().MCP), s.mcp.extra...)
+	s.mcp.mu.Unlock()
+	for _, d := range defs {
 		if !d.Disabled {
 			srv := MCPServer(d, s.cfg.Getenv, s.depth)
 			if srv.Command != "" {
@@ -177,8 +180,13 @@ func (s *Setup) toolTimeout(name string, _ tool.Origin) time.Duration {
 // every Setup WithModel derives.
 type mcpConn struct {
 	once sync.Once
-	m    *mcptool.Manager
-	own  bool // started by the setup, not taken from a pool
+	// mu guards extra, the servers a front's client added
+	// (AddMCPServers), and started, set once they connect.
+	mu      sync.Mutex
+	extra   []workspace.MCPServer
+	started bool
+	m       *mcptool.Manager
+	own     bool // started by the setup, not taken from a pool
 	// warnings are what run_start reports of the servers: those that did
 	// not start, those withheld for review.
 	warnings []string
@@ -197,6 +205,9 @@ func (c *mcpConn) close() error {
 func (s *Setup) mcpManager() *mcptool.Manager {
 	c := s.mcp
 	c.once.Do(func() {
+		c.mu.Lock()
+		c.started = true
+		c.mu.Unlock()
 		servers := s.mcpServers()
 		if len(servers) == 0 || s.cfg.NoTools || !s.mayUseMCP() {
 			return

@@ -74,6 +74,9 @@ type Conversation struct {
 	grant []permission.Rule
 	// releaseJobs gives a Service's held jobs back (nil: c owns jobs).
 	releaseJobs func()
+	// files holds the session's text files besides the disk (an editor's
+	// buffers, see [Conversation.UseFiles]); nil: the disk alone.
+	files FileAccess
 }
 
 // NewConversation starts a conversation over s; its first run creates

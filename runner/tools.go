@@ -53,7 +53,11 @@ func (c *Conversation) buildTools() error {
 	if err != nil {
 		c.s.note("web_search is off: %v", err)
 	}
-	all := append(builtin.FileTools(backend, c.tracker, fence),
+	files := backend
+	if c.s.cfg.Tenancy == nil {
+		files = withFiles(backend, c.files, c.s.ws.Root, logger)
+	}
+	all := append(builtin.FileTools(files, c.tracker, fence),
 		builtin.NewListDir(builtin.ListDirOptions{Fence: fence}), builtin.NewGlob(builtin.GlobOptions{Fence: fence}),
 		builtin.NewGrep(builtin.GrepOptions{Fence: fence}), bash,
 		builtin.NewTodoWrite(c.todos), builtin.NewWebFetch(builtin.WebFetchOptions{UserAgent: c.s.cfg.UserAgent}),

@@ -1,8 +1,11 @@
 // A real ACP client, the official TypeScript SDK (@agentclientprotocol/sdk),
 // driving `rein acp` over stdio: initialize, a session, a prompt whose
 // command asks permission (answered once), a load of the session in a
-// second process (its history replayed), the list. It prints what it saw
-// as one JSON line; TestTypeScriptClient_FRONT1 checks it.
+// second process (its history replayed), the list; then, in a third, a
+// client offering its files: its readTextFile answers notes.txt with a
+// buffer not saved (UNSAVED-BUFFER-TEXT), which the model must be sent.
+// It prints what it saw as one JSON line; TestTypeScriptClient_FRONT1
+// checks it.
 //
 //   node tsclient.mjs SDK_DIR REIN_BINARY WORKSPACE
 import { spawn } from "node:child_process";
@@ -14,11 +17,11 @@ const acp = await import(pathToFileURL(sdkDir + "/dist/v1/stable/acp.js").href);
 
 // run starts rein acp and runs op with a client context; it resolves with
 // op's result and what the agent sent, once the process has exited.
-async function run(op) {
+async function run(op, capabilities = {}) {
   const child = spawn(bin, ["acp"], { cwd: ws, stdio: ["pipe", "pipe", "inherit"] });
   const exited = new Promise((resolve) => child.on("exit", (code) => resolve(code)));
   const stream = acp.ndJsonStream(Writable.toWeb(child.stdin), Readable.toWeb(child.stdout));
-  const seen = { updates: [], asked: [] };
+  const seen = { updates: [], asked: [], fs: [] };
   const app = acp
     .client()
     .onNotification("session/update", (cx) => {
@@ -27,9 +30,18 @@ async function run(op) {
     .onRequest("session/request_permission", (cx) => {
       seen.asked.push(cx.params.options.map((o) => o.kind));
       return { outcome: { outcome: "selected", optionId: "once" } };
+    })
+    .onRequest("fs/read_text_file", (cx) => {
+      seen.fs.push("read " + cx.params.path);
+      if (cx.params.path === ws + "/notes.txt") return { content: "UNSAVED-BUFFER-TEXT\n" };
+      throw new Error("no buffer for " + cx.params.path);
+    })
+    .onRequest("fs/write_text_file", (cx) => {
+      seen.fs.push("write " + cx.params.path);
+      return {};
     });
   const result = await app.connectWith(stream, async (cx) => {
-    const init = await cx.request("initialize", { protocolVersion: 1, clientCapabilities: {} });
+    const init = await cx.request("initialize", { protocolVersion: 1, clientCapabilities: capabilities });
     return { init, ...(await op(cx)) };
   });
   child.stdin.end();
@@ -41,7 +53,7 @@ async function run(op) {
     .filter((u) => u.sessionUpdate === "agent_message_chunk")
     .map((u) => u.content.text)
     .join("");
-  return { ...result, code, kinds, text, asked: seen.asked };
+  return { ...result, code, kinds, text, asked: seen.asked, fs: seen.fs };
 }
 
 const first = await run(async (cx) => {
@@ -57,4 +69,15 @@ const second = await run(async (cx) => {
   await cx.request("session/load", { sessionId: first.sessionId, cwd: ws, mcpServers: [] });
   return { listed: list.sessions.map((s) => s.sessionId) };
 });
-console.log(JSON.stringify({ first, second }));
+const third = await run(
+  async (cx) => {
+    const s = await cx.request("session/new", { cwd: ws, mcpServers: [] });
+    const r = await cx.request("session/prompt", {
+      sessionId: s.sessionId,
+      prompt: [{ type: "text", text: "What does notes.txt say?" }],
+    });
+    return { stop: r.stopReason };
+  },
+  { fs: { readTextFile: true, writeTextFile: true } },
+);
+console.log(JSON.stringify({ first, second, third }));
