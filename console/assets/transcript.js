@@ -35,6 +35,7 @@ export class Transcript {
     this.queue = [];          // messages waiting for the run to end
     this.images = [];         // {data, url, name} attached to the next message
     this.timers = new Set();
+    this.lastAt = new Map();  // run id -> time of its latest event (a model call starts after it)
     this.build();
     this.connect();
   }
@@ -115,7 +116,7 @@ export class Transcript {
     let ev;
     try { ev = JSON.parse(m.data); } catch { return; }
     this.log.push({ id, type: m.type });
-    try { this.show(ev, id); } catch (err) { this.list.appendChild(h("div", { class: "error" }, "could not show event #" + id + ": " + err.message)); }
+    try { this.show(ev, id); this.lastAt.set(ev.run_id, ev.time); } catch (err) { this.list.appendChild(h("div", { class: "error" }, "could not show event #" + id + ": " + err.message)); }
   }
 
   // container is where an event goes: the run's block, or the sub-agent
@@ -350,6 +351,8 @@ export class Transcript {
     if (!card) return;
     card.classList.remove("asking");
     card.classList.add(p.decision === "allow" ? "allowed" : "denied");
+    const cd = card.querySelector(".countdown");
+    if (cd) cd.textContent = "";
     for (const b of card.querySelectorAll("button, input, textarea")) b.disabled = true;
     const where = card.querySelector(".answered");
     if (where) where.textContent = (p.decision === "allow" ? "allowed" : "denied") + (p.always ? " · rule kept" : "") + " · by " + (p.by || "?") + (p.reason ? " — " + p.reason : "");
@@ -427,7 +430,7 @@ export class Transcript {
   turnStat(ev) {
     const key = (ev.run_id || "") + "|" + (ev.subagent ? ev.subagent.parent_call_id : "") + "|" + (ev.turn || 0);
     let t = this.turns.find((x) => x.key === key);
-    if (!t) { t = { key, run: ev.run_id, turn: ev.turn, sub: ev.subagent ? ev.subagent.agent : "", retries: 0, start: ev.time, tokens: {} }; this.turns.push(t); }
+    if (!t) { t = { key, run: ev.run_id, turn: ev.turn, sub: ev.subagent ? ev.subagent.agent : "", retries: 0, start: this.lastAt.get(ev.run_id) || ev.time, tokens: {} }; this.turns.push(t); }
     return t;
   }
 

@@ -191,6 +191,8 @@ await scenario("approve a permission", async () => {
   const outcome = await page.locator('.tool[data-call="call_w"] .outcome').textContent();
   const written = fs.existsSync(path.join(PROJECT, "approved.txt")) ? fs.readFileSync(path.join(PROJECT, "approved.txt"), "utf8").trim() : "(none)";
   check(written === "approved", "approved.txt holds " + written + "; the tool's outcome: " + outcome);
+  check((await page.locator('.approval[data-call="call_w"] .countdown').textContent()) === "", "the countdown goes on after the answer");
+  await page.evaluate(() => window.scrollTo(0, document.body.scrollHeight));
   await shot(page, "transcript");
   return { outcome };
 });
