@@ -37,6 +37,7 @@ var scenarios = []string{
 	"a login link works once",
 	"open a workspace",
 	"run a prompt and see it stream",
+	"model and tool output cannot inject markup",
 	"approve a permission",
 	"approve a plan",
 	"reconnect mid-run: every event once, in order",

@@ -9,7 +9,7 @@ import path from "node:path";
 const require = createRequire(process.env.NODE_PATH + "/");
 const { chromium } = require("playwright-core");
 const { BASE, REIN, LOGIN_URL, PROJECT, EVIL, CHROMIUM, SHOTS, FIGURES } = process.env;
-const T = 20000; // a wait's bound
+const T = 30000; // a wait's bound
 
 function report(name, ok, error, data) {
   process.stdout.write(JSON.stringify({ name, ok, error: error || "", data: data || null }) + "\n");
@@ -94,14 +94,22 @@ async function newSession(page, mode) {
   return decodeURIComponent(page.url().split("#/s/")[1]);
 }
 
+// send sends a message from the composer and returns how many runs had
+// ended on the page before.
 async function send(page, text) {
+  const n = await page.locator(".marker.done").count();
   await page.fill("#prompt", text);
   await page.click("#send");
+  return n;
 }
 
-async function doneOf(page, reason) {
-  const sel = ".marker.done" + (reason ? '[data-reason="' + reason + '"]' : "");
-  await page.locator(sel).last().waitFor({ timeout: T });
+// doneOf waits for a run to end after the n that had (with reason, if
+// given).
+async function doneOf(page, reason, n) {
+  await page.waitForFunction(([n, reason]) => {
+    const d = document.querySelectorAll(".marker.done");
+    return d.length > n && (!reason || d[d.length - 1].dataset.reason === reason);
+  }, [n, reason], { timeout: T });
 }
 
 const slowText = (words, delayMs) => ({ text: words, fault: { event_delay: delayMs * 1e6 } });
@@ -160,14 +168,14 @@ await scenario("open a workspace", async () => {
 await scenario("run a prompt and see it stream", async () => {
   const text = "Streaming reply: " + lorem(60) + " THE-END";
   await enqueue(slowText(text, 15));
-  await send(page, "Say something long.");
+  const n = await send(page, "Say something long.");
   const a = page.locator(".assistant").last();
   await a.waitFor({ timeout: T });
   // A part of the reply is on the page before the whole.
   await page.waitForFunction(() => { const t = [...document.querySelectorAll(".assistant")].pop(); return t && t.textContent.includes("word1 "); }, null, { timeout: T });
   const partial = await a.textContent();
   check(!partial.includes("THE-END"), "the reply appeared whole, not streamed: " + partial.length + " chars");
-  await doneOf(page, "completed");
+  await doneOf(page, "completed", n);
   const final = await a.textContent();
   check(final.trim() === text, "the final reply differs: " + final);
   check(page.locator(".user", { hasText: "Say something long." }), "the prompt is not shown");
@@ -175,9 +183,30 @@ await scenario("run a prompt and see it stream", async () => {
   return { partial_chars: partial.length, final_chars: final.length };
 });
 
+await scenario("model and tool output cannot inject markup", async () => {
+  const evil = '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> [click](javascript:window.__pwned=3) **bold** `<b>code</b>`';
+  await enqueue({ text: evil, tool_calls: [{ id: "call_x", name: "read_file", input: JSON.stringify({ path: "<img src=x onerror=window.__pwned=4>" }) }] },
+    { text: "[ok](https://example.com/a) <iframe src=/></iframe>" });
+  const n = await send(page, "Inject something.");
+  await doneOf(page, "", n);
+  const got = await page.evaluate(() => ({
+    pwned: window.__pwned || 0,
+    imgs: document.querySelectorAll("#transcript img").length,
+    scripts: document.querySelectorAll("#transcript script, #transcript iframe").length,
+    jsLinks: [...document.querySelectorAll("#transcript a")].filter((a) => !/^https?:|^mailto:/.test(a.href)).length,
+    links: [...document.querySelectorAll("#transcript a")].map((a) => a.href + " " + a.rel),
+    bold: document.querySelectorAll("#transcript .assistant strong").length,
+  }));
+  check(got.pwned === 0 && got.imgs === 0 && got.scripts === 0 && got.jsLinks === 0, "markup got through: " + JSON.stringify(got));
+  check(got.bold >= 1 && got.links.some((l) => l.startsWith("https://example.com/a noopener")), "the safe Markdown was not rendered: " + JSON.stringify(got));
+  const text = await page.locator(".assistant").filter({ hasText: "onerror" }).first().textContent();
+  check(text.includes('<img src=x onerror=') && text.includes('<script>'), "the raw HTML is not shown as text: " + text);
+  return got;
+});
+
 await scenario("approve a permission", async () => {
   await enqueue({ tool_calls: [{ id: "call_w", name: "bash", input: JSON.stringify({ command: "echo approved > approved.txt" }) }] }, { text: "Wrote approved.txt." });
-  await send(page, "Write a file.");
+  const n = await send(page, "Write a file.");
   const card = page.locator('.approval[data-call="call_w"]');
   await card.waitFor({ timeout: T });
   const always = await card.locator(".allow-always").textContent();
@@ -187,7 +216,7 @@ await scenario("approve a permission", async () => {
   await card.locator(".allow-once").click();
   await page.locator('.approval.allowed[data-call="call_w"]').waitFor({ timeout: T });
   await page.locator('.tool[data-call="call_w"]:not(.running)').waitFor({ timeout: T });
-  await doneOf(page, "completed");
+  await doneOf(page, "completed", n);
   const outcome = await page.locator('.tool[data-call="call_w"] .outcome').textContent();
   const written = fs.existsSync(path.join(PROJECT, "approved.txt")) ? fs.readFileSync(path.join(PROJECT, "approved.txt"), "utf8").trim() : "(none)";
   check(written === "approved", "approved.txt holds " + written + "; the tool's outcome: " + outcome);
@@ -201,7 +230,7 @@ await scenario("approve a plan", async () => {
   const psid = await newSession(page, "plan");
   await enqueue({ tool_calls: [{ id: "call_p", name: "exit_plan_mode", input: JSON.stringify({ plan: "# Plan\n\n1. Read notes.txt.\n2. Summarise it." }) }] },
     { text: "Carrying out the plan." });
-  await send(page, "Plan the work.");
+  const n = await send(page, "Plan the work.");
   const card = page.locator('.plan[data-call="call_p"]');
   await card.waitFor({ timeout: T });
   await page.locator('.plan.asking[data-call="call_p"]').waitFor({ timeout: T });
@@ -209,7 +238,7 @@ await scenario("approve a plan", async () => {
   await shot(page, "plan");
   await card.locator(".plan-approve").click();
   await page.waitForFunction(() => /approved/.test(document.querySelector('.plan[data-call="call_p"] .planstatus').textContent), null, { timeout: T });
-  await doneOf(page, "completed");
+  await doneOf(page, "completed", n);
   const s = await api("GET", "/sessions/" + psid);
   check(s.permission_mode === "default", "the session's mode after approval: " + s.permission_mode);
   return { status: await card.locator(".planstatus").textContent() };
@@ -218,12 +247,12 @@ await scenario("approve a plan", async () => {
 await scenario("reconnect mid-run: every event once, in order", async () => {
   const rsid = await newSession(page);
   await enqueue(slowText("Reconnect: " + lorem(90) + " END", 15));
-  await send(page, "Stream through a reconnect.");
+  const n = await send(page, "Stream through a reconnect.");
   await page.waitForFunction(() => { const t = [...document.querySelectorAll(".assistant")].pop(); return t && t.textContent.length > 40; }, null, { timeout: T });
   const cut = await (await fetch(BASE + "/__test/cut", { method: "POST" })).text();
   check(cut !== "0", "no event stream to cut");
   await page.waitForFunction(() => /resumed after #\d+/.test(document.querySelector("#conn").textContent), null, { timeout: T });
-  await doneOf(page, "completed");
+  await doneOf(page, "completed", n);
   const runs = await api("GET", "/sessions/" + rsid + "/runs");
   const want = await stream(rsid, runs.items[runs.items.length - 1].id);
   await page.click("#tab-inspector");
@@ -238,22 +267,22 @@ await scenario("reconnect mid-run: every event once, in order", async () => {
 
 await scenario("cancel a running turn", async () => {
   await enqueue(slowText("Slow: " + lorem(200), 100));
-  await send(page, "Take your time.");
+  const n = await send(page, "Take your time.");
   await page.waitForSelector("#cancel:not([disabled])", { timeout: T });
   await page.waitForFunction(() => { const t = [...document.querySelectorAll(".assistant")].pop(); return t && t.textContent.startsWith("Slow"); }, null, { timeout: T });
   await page.click("#cancel");
-  await doneOf(page, "cancelled");
+  await doneOf(page, "cancelled", n);
   check((await page.textContent("#run-status")) === "idle", "status after cancel: " + (await page.textContent("#run-status")));
 });
 
 await scenario("queue a message while a run works", async () => {
-  await enqueue(slowText("First: " + lorem(30), 20), { text: "Second reply." });
-  await send(page, "first message");
+  await enqueue(slowText("First: " + lorem(60), 40), { text: "Second reply." });
+  const n = await send(page, "first message");
   await page.waitForSelector("#cancel:not([disabled])", { timeout: T });
   await send(page, "second message");
   await page.locator("#queued li", { hasText: "second message" }).waitFor({ timeout: T });
   await page.locator(".assistant", { hasText: "Second reply." }).waitFor({ timeout: T });
-  await doneOf(page, "completed");
+  await doneOf(page, "completed", n + 1);
   check((await page.locator("#queued li").count()) === 0, "the queue is not empty");
 });
 
@@ -267,7 +296,7 @@ await scenario("two browsers on one session", async () => {
   await page.waitForSelector("#conn.ok", { timeout: T });
   await page2.waitForSelector("#conn.ok", { timeout: T });
   await enqueue({ tool_calls: [{ id: "call_two", name: "bash", input: JSON.stringify({ command: "echo two > two.txt" }) }] }, { text: "Both of you saw it." });
-  await send(page, "Ask, then answer.");
+  const n = await send(page, "Ask, then answer.");
   for (const p of [page, page2]) await p.locator('.approval.asking[data-call="call_two"]').waitFor({ timeout: T });
   await page2.locator('.approval[data-call="call_two"] .allow-once').click();
   // The first browser sees the second's answer: its card is decided too.
@@ -316,8 +345,8 @@ if (FIGURES === "true") {
     const fsid = await newSession(page);
     // ~1,000 events: a 4,000-character reply streams in 4-character deltas.
     await enqueue({ text: "x".repeat(3990) + " done." });
-    await send(page, "A long reply.");
-    await doneOf(page, "completed");
+    const n = await send(page, "A long reply.");
+    await doneOf(page, "completed", n);
     const fresh = await ctx.newPage();
     await fresh.goto(BASE + "/#/s/" + fsid);
     await fresh.locator(".marker.done").waitFor({ timeout: T });
