@@ -258,6 +258,9 @@ func (h *harness) startProxy(t *testing.T) {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
+		// A scenario's script replaces what an earlier one left (a failed
+		// scenario must not shift the replies of the next).
+		h.vendor.Reset()
 		h.vendor.Enqueue(turns...)
 		w.WriteHeader(http.StatusNoContent)
 	})

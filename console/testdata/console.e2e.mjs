@@ -184,6 +184,7 @@ await scenario("run a prompt and see it stream", async () => {
 });
 
 await scenario("model and tool output cannot inject markup", async () => {
+  await newSession(page);
   const evil = '<img src=x onerror="window.__pwned=1"> <script>window.__pwned=2</script> [click](javascript:window.__pwned=3) **bold** `<b>code</b>`';
   await enqueue({ text: evil, tool_calls: [{ id: "call_x", name: "read_file", input: JSON.stringify({ path: "<img src=x onerror=window.__pwned=4>" }) }] },
     { text: "[ok](https://example.com/a) <iframe src=/></iframe>" });
@@ -205,6 +206,7 @@ await scenario("model and tool output cannot inject markup", async () => {
 });
 
 await scenario("approve a permission", async () => {
+  await newSession(page);
   await enqueue({ tool_calls: [{ id: "call_w", name: "bash", input: JSON.stringify({ command: "echo approved > approved.txt" }) }] }, { text: "Wrote approved.txt." });
   const n = await send(page, "Write a file.");
   const card = page.locator('.approval[data-call="call_w"]');
@@ -266,6 +268,7 @@ await scenario("reconnect mid-run: every event once, in order", async () => {
 });
 
 await scenario("cancel a running turn", async () => {
+  await newSession(page);
   await enqueue(slowText("Slow: " + lorem(200), 100));
   const n = await send(page, "Take your time.");
   await page.waitForSelector("#cancel:not([disabled])", { timeout: T });
@@ -276,6 +279,7 @@ await scenario("cancel a running turn", async () => {
 });
 
 await scenario("queue a message while a run works", async () => {
+  await newSession(page);
   await enqueue(slowText("First: " + lorem(60), 40), { text: "Second reply." });
   const n = await send(page, "first message");
   await page.waitForSelector("#cancel:not([disabled])", { timeout: T });
@@ -287,6 +291,7 @@ await scenario("queue a message while a run works", async () => {
 });
 
 await scenario("two browsers on one session", async () => {
+  streamSid = await newSession(page);
   const ctx2 = await browser.newContext({ viewport: { width: 1100, height: 720 } });
   const page2 = await ctx2.newPage();
   await page2.goto(await link());
