@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/reinhq/rein/console"
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/eventbus/redisbus"
 	"github.com/reinhq/rein/runner"
@@ -74,6 +75,12 @@ holds at most --max-streams-per-caller event streams (429 beyond); a stream
 opened with a token ends when the token expires (the client reconnects with
 a fresh one and Last-Event-ID).
 
+The web console (SPEC API-10) is served at / (--console=false turns it
+off). Without authentication, rein serve prints a one-time login link at
+start: opening it signs that browser in with an HttpOnly, SameSite=Strict
+cookie of this process; a signed-in console, or any local client with
+POST /console/links, makes another. With tokens, the console asks for one.
+
 Drive it with curl:
   rein serve --root ~/src &
   curl -s localhost:7878/workspaces --json '{"kind":"project","dir":"'$HOME/src/app'"}'
@@ -91,6 +98,7 @@ type serveOptions struct {
 	roots, jwtPublicKeys, trustedProxies                                          []string
 	allowedHosts, allowedOrigins                                                  []string
 	corsCredentials                                                               bool
+	console                                                                       bool
 	maxConcurrent, maxStreamsPerCaller, maxStreams                                int
 	databaseMaxConns                                                              int
 	allowBypass, metricsPublic, historyMirror                                     bool
@@ -145,6 +153,7 @@ func addStoreFlags(f *pflag.FlagSet, o *serveOptions) {
 func addBrowserFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringArrayVar(&o.allowedHosts, "allowed-host", nil, "a name (or name:port) clients may call this server by besides localhost and its addresses: the Host header of any other is refused, which stops DNS rebinding (repeatable)")
 	f.StringArrayVar(&o.allowedOrigins, "allowed-origin", nil, "a web origin (https://app.example.com) whose pages may call this API and get CORS answers; never * (repeatable)")
+	f.BoolVar(&o.console, "console", true, "serve the web console at / (without authentication, a one-time login link is printed at start); --console=false turns it off")
 	f.BoolVar(&o.corsCredentials, "cors-credentials", false, "let the --allowed-origin pages send cookies and HTTP authentication (Access-Control-Allow-Credentials)")
 	f.IntVar(&o.maxStreamsPerCaller, "max-streams-per-caller", server.DefaultMaxStreamsPerCaller, "open event streams a caller may hold (more: 429)")
 	f.IntVar(&o.maxStreams, "max-streams", server.DefaultMaxStreams, "open event streams the server holds in all (more: 429)")
@@ -248,7 +257,11 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		proc.loop("the run queue", svc.Work)
 	}
 	if o.mode != modeWorker {
-		srv, err := server.New(server.Config{Runtime: svc, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
+		var con *console.Console
+		if o.console {
+			con = console.New(console.Options{Now: a.Now})
+		}
+		srv, err := server.New(server.Config{Console: con, Runtime: svc, Sessions: db, Ledger: db, Bus: bus, Auth: auth,
 			Roots: roots, RateLimit: o.rateLimit, Burst: int(2 * o.rateLimit), Version: Version(), Metrics: metrics.Handler(),
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
 			Checks: readyChecks(db, bus, q, o.leaseTTL), OnSessionChange: svc.NotifyMirror, Commands: commands,
@@ -264,6 +277,9 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		logger.Info("rein serve listening", "addr", addr.String(), "data_dir", dataDir, "store", where, "roots", strings.Join(roots, ","),
 			"auth", auth.Configured(), "queue", q != nil, "version", Version())
 		fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", addr, where)
+		if con != nil {
+			a.printConsole(con, auth, addr.String())
+		}
 	} else {
 		if o.addr != "" {
 			addr, err := proc.listen("--addr", o.addr, server.ProbeHandler(Version(), commands, readyChecks(db, bus, nil, 0), logger), false)
@@ -415,6 +431,27 @@ func (a *App) openServerQueue(ctx context.Context, o *serveOptions, db session.L
 		return nil, fail(ExitError, "--redis-url: %v", err)
 	}
 	return q, nil
+}
+
+// printConsole says where the web console is: without authentication, as
+// a one-time login link for the local caller (SPEC API-10).
+func (a *App) printConsole(con *console.Console, auth server.Auth, addr string) {
+	base := "http://" + addr
+	if auth.Configured() {
+		fmt.Fprintf(a.Stderr, "rein: console at %s/ (sign in with a token, or through the trusted proxy)\n", base)
+		return
+	}
+	local := auth.Local
+	if local == "" {
+		local = server.DefaultLocalCaller
+	}
+	tok, exp, err := con.IssueLink(local, time.Time{})
+	if err != nil {
+		fmt.Fprintf(a.Stderr, "rein: console at %s/: no login link: %v\n", base, err)
+		return
+	}
+	fmt.Fprintf(a.Stderr, "rein: console: open %s (a one-time login link, valid until %s; POST /console/links makes another)\n",
+		server.ConsoleLoginURL(base, tok), exp.Local().Format("15:04"))
 }
 
 // serveAuth builds the callers' authentication from the flags.

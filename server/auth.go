@@ -16,6 +16,8 @@ import (
 	"unicode"
 
 	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/reinhq/rein/console"
 )
 
 // Auth says how the server learns who calls (SPEC API-4). Identity is
@@ -145,6 +147,9 @@ type authenticator struct {
 	methods []string                         // valid JWT algorithms
 	keys    map[string][]jwt.VerificationKey // by algorithm
 	parser  *jwt.Parser
+	// console, when set, holds the web console's sign-ins: a request
+	// carrying its cookie is that sign-in's caller (SPEC API-10).
+	console *console.Console
 }
 
 func newAuthenticator(a Auth, now func() time.Time) (*authenticator, error) {
@@ -189,10 +194,20 @@ func newAuthenticator(a Auth, now func() time.Time) (*authenticator, error) {
 }
 
 // authError is a refused request: Detail is the problem's detail and
-// Challenge the WWW-Authenticate header.
+// Challenge the WWW-Authenticate header; Status is 401 unless set (403: a
+// console cookie's write without its CSRF token).
 type authError struct {
 	Detail    string
 	Challenge string
+	Status    int
+}
+
+// status is the HTTP status of the refusal.
+func (e *authError) status() int {
+	if e.Status != 0 {
+		return e.Status
+	}
+	return http.StatusUnauthorized
 }
 
 func (e *authError) Error() string { return e.Detail }
@@ -208,6 +223,9 @@ const tokenLeeway = 30 * time.Second
 type credential struct {
 	Caller string
 	Until  time.Time
+	// Via says how the caller was identified: "proxy", "bearer",
+	// "cookie" (the console's sign-in) or "local".
+	Via string
 }
 
 // authenticate returns the caller of r and until when its credential holds.
@@ -223,7 +241,7 @@ func (a *authenticator) authenticate(r *http.Request) (credential, *authError) {
 			if err := a.checkRemoteCaller(v); err != nil {
 				return credential{}, &authError{Detail: fmt.Sprintf("the %s header set by the proxy is not a valid caller id: %v", h, err), Challenge: `Bearer realm="rein"`}
 			}
-			return credential{Caller: v}, nil
+			return credential{Caller: v, Via: "proxy"}, nil
 		}
 	}
 	raw, hasToken, err := bearer(r)
@@ -233,9 +251,25 @@ func (a *authenticator) authenticate(r *http.Request) (credential, *authError) {
 	if hasToken && len(a.methods) > 0 {
 		return a.verify(raw)
 	}
+	if a.console != nil {
+		// A console cookie is its sign-in's caller only while valid: a
+		// stale or forged one is refused, never served as the local
+		// caller; a write made with it needs its CSRF token (SPEC API-10).
+		if cs, present, err := a.console.Lookup(r); present {
+			if err != nil {
+				return credential{}, &authError{Detail: err.Error(), Challenge: `Bearer realm="rein"`}
+			}
+			if writes(r) {
+				if err := cs.CheckCSRF(r); err != nil {
+					return credential{}, &authError{Detail: err.Error(), Status: http.StatusForbidden}
+				}
+			}
+			return credential{Caller: cs.Caller, Until: cs.Expires, Via: "cookie"}, nil
+		}
+	}
 	if !a.auth.Configured() {
 		if loopback(r) {
-			return credential{Caller: a.auth.Local}, nil
+			return credential{Caller: a.auth.Local, Via: "local"}, nil
 		}
 		return credential{}, &authError{Detail: "this server has no authentication configured and serves only loopback clients: run it with token keys or a trusted proxy header to accept others",
 			Challenge: `Bearer realm="rein"`}
@@ -247,6 +281,12 @@ func (a *authenticator) authenticate(r *http.Request) (credential, *authError) {
 		detail = "no credentials: this server accepts callers only through its trusted proxy"
 	}
 	return credential{}, &authError{Detail: detail, Challenge: `Bearer realm="rein"`}
+}
+
+// writes reports whether r may change state (any method but GET, HEAD and
+// OPTIONS).
+func writes(r *http.Request) bool {
+	return r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions
 }
 
 // bearer returns the token of an Authorization: Bearer header.
@@ -286,7 +326,7 @@ func (a *authenticator) verify(raw string) (credential, *authError) {
 		}
 	}
 	// exp is required, so ExpiresAt is set.
-	return credential{Caller: claims.Subject, Until: claims.ExpiresAt.Add(tokenLeeway)}, nil
+	return credential{Caller: claims.Subject, Until: claims.ExpiresAt.Add(tokenLeeway), Via: "bearer"}, nil
 }
 
 // fromTrustedProxy reports whether r comes from one of the trusted proxies.

@@ -14,7 +14,9 @@
 // Every request except /health and /openapi.json (and /metrics when it is
 // public) needs a caller (SPEC API-4): the subject of a signed JWT, a header
 // set by a trusted proxy, or, when no authentication is configured, the
-// local caller for loopback clients. Every workspace, session, run and
+// local caller for loopback clients. With the web console (console.go,
+// SPEC API-10), a browser's sign-in cookie names its caller too — only
+// while valid, and a write made with it needs its CSRF token. Every workspace, session, run and
 // audit record is scoped to its caller: another caller's id answers 404
 // exactly like an unknown one. Requests are rate limited per caller, bodies
 // are size limited and validated against the schema (unknown fields and

@@ -168,8 +168,10 @@ func (s *Server) gate(ctx huma.Context, next func(huma.Context)) {
 			if !s.admit(ctx, key) {
 				return
 			}
-			ctx.SetHeader("WWW-Authenticate", aerr.Challenge)
-			_ = huma.WriteErr(s.api, ctx, http.StatusUnauthorized, aerr.Detail)
+			if aerr.Challenge != "" {
+				ctx.SetHeader("WWW-Authenticate", aerr.Challenge)
+			}
+			_ = huma.WriteErr(s.api, ctx, aerr.status(), aerr.Detail)
 			return
 		}
 		info.caller = cred.Caller

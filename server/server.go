@@ -13,6 +13,7 @@ import (
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
 	"github.com/reinhq/rein/api"
+	"github.com/reinhq/rein/console"
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
@@ -116,6 +117,11 @@ type Config struct {
 	// lists them, deleting a session stops them (SPEC TOOL-8); nil lists
 	// none.
 	Jobs JobHolder
+	// Console, when set, serves the web console at / and /console/ and
+	// holds its sign-ins (SPEC API-10): a request carrying its cookie is
+	// the signed-in caller, and a write made with it needs its CSRF
+	// token. Nil serves no console (rein serve --console=false).
+	Console *console.Console
 }
 
 func init() {
@@ -188,6 +194,7 @@ func New(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	auth.console = cfg.Console
 	hosts, err := newHostPolicy(cfg.AllowedHosts)
 	if err != nil {
 		return nil, err
@@ -210,6 +217,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerJobs()
 	s.registerEvents()
 	s.registerAudit()
+	s.registerConsole()
 	s.mux.HandleFunc("/", s.noRoute)
 	return s, nil
 }
