@@ -116,6 +116,9 @@ type Config struct {
 	// lists them, deleting a session stops them (SPEC TOOL-8); nil lists
 	// none.
 	Jobs JobHolder
+	// Workspaces shows workspaces' catalogs, memory and knowledge bases
+	// (SPEC API-1, API-10); nil leaves those operations out.
+	Workspaces WorkspaceData
 }
 
 func init() {
@@ -210,6 +213,11 @@ func New(cfg Config) (*Server, error) {
 	s.registerJobs()
 	s.registerEvents()
 	s.registerAudit()
+	s.registerCatalog()
+	s.registerMemory()
+	s.registerKB()
+	s.registerQuestions()
+	s.completeDocument()
 	s.mux.HandleFunc("/", s.noRoute)
 	return s, nil
 }
