@@ -17,7 +17,7 @@ type Catalog struct {
 	Models     []CatalogModel `json:"models" doc:"The models of the server's model table, by provider then id."`
 	// DefaultModel is the model string a run uses when its message names
 	// none.
-	DefaultModel string `json:"default_model" doc:"The model a run uses when its message names none."`
+	DefaultModel string `json:"default_model" doc:"The model a run uses when its message names none; empty: the default of the provider profile the server is configured with."`
 }
 
 // CatalogAgent is an agent definition.
