@@ -233,3 +233,31 @@ func TestAnswerQuestion_PERM3(t *testing.T) {
 		t.Errorf("answers delivered (-want +got):\n%s", d)
 	}
 }
+
+// TestMessageTraceParent_OBS3: a message's traceparent reaches the run
+// (its trace joins the caller's); a malformed one is ignored and the
+// message is still queued.
+func TestMessageTraceParent_OBS3(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t, "ada")
+	const tp = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	for _, c := range []struct{ header, want string }{
+		{tp, tp},
+		{"00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01", ""},
+		{"garbage", ""},
+		{"", ""},
+	} {
+		var hdr []string
+		if c.header != "" {
+			hdr = []string{"traceparent", c.header}
+		}
+		r := e.do(t, "POST", "/sessions/"+f.idle+"/messages", f.tok, api.Message{Text: "hi"}, hdr...)
+		if r.status != http.StatusAccepted {
+			t.Fatalf("traceparent %q: %d %s", c.header, r.status, r.body)
+		}
+		subs := e.rt.subs()
+		if got := subs[len(subs)-1].TraceParent; got != c.want {
+			t.Errorf("traceparent %q reached the run as %q, want %q", c.header, got, c.want)
+		}
+	}
+}
