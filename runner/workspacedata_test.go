@@ -123,3 +123,30 @@ func TestWorkspaceCatalog_API1(t *testing.T) {
 		t.Errorf("chat catalog %+v, %v", c, err)
 	}
 }
+
+// API-10, MEM-3: a workspace whose .rein/memory is a link out of it can
+// neither have notes written through it nor show the notes it leads to.
+func TestWorkspaceMemoryLinkOut_API10(t *testing.T) {
+	h := newHarness(t, llmtest.NewScripted(), runner.ServiceConfig{})
+	ctx := context.Background()
+	outside := t.TempDir()
+	if err := os.WriteFile(filepath.Join(outside, "NOTES.md"), []byte("# Notes\n\n- the operator's secret note\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(h.dir, ".rein"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(h.dir, ".rein", "memory")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.svc.AddMemoryNote(ctx, h.ws, "a plain fact", ""); !errors.Is(err, session.ErrInvalid) {
+		t.Errorf("add through a link out: %v, want a refusal", err)
+	}
+	b, _ := os.ReadFile(filepath.Join(outside, "NOTES.md"))
+	if strings.Contains(string(b), "a plain fact") {
+		t.Error("a note was written outside the workspace")
+	}
+	if notes, err := h.svc.MemoryNotes(ctx, h.ws); err != nil || len(notes) != 0 {
+		t.Errorf("notes through a link out: %+v, %v", notes, err)
+	}
+}
