@@ -13,8 +13,8 @@ import (
 	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/permission"
-	"github.com/reinhq/rein/tool/builtin"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool/builtin"
 )
 
 // EnvServerToken is the variable holding the bearer token of --server

@@ -80,7 +80,9 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.ContainsFunc(stored, func(e session.Event) bool { return e.Type == "question" && strings.Contains(string(e.Data), `"call_id":"q1"`) }) {
+	if !slices.ContainsFunc(stored, func(e session.Event) bool {
+		return e.Type == "question" && strings.Contains(string(e.Data), `"call_id":"q1"`)
+	}) {
 		t.Error("the question event was not stored for clients connecting later")
 	}
 	// Nobody answers the second run's question.

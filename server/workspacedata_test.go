@@ -44,7 +44,7 @@ func (f *fakeWorkspaces) Catalog(_ context.Context, w *session.Workspace) (*api.
 	f.call("catalog", w, "")
 	return &api.Catalog{Kind: string(w.Kind), Agents: []api.CatalogAgent{{Name: "explore", Description: "reads"}},
 		Skills: []api.CatalogItem{}, Actions: []api.CatalogItem{}, Commands: []api.CatalogItem{}, MCPServers: []api.CatalogMCP{},
-		Models: []api.CatalogModel{{ID: "anthropic/claude-sonnet-4-5", Provider: "anthropic", ContextWindow: 200000}},
+		Models:       []api.CatalogModel{{ID: "anthropic/claude-sonnet-4-5", Provider: "anthropic", ContextWindow: 200000}},
 		DefaultModel: "claude-sonnet-4-5"}, nil
 }
 
