@@ -28,9 +28,11 @@ import (
 
 const serveLong = `Serve rein's HTTP API (OpenAPI 3.1 at /openapi.json, events over SSE):
 one process, no other service — sessions, runs, events and the audit trail in
-SQLite under --data-dir. With --database-url (or REIN_DATABASE_URL) they live
-in PostgreSQL instead (its schema is created and migrated at start-up; a
-database migrated by a newer rein is refused), and with --redis-url (or
+SQLite under --data-dir, each project workspace's knowledge base in its
+.rein/data/kb.db. With --database-url (or REIN_DATABASE_URL) they live in
+PostgreSQL instead, knowledge bases too, one per caller and workspace (its
+schema is created and migrated at start-up; a database migrated by a newer
+rein is refused), and with --redis-url (or
 REIN_REDIS_URL) runs go through a queue on Redis and live events through Redis
 pub/sub; session files (spilled command output) stay under --data-dir.
 
@@ -132,7 +134,7 @@ func (a *App) serveCommand() *cobra.Command {
 // addStoreFlags adds the flags naming where the server keeps its state.
 func addStoreFlags(f *pflag.FlagSet, o *serveOptions) {
 	f.StringVar(&o.dataDir, "data-dir", "", "where the server keeps its database and session files (default: rein's data directory/server)")
-	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events and audit instead of SQLite; REIN_DATABASE_URL too")
+	f.StringVar(&o.databaseURL, "database-url", "", "PostgreSQL URL (postgres://user:password@host:5432/db) holding sessions, runs, events, audit and the workspaces' knowledge bases instead of SQLite (and .rein/data/kb.db); REIN_DATABASE_URL too")
 	f.IntVar(&o.databaseMaxConns, "database-max-conns", 0, "PostgreSQL connections this process uses at once (default: the number of CPUs, at least 4); REIN_DATABASE_MAX_CONNS too")
 	f.StringVar(&o.redisURL, "redis-url", "", "Redis URL (redis://host:6379/0) carrying the run queue and live events instead of process memory; REIN_REDIS_URL too")
 	f.StringVar(&o.redisPrefix, "redis-prefix", "rein:", "prefix of rein's Redis keys and channels, so that deployments can share a Redis; the same for every process of one")
@@ -207,6 +209,13 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		return err
 	}
 	proc.onClose(db.Close)
+	kbs, closeKB, err := a.openServerKB(ctx, o)
+	if err != nil {
+		return err
+	}
+	if closeKB != nil {
+		proc.onClose(closeKB)
+	}
 	bus, err := a.openServerBus(ctx, o)
 	if err != nil {
 		return err
@@ -223,7 +232,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 	tenancy, commands := serveTenancy(o, auth, dataDir, roots, logger)
 	cfg := runner.ServiceConfig{Tenancy: tenancy, Sessions: db, Ledger: db, Bus: bus, DataDir: filepath.Join(dataDir, "sessions"),
 		Resolve: a.resolveModel, ResolveEmbedder: a.resolveEmbedder, MaxConcurrent: o.maxConcurrent, AllowBypass: o.allowBypass,
-		Getenv: a.getenv, Now: a.Now, UserAgent: "rein/" + Version()}
+		Getenv: a.getenv, Now: a.Now, UserAgent: "rein/" + Version(), KnowledgeBases: kbs}
 	if m := serveMirror(o.historyMirror && o.mode != modeAPI, db, logger); m != nil {
 		cfg.Mirror = m
 	}

@@ -82,8 +82,9 @@ type pass struct {
 	// snipped is set once snip rewrote msgs; msgs then still lines up with
 	// req.Messages index for index until a summary replaces a prefix.
 	snipped bool
-	// cause is the first rewrite of the history, for the event (CTX-5).
-	cause string
+	// cause is the first rewrite of the history, for the event (CTX-5);
+	// why says what set it off, for the debug log.
+	cause, why string
 	// summary is the summary written by this pass, once there is one.
 	summary   string
 	collapsed bool
@@ -124,6 +125,7 @@ func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *ag
 	if len(p.layers) == 0 {
 		return req.Messages, nil, nil
 	}
+	p.logRewrite(before)
 	c.cfg.Logger.Info("context compacted", "trigger", triggers[m], "layers", p.layers,
 		"tokens_before", before, "tokens_after", p.prompt(), "messages_before", len(req.Messages), "messages_after", len(p.msgs),
 		"scale", p.scale, "vendor_prompt_tokens", p.vendorPrompt)
@@ -134,12 +136,20 @@ func (c *Compactor) run(ctx context.Context, req *llm.Request, m mode, focus *ag
 
 // layersInOrder runs snip, summarize and collapse, each while the estimate is
 // still above its threshold (CTX-3). A manual compaction skips the threshold
-// checks up to the summary.
+// checks up to the summary. When snip cannot get the history under its low
+// watermark — the notes of earlier snips and the newest outputs fill it, so
+// the next snip would come a turn or two later, and then every turn — a
+// summary takes its place (see pass.snip).
 func (p *pass) layersInOrder(ctx context.Context) error {
 	if p.mode != modeManual && p.over(p.cfg.Snip) {
-		p.snip()
+		if cut := p.snip(); cut > 0 {
+			p.why = fmt.Sprintf("snip could not get under the low watermark (%.0f%% of the budget); a summary replaces the %d messages before the recent tail", 100*p.cfg.SnipTarget, cut)
+			if err := p.replace(ctx, cut); err != nil {
+				return err
+			}
+		}
 	}
-	if p.mode == modeManual || p.over(p.cfg.Summarise) {
+	if p.summary == "" && (p.mode == modeManual || p.over(p.cfg.Summarise)) {
 		if err := p.summarise(ctx); err != nil {
 			return err
 		}
@@ -174,17 +184,26 @@ func (p *pass) over(frac float64) bool {
 	return float64(p.used()) > frac*float64(p.b.Budget)
 }
 
-// snip is layer (a): old large tool outputs, before the recent tail, keep
-// their head and tail lines.
+// snip is layer (a): old large tool outputs keep their head and tail lines.
 //
-// It snips with hysteresis (SPEC CTX-5): oldest first, down to the low
-// watermark SnipTarget rather than just under the threshold, first outside
-// the recent tail, then — when that is not enough — inside it up to the
-// newest CollapseKeep messages. The prefix before the first output it
-// snips stays byte for byte, and the turns after it only append until the
-// history grows back to the threshold.
-func (p *pass) snip() {
+// It snips with hysteresis (SPEC CTX-5): oldest first, whole blocks, down to
+// the low watermark SnipTarget rather than just under the threshold, first
+// outside the recent tail, then — when that is not enough — inside it up to
+// the newest CollapseKeep messages. A snipped output carries a note and is
+// never rewritten again. The prefix before the first output it snips stays
+// byte for byte, and the turns after it only append until the history grows
+// back to the threshold.
+//
+// When the snips would leave the history above the low watermark (yet
+// under the summary watermark, which summarises anyway) and a summary of
+// everything before the recent tail would leave less, it returns where that
+// tail starts: the caller summarises what lies before it, so the context
+// shrinks in one large step rather than by a rewrite every few turns, then
+// every turn, as the notes of earlier snips pile up. The tail keeps the
+// snips the plan made in it. Otherwise it returns 0.
+func (p *pass) snip() int {
 	out, outputs, inputs, first := p.msgs, 0, 0, -1
+	var snippedAt []int // the messages the plan changed
 	for _, keep := range []int{p.cfg.KeepRecent, p.cfg.CollapseKeep} {
 		cut := cleanCut(p.msgs, keep)
 		for i := 0; i < cut && p.over(p.cfg.SnipTarget); i++ {
@@ -197,15 +216,29 @@ func (p *pass) snip() {
 			if first < 0 {
 				first = i
 			}
+			snippedAt = append(snippedAt, i)
 			p.msgs = out
 			p.measure()
 		}
 	}
 	if outputs+inputs == 0 {
-		return
+		return 0
 	}
 	p.snipped = true
+	if p.over(p.cfg.SnipTarget) && !p.over(p.cfg.Summarise) {
+		cut := cleanCut(p.msgs, p.cfg.KeepRecent)
+		if cut > 0 && p.scaled(p.tailSize(cut))+p.cfg.SummaryMaxTokens+messageOverhead < p.used() {
+			if i, _ := slices.BinarySearch(snippedAt, cut); i < len(snippedAt) {
+				// Outputs of the kept tail stay snipped.
+				p.cause = fmt.Sprintf("summarize: messages 0-%d replaced by a summary; %d messages of the recent tail snipped", cut-1, len(snippedAt)-i)
+				p.addLayer(LayerSnip)
+			}
+			return cut
+		}
+	}
+	p.why = fmt.Sprintf("over the snip threshold (%.0f%% of the budget); snipped oldest first towards the low watermark (%.0f%%)", 100*p.cfg.Snip, 100*p.cfg.SnipTarget)
 	p.noteShrunk(outputs, inputs, first)
+	return 0
 }
 
 // shrinkRange snips the tool outputs and shrinks the tool inputs of
@@ -233,9 +266,6 @@ func (p *pass) noteShrunk(outputs, inputs, first int) {
 	if inputs > 0 {
 		p.addLayer(LayerSnipInputs)
 	}
-	p.cfg.Logger.Debug("compact: cache break: snipped tool outputs and inputs",
-		"trigger", triggers[p.mode], "outputs", outputs, "inputs", inputs, "first_message", first,
-		"messages", len(p.msgs), "tokens_after", p.prompt())
 }
 
 // addLayer records that layer ran, once.
@@ -263,6 +293,7 @@ func (p *pass) summarise(ctx context.Context) error {
 			cut, collapse = cc, true
 		}
 	}
+	p.because(fmt.Sprintf("over the summary watermark (%.0f%% of the budget)", 100*p.cfg.Summarise))
 	if err := p.replace(ctx, cut); err != nil {
 		return err
 	}
@@ -278,6 +309,7 @@ func (p *pass) summarise(ctx context.Context) error {
 // the messages collapse drops, without a second model call. When the last
 // messages alone are still too big, their tool outputs are snipped too.
 func (p *pass) collapse(ctx context.Context) error {
+	p.because(fmt.Sprintf("over the collapse threshold (%.0f%% of the budget)", 100*p.cfg.Collapse))
 	if !p.collapsed {
 		cut := cleanCut(p.msgs, p.cfg.CollapseKeep)
 		switch {
@@ -316,6 +348,9 @@ func (p *pass) replace(ctx context.Context, cut int) error {
 	text = withPlan(text, p.focus())
 	p.msgs = withSummary(text, p.msgs[cut:])
 	p.summary, p.snipped = text, false
+	if p.cause == "" {
+		p.cause = fmt.Sprintf("%s: messages 0-%d replaced by a summary", layer, cut-1)
+	}
 	p.layers = append(p.layers, layer)
 	p.measure()
 	return nil
@@ -352,4 +387,14 @@ func hasResults(m *llm.Message) bool {
 		}
 	}
 	return false
+}
+
+// because adds reason to what the debug log says set this pass off: the
+// first layer's reason, then "still …" for each later one.
+func (p *pass) because(reason string) {
+	if p.why == "" {
+		p.why = reason
+		return
+	}
+	p.why += "; still " + reason
 }

@@ -64,7 +64,9 @@ type layerCase struct {
 // alone, or the layers run in order as re-estimation requires (CTX-3).
 func layerCases() []layerCase {
 	return []layerCase{
-		{name: "snip alone: re-estimated under the watermark, no model call", msgs: bigOld(200), frac: 0.55,
+		// Snip reaches its low watermark here (the old outputs are all but
+		// the whole history), so it runs alone.
+		{name: "snip alone: re-estimated under the watermark, no model call", msgs: bigOld(200), frac: 0.55, cfg: Config{SnipTarget: 0.2},
 			wantLayers: []string{LayerSnip}, wantLen: len(bigOld(200)),
 			check: func(t *testing.T, out []llm.Message) {
 				if s := resultText(out[2]); !strings.Contains(s, "cut by compaction") || !strings.HasPrefix(s, "line 0001") {
@@ -72,6 +74,23 @@ func layerCases() []layerCase {
 				}
 				if s := resultText(out[len(out)-1]); s != "ok\nPASS" {
 					t.Errorf("recent output changed: %q", s)
+				}
+			}},
+		// CTX-5 (issue 30 item 5): snipping would leave the history above
+		// the low watermark (12%), and a summary leaves less: one summary
+		// instead, keeping the recent tail (TestSnipGivesWaySummaryPrefix:
+		// the summary request is the unsnipped conversation).
+		{name: "snip gives way to a summary below its low watermark", msgs: bigOld(200), frac: 0.55,
+			replies: []llmtest.Reply{{Text: "SUMMARY"}}, wantLayers: []string{LayerSummarize}, wantCalls: 1, wantLen: 1 + DefaultKeepRecent,
+			check: func(t *testing.T, out []llm.Message) {
+				if got := out[0].TextOf(); got != SummaryHeader+"\n\nSUMMARY" {
+					t.Errorf("summary message = %q", got)
+				}
+				in := bigOld(200)
+				for i, m := range out[1:] {
+					if m.TextOf() != in[len(in)-DefaultKeepRecent+i].TextOf() {
+						t.Errorf("tail message %d changed: %q", i, m.TextOf())
+					}
 				}
 			}},
 		{name: "summarize alone", msgs: smallMany(), frac: 0.65,
@@ -393,6 +412,38 @@ func TestCleanCut(t *testing.T) {
 	for _, tt := range tests {
 		if got := cleanCut(msgs, tt.keep); got != tt.want {
 			t.Errorf("cleanCut(keep %d) = %d, want %d", tt.keep, got, tt.want)
+		}
+	}
+}
+
+// CTX-5 (issue 30 item 5): when snip gives way to a summary, the summary
+// request carries the messages as the model last saw them — the very same
+// blocks, none snipped — so a prompt cache serves all but the instruction.
+func TestSnipGivesWaySummaryPrefix(t *testing.T) {
+	msgs := bigOld(200)
+	p := llmtest.NewScripted(llmtest.Reply{Text: "SUMMARY"})
+	c := New(Config{ContextWindow: windowAt(msgs, 0.55, reserve), ReserveOutput: reserve, Provider: p})
+	out, rep, err := c.Fit(ctxb, &llm.Request{Model: "m", Messages: msgs}, nil)
+	if err != nil || rep == nil {
+		t.Fatalf("Fit: %+v, %v", rep, err)
+	}
+	reqs := p.Requests()
+	if len(reqs) != 1 {
+		t.Fatalf("%d summary requests, want 1", len(reqs))
+	}
+	sent := reqs[0].Messages
+	cut := len(msgs) - (len(out) - 1)
+	if len(sent) != cut+1 {
+		t.Fatalf("summary request of %d messages, want %d and the instruction", len(sent), cut)
+	}
+	if msg, blk := firstRewrite(msgs[:cut], sent[:cut]); msg >= 0 {
+		t.Errorf("the summary request differs from the conversation at message %d, block %d", msg, blk)
+	}
+	for i := range cut {
+		for j, b := range sent[i].Content {
+			if b != msgs[i].Content[j] {
+				t.Errorf("message %d block %d is a copy, not the block sent before", i, j)
+			}
 		}
 	}
 }

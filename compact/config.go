@@ -11,7 +11,7 @@ import (
 const (
 	DefaultContextWindow    = 128_000
 	DefaultSnip             = 0.5
-	DefaultSnipTarget       = 0.2
+	DefaultSnipTarget       = 0.12
 	DefaultSummarise        = 0.6
 	DefaultCollapse         = 0.9
 	DefaultKeepRecent       = 6
@@ -53,9 +53,10 @@ type Config struct {
 	// the estimate is above its threshold once the layers before it ran.
 	Snip, Summarise, Collapse float64
 	// SnipTarget is the low watermark snip trims down to once it runs
-	// (default 0.2, at most Snip): trimming well below the threshold means
+	// (default 0.12, at most Snip): trimming well below the threshold means
 	// the turns after it only append, so the prompt cache keeps serving
-	// the prefix (SPEC CTX-5).
+	// the prefix (SPEC CTX-5). When snipping cannot get that low and a
+	// summary would leave less, a summary runs instead.
 	SnipTarget float64
 
 	// KeepRecent is how many of the newest messages summarize keeps verbatim

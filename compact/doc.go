@@ -13,8 +13,14 @@
 // Above a threshold, layers run in order, each only while the estimate is
 // still above its own threshold, re-estimating after each (CTX-3):
 //
-//   - snip (default 50% of the budget): old tool outputs outside the recent
-//     tail keep their first and last lines and say what was cut; no model call.
+//   - snip (default 50% of the budget): old tool outputs keep their first
+//     and last lines and say what was cut; no model call. It trims oldest
+//     first, whole blocks, down to a low watermark (SnipTarget, 12%), and
+//     never rewrites a snipped output again. When it cannot get that low —
+//     the notes of earlier snips and the newest outputs fill it, so it
+//     would run again within a few turns and then every turn — a summary of
+//     everything before the recent tail takes its place (the tail keeps
+//     the snips made in it): the context shrinks in one large step instead.
 //   - summarize (60%, the watermark): the model summarises everything before a
 //     recent tail; the summary request is the conversation itself (system,
 //     tools, messages, byte for byte) plus one instruction, so a prompt cache
@@ -24,6 +30,11 @@
 //     place and the layer is reported as "extractive".
 //   - collapse (90%): the summary plus only the last few messages; oversized
 //     tool outputs in those are snipped as a last resort.
+//
+// Every compaction that rewrites the history logs one debug line, "compact:
+// prefix rewrite", naming the first message and block a prompt cache no
+// longer serves, why the pass ran, what it did and the tokens before and
+// after; [CacheMeter] counts the same breaks from the requests sent.
 //
 // Every cut lands on a clean boundary: the retained tail never starts with a
 // tool result whose call was summarised away, and an assistant message is

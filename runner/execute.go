@@ -276,15 +276,8 @@ func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 		}
 		chat = ws.Kind == session.WorkspaceChat
 		if !chat {
-			// The directory was checked against the server's roots with its
-			// symlinks resolved; one swapped since for a symlink would lead
-			// the run elsewhere.
-			real, err := filepath.EvalSymlinks(ws.Dir)
-			if err != nil {
-				return nil, fmt.Errorf("workspace %s: %w", ws.ID, err)
-			}
-			if real != ws.Dir {
-				return nil, fmt.Errorf("workspace %s: its directory %s is now a link to %s; open the workspace again", ws.ID, ws.Dir, real)
+			if err := checkWorkspaceDir(ws); err != nil {
+				return nil, err
 			}
 		}
 	}
@@ -299,23 +292,23 @@ func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 	if err := sessionMode(fl, sess); err != nil {
 		return nil, err
 	}
-	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: fl}
-	if s.cfg.Tenancy != nil {
-		opts.Root = dir // the directory the caller opened, not an enclosing repository
-	}
-	loaded, err := workspace.Load(opts)
+	loaded, err := s.loadWorkspace(dir, fl)
 	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
+		return nil, err
 	}
 	logger := s.cfg.Logger.With("session_id", run.SessionID, "run_id", run.ID, "caller", run.Caller)
 	rules, kept, err := s.callerRules(ctx, run, ws, loaded.Workspace.Root, logger)
 	if err != nil {
 		return nil, err
 	}
-	setup, err := NewSetup(Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
+	cfg := Config{Loaded: loaded, Store: s.cfg.Sessions, SessionsDir: s.cfg.DataDir, Resolve: s.cfg.Resolve, ResolveEmbedder: s.cfg.ResolveEmbedder,
 		RuleStore: rules, CallerRules: kept,
 		NoTools: chat, NoUserMemory: !s.cfg.UserMemory, Persona: s.cfg.Persona, MCP: &s.mcp, Agent: sub.Agent, Audit: s.auditors(run), UserAgent: s.cfg.UserAgent, Tenancy: s.cfg.Tenancy, Getenv: s.cfg.Getenv,
-		heldJobs: s.heldJobs, Logger: logger, Now: s.cfg.Now})
+		heldJobs: s.heldJobs, Logger: logger, Now: s.cfg.Now}
+	if ws != nil && !chat && s.cfg.KnowledgeBases != nil {
+		cfg.KnowledgeBases, cfg.KBNamespace = s.cfg.KnowledgeBases, KBNamespace(ws.Caller, ws.ID)
+	}
+	setup, err := NewSetup(cfg)
 	if err != nil {
 		return nil, err
 	}

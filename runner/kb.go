@@ -32,9 +32,13 @@ type KnowledgeBase struct {
 	*kb.Base
 	// Model is the embedding model ("" for keyword search only).
 	Model string
-	// Path is the database file.
-	Path  string
-	store *kbsqlite.Store
+	// Path is the database file; "" for a knowledge base kept in a
+	// shared database (see [KBNamespaces]).
+	Path string
+	// Namespace names the knowledge base in the shared database; "" for
+	// the file.
+	Namespace string
+	store     kb.Backend
 }
 
 // Close closes the database.
@@ -53,8 +57,16 @@ type EmbedderResolver func(reg *registry.Registry, spec string) (llm.Embedder, e
 // creating it when create, else failing with ErrNoKnowledgeBase when it
 // does not exist — with the embedding model of kb.embedding_model
 // resolved by embed through reg (none: keyword search only) and the
-// workspace's ignore files deciding what a walk skips.
+// workspace's ignore files deciding what a walk skips. It is the SQLite
+// file KBFile of the workspace: the CLI's, and a server's without a
+// shared database (see [Service.KnowledgeBase]).
 func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, create bool) (*KnowledgeBase, error) {
+	return openKnowledgeBase(l, reg, embed, create, nil)
+}
+
+// openKnowledgeBase is OpenKnowledgeBase within a server's fence (nil:
+// none; see newKnowledgeBase).
+func openKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, create bool, fence *builtin.Fence) (*KnowledgeBase, error) {
 	root := l.Workspace.Root
 	if root == "" {
 		return nil, errors.New("a knowledge base needs a workspace directory")
@@ -71,56 +83,92 @@ func OpenKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed Embedd
 			return nil, ErrNoKnowledgeBase
 		}
 	}
+	store, err := kbsqlite.Open(path, kbsqlite.Options{})
+	if err != nil {
+		return nil, err
+	}
+	k, err := newKnowledgeBase(l, reg, embed, store, fence)
+	if err != nil {
+		return nil, err
+	}
+	k.Path = path
+	return k, nil
+}
+
+// newKnowledgeBase puts a knowledge base together over store for the
+// workspace l loaded: its root, ignore and sensitive files, and embedding
+// model; a server's fence (nil for the CLI) keeps what its runs' tools may
+// not reach (its data directory, other roots) out of the index too. It
+// closes store when it fails.
+func newKnowledgeBase(l *workspace.Loaded, reg *registry.Registry, embed EmbedderResolver, store kb.Backend, fence *builtin.Fence) (*KnowledgeBase, error) {
+	root := l.Workspace.Root
+	if root == "" {
+		_ = store.Close()
+		return nil, errors.New("a knowledge base needs a workspace directory")
+	}
 	// The policy's sensitive files (defaults, the user's, the workspace's
 	// additions; its exceptions once trusted) are never indexed: kb_search
 	// must not show what read_file may not.
 	sensitive := tool.NewSensitiveSet(append(slices.Clone(tool.DefaultSensitiveFiles),
 		l.Permissions(permission.Settings{}).SensitiveFiles...))
 	cfg := kb.Config{Root: root, Ignore: builtin.IgnoreFunc(root), Sensitive: func(abs string) (string, bool) {
+		if fence != nil && fence.Check(abs) != nil {
+			return "the server's fence: its own files, which no run's tool reaches", true
+		}
 		return sensitive.Match(abs)
-	}}
+	}, Backend: store}
 	model := ""
 	if l.Effective != nil {
 		model = l.Effective.String(workspace.KBEmbeddingModel)
 	}
 	if model != "" {
 		if embed == nil {
+			_ = store.Close()
 			return nil, fmt.Errorf("kb.embedding_model %s: this front end cannot call embedding models; unset it for keyword search", model)
 		}
 		emb, err := embed(reg, model)
 		if err != nil {
+			_ = store.Close()
 			return nil, fmt.Errorf("kb.embedding_model %s: %w", model, err)
 		}
 		cfg.Embedder, cfg.EmbeddingModel = emb, model
 	}
-	store, err := kbsqlite.Open(path, kbsqlite.Options{})
-	if err != nil {
-		return nil, err
-	}
-	cfg.Backend = store
 	base, err := kb.New(cfg)
 	if err != nil {
 		_ = store.Close()
 		return nil, err
 	}
-	return &KnowledgeBase{Base: base, Model: model, Path: path, store: store}, nil
+	return &KnowledgeBase{Base: base, Model: model, store: store}, nil
 }
 
 // kbTool is the kb_search tool when the workspace has a knowledge base
 // (nil otherwise): the base opens on the first search and closes with
-// the conversation.
+// the conversation. A server with a shared database (Config.KnowledgeBases)
+// searches the workspace's namespace there, offered once anything was
+// written to it; otherwise the workspace's KBFile, offered once it exists.
 func (s *Setup) kbTool() *kbTool {
 	if s.ws.Root == "" {
 		return nil
 	}
-	if _, err := os.Stat(filepath.Join(s.ws.Root, filepath.FromSlash(KBFile))); err != nil {
+	open := func() (*KnowledgeBase, error) {
+		return OpenKnowledgeBase(s.cfg.Loaded, s.reg, s.cfg.ResolveEmbedder, false)
+	}
+	if s.cfg.KnowledgeBases != nil {
+		if !s.sharedKBExists() {
+			return nil
+		}
+		fence := s.cfg.Tenancy.fence(s.ws.Root)
+		open = func() (*KnowledgeBase, error) {
+			return openShared(s.cfg.KnowledgeBases, s.cfg.KBNamespace, s.cfg.Loaded, s.reg, s.cfg.ResolveEmbedder, &fence)
+		}
+	} else if _, err := os.Stat(filepath.Join(s.ws.Root, filepath.FromSlash(KBFile))); err != nil {
 		return nil
 	}
 	t := &kbTool{}
 	t.Tool = kbtool.New(func(context.Context) (*kb.Base, error) {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		k, err := OpenKnowledgeBase(s.cfg.Loaded, s.reg, s.cfg.ResolveEmbedder, false)
+		k, err := open()
 		if err != nil {
 			return nil, err
 		}

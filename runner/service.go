@@ -73,6 +73,12 @@ type ServiceConfig struct {
 	// Tenancy, when set, confines every run's tools to its workspace
 	// (SPEC API-9): rein serve and rein worker set it.
 	Tenancy *Tenancy
+	// KnowledgeBases, when set, keeps the knowledge bases of the project
+	// workspaces in a shared database (rein serve and rein worker with
+	// --database-url wire kb/postgres), one namespace per caller and
+	// workspace ([KBNamespace]); nil keeps each in its directory's
+	// KBFile. See [Service.KnowledgeBase].
+	KnowledgeBases KBNamespaces
 }
 
 // Mirror is what the service needs of the history mirror (package

@@ -72,6 +72,12 @@ type Config struct {
 	// ResolveEmbedder resolves kb.embedding_model for the knowledge base
 	// (kb_search); nil refuses an embedding model, keyword search works.
 	ResolveEmbedder EmbedderResolver
+	// KnowledgeBases and KBNamespace, when set, put the workspace's
+	// knowledge base (kb_search) in namespace KBNamespace of a shared
+	// database rather than in its KBFile (a server on PostgreSQL: see
+	// [ServiceConfig.KnowledgeBases]).
+	KnowledgeBases KBNamespaces
+	KBNamespace    string
 	// RunRules are the run's own permission rules (--allowed-tools …);
 	// Hidden the tools a bare --disallowed-tools names.
 	RunRules []permission.Rule

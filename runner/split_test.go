@@ -67,7 +67,7 @@ type split struct {
 
 // newSplit builds the pair over h's store; the worker works until the
 // test ends. q nil means an in-process queue.
-func newSplit(t *testing.T, p llm.Provider, q queue.Queue, getenv func(string) string) *split {
+func newSplit(t *testing.T, p llm.Provider, q queue.Queue, getenv func(string) string, tune ...func(c *runner.ServiceConfig, worker bool)) *split {
 	t.Helper()
 	h := newHarness(t, p, runner.ServiceConfig{Getenv: getenv}) // its own service stays unused
 	if q == nil {
@@ -80,8 +80,8 @@ func newSplit(t *testing.T, p llm.Provider, q queue.Queue, getenv func(string) s
 	}
 	b := &broadcast{}
 	env := map[string]string{"HOME": t.TempDir(), "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
-	cfg := func() runner.ServiceConfig {
-		return runner.ServiceConfig{Sessions: h.sessions, Ledger: h.ledger, Bus: h.bus, DataDir: t.TempDir(),
+	cfg := func(worker bool) runner.ServiceConfig {
+		c := runner.ServiceConfig{Sessions: h.sessions, Ledger: h.ledger, Bus: h.bus, DataDir: t.TempDir(),
 			Queue: q, Broadcast: b,
 			Getenv: func(k string) string {
 				if getenv != nil {
@@ -95,13 +95,17 @@ func newSplit(t *testing.T, p llm.Provider, q queue.Queue, getenv func(string) s
 				return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
 					Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
 			}}
+		for _, f := range tune {
+			f(&c, worker)
+		}
+		return c
 	}
 	s := &split{harness: h, q: q}
 	var err error
-	if s.api, err = runner.NewService(cfg()); err != nil {
+	if s.api, err = runner.NewService(cfg(false)); err != nil {
 		t.Fatal(err)
 	}
-	if s.worker, err = runner.NewService(cfg()); err != nil {
+	if s.worker, err = runner.NewService(cfg(true)); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

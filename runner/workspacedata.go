@@ -68,28 +68,22 @@ type wsLoaded struct {
 	chat bool
 }
 
-// loadWorkspace loads a server workspace's configuration as a run does
-// (execute.go's setup): a project workspace from its directory — refused
-// when the directory is now a link elsewhere — and a chat workspace from
-// no directory of its own.
-func (s *Service) loadWorkspace(ws *session.Workspace) (*wsLoaded, error) {
+// loadServerWorkspace loads a server workspace's configuration as a run
+// does (execute.go's setup, kbshared.go's loadWorkspace): a project
+// workspace from its directory — refused when the directory is now a link
+// elsewhere — and a chat workspace from no directory of its own.
+func (s *Service) loadServerWorkspace(ws *session.Workspace) (*wsLoaded, error) {
 	chat := ws.Kind == session.WorkspaceChat
 	dir := filepath.Join(s.cfg.DataDir, "chat")
 	if !chat {
-		real, err := filepath.EvalSymlinks(ws.Dir)
-		if err != nil {
-			return nil, fmt.Errorf("workspace %s: its directory cannot be read: %w", ws.ID, err)
-		}
-		if real != ws.Dir {
-			return nil, fmt.Errorf("%w: workspace %s: its directory %s is now a link to %s; open the workspace again", session.ErrInvalid, ws.ID, ws.Dir, real)
+		if err := checkWorkspaceDir(ws); err != nil {
+			return nil, fmt.Errorf("%w: %v", session.ErrInvalid, err)
 		}
 		dir = ws.Dir
 	}
-	// Root is the directory the caller opened, never an enclosing
-	// repository (as under Tenancy).
-	l, err := workspace.Load(workspace.Options{WorkDir: dir, Root: dir, Getenv: s.cfg.Getenv})
+	l, err := s.loadWorkspace(dir, nil)
 	if err != nil {
-		return nil, fmt.Errorf("%w: workspace %s: configuration: %v", session.ErrInvalid, ws.ID, err)
+		return nil, fmt.Errorf("%w: workspace %s: %v", session.ErrInvalid, ws.ID, err)
 	}
 	if l.Effective != nil && l.Effective.String(workspace.WorkspaceKind) == "chat" {
 		chat = true
@@ -101,7 +95,7 @@ func (s *Service) loadWorkspace(ws *session.Workspace) (*wsLoaded, error) {
 // server: their state is that of the connections this process's runs
 // opened (the service's pool).
 func (s *Service) Catalog(ctx context.Context, ws *session.Workspace) (*Catalog, error) {
-	w, err := s.loadWorkspace(ws)
+	w, err := s.loadServerWorkspace(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +191,7 @@ func (p *MCPPool) peek(servers []mcptool.Server) *mcptool.Manager {
 // it has none (a chat workspace, memory turned off). A server's runs keep
 // no user memory unless the service shows it (UserMemory).
 func (s *Service) workspaceMemory(ws *session.Workspace) (*memory.Store, error) {
-	w, err := s.loadWorkspace(ws)
+	w, err := s.loadServerWorkspace(ws)
 	if err != nil {
 		return nil, err
 	}
@@ -298,31 +292,18 @@ func (s *Service) DeleteMemoryNote(ctx context.Context, ws *session.Workspace, i
 	return fmt.Errorf("no memory note %q in workspace %s: GET /workspaces/%s/memory lists them: %w", id, ws.ID, ws.ID, session.ErrNotFound)
 }
 
-// WorkspaceKB opens the knowledge base of a server workspace — creating
-// it when create, else failing with ErrNoKnowledgeBase when it has none.
-// This is the one place a server workspace's knowledge base is opened
-// (the store it lives in is chosen here). A chat workspace has none.
-func (s *Service) WorkspaceKB(ws *session.Workspace, create bool) (*KnowledgeBase, error) {
-	w, err := s.loadWorkspace(ws)
-	if err != nil {
-		return nil, err
+// workspaceKB opens the workspace's knowledge base through
+// [Service.KnowledgeBase], the one place a server workspace's base is
+// opened (its store: the shared database or the workspace's KBFile). When
+// !create and the base was never written, it opens nothing and returns
+// ErrNoKnowledgeBase: listing and searching create no file.
+func (s *Service) workspaceKB(ctx context.Context, ws *session.Workspace, create bool) (*KnowledgeBase, error) {
+	if !create && s.cfg.KnowledgeBases == nil {
+		if _, err := os.Stat(filepath.Join(ws.Dir, filepath.FromSlash(KBFile))); errors.Is(err, fs.ErrNotExist) {
+			return nil, ErrNoKnowledgeBase
+		}
 	}
-	if w.chat {
-		return nil, fmt.Errorf("%w: a chat workspace has no knowledge base: open a project workspace", session.ErrInvalid)
-	}
-	rc, err := w.l.RegistryConfig(s.cfg.Getenv)
-	if err != nil {
-		return nil, fmt.Errorf("%w: models: %v", session.ErrInvalid, err)
-	}
-	reg, err := registry.New(rc)
-	if err != nil {
-		return nil, fmt.Errorf("%w: provider profiles: %v", session.ErrInvalid, err)
-	}
-	k, err := OpenKnowledgeBase(w.l, reg, s.cfg.ResolveEmbedder, create)
-	if err != nil && !errors.Is(err, ErrNoKnowledgeBase) {
-		return nil, fmt.Errorf("%w: %v", session.ErrInvalid, err)
-	}
-	return k, err
+	return s.KnowledgeBase(ctx, ws.Caller, ws.ID)
 }
 
 // KBDocuments lists the documents of the workspace's knowledge base, none
@@ -331,7 +312,7 @@ func (s *Service) KBDocuments(ctx context.Context, ws *session.Workspace) ([]kb.
 	if ws.Kind == session.WorkspaceChat {
 		return nil, nil
 	}
-	k, err := s.WorkspaceKB(ws, false)
+	k, err := s.workspaceKB(ctx, ws, false)
 	if errors.Is(err, ErrNoKnowledgeBase) {
 		return nil, nil
 	}
@@ -353,7 +334,7 @@ func (s *Service) KBAdd(ctx context.Context, ws *session.Workspace, rel string) 
 	if err := confinedPath(ws.Dir, rel); err != nil {
 		return nil, err
 	}
-	k, err := s.WorkspaceKB(ws, true)
+	k, err := s.workspaceKB(ctx, ws, true)
 	if err != nil {
 		return nil, err
 	}
@@ -395,7 +376,7 @@ func (s *Service) KBSearch(ctx context.Context, ws *session.Workspace, query, mo
 	if ws.Kind == session.WorkspaceChat {
 		return &kb.Results{Mode: kb.ModeKeyword}, nil
 	}
-	k, err := s.WorkspaceKB(ws, false)
+	k, err := s.workspaceKB(ctx, ws, false)
 	if errors.Is(err, ErrNoKnowledgeBase) {
 		return &kb.Results{Mode: kb.ModeKeyword}, nil
 	}

@@ -3,26 +3,34 @@
 // compactor and tools, with a scripted model and no network, and prints what
 // the requests cost.
 //
-//	go run ./bench/economy
+//	go run ./bench/economy [-v] [-window 128000]
 //
 // The scenarios: 20 read_file calls of 8.5 KB files, 40 bash calls printing
-// 25 KB each, 20 bash calls printing 62 KB each; a 200,000-token window and
-// 16,000 tokens of output reserved.
+// 25 KB each, 20 bash calls printing 62 KB each; a 200,000-token window
+// (-window sets another; 128,000 is rein's default for a model the registry
+// does not know) and 16,000 tokens of output reserved. -v lists every cache
+// break and writes the compactor's debug log, one "compact: prefix rewrite"
+// line per break, to stderr.
 //
 // The formula. Every request (the task's model calls and the compactor's
 // summary calls alike, in the order sent) is cut into segments: the system
 // prompt, the tool definitions, then each content block of each message.
 // Its prompt tokens are the sum of the segments' estimates (package tokens).
 // The cache-read part is the longest run of leading segments identical to
-// the previous request's (a prompt cache serves a prefix of whole blocks);
-// the rest is uncached (written to the cache or not, it is paid in full).
-// Cache-priced tokens = 0.1 × cache-read + 1.0 × uncached, summed over the
-// requests. Bytes sent is the sum of the requests' segment bytes.
+// the previous conversation request's (a prompt cache serves a prefix of
+// whole blocks); the rest is uncached (written to the cache or not, it is
+// paid in full). Cache-priced tokens = 0.1 × cache-read + 1.0 × uncached,
+// summed over the requests. Bytes sent is the sum of the requests' segment
+// bytes. A rewrite is a conversation request that keeps fewer leading
+// segments than the one before it had; a summary request (the conversation
+// up to a cut plus the instruction) is priced but is no rewrite. The
+// metering is compact.CacheMeter, which the compactor's tests use too.
 package main
 
 import (
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"iter"
 	"log/slog"
@@ -53,28 +61,38 @@ var scenarios = []scenario{
 	{"20 bash outputs of 62 KB", "bash", 20, 63_500},
 }
 
-// result is what one scenario cost.
+// result is what one scenario cost: the requests as a prompt cache meters
+// them, the summary calls and compactions, and a line per cache break.
 type result struct {
-	requests, summaries, compactions int
-	cacheRead, uncached              int
-	bytes                            int64
-	breaks                           []string
+	meter                  compact.CacheMeter
+	summaries, compactions int
+	breaks                 []string
 }
 
-func (r result) priced() float64 { return 0.1*float64(r.cacheRead) + float64(r.uncached) }
-
 func main() {
-	verbose := len(os.Args) > 1 && os.Args[1] == "-v"
-	fmt.Printf("%-26s %9s %9s %9s %12s %10s %6s %6s\n", "scenario", "requests", "read", "uncached", "cache-priced", "bytes", "summ", "comp")
+	verbose := flag.Bool("v", false, "list every cache break and write the compactor's debug log to stderr")
+	window := flag.Int("window", 200_000, "the model's context window in tokens (rein's default for a model the registry does not know is 128000)")
+	flag.Parse()
+	if *window < 20_000 {
+		fmt.Fprintln(os.Stderr, "economy: -window must be at least 20000 tokens (the scenarios' system prompt, tools and 16,000 tokens of output must fit)")
+		os.Exit(2)
+	}
+	fmt.Printf("window %d tokens\n", *window)
+	fmt.Printf("%-26s %9s %9s %9s %12s %10s %6s %6s %9s\n", "scenario", "requests", "read", "uncached", "cache-priced", "bytes", "summ", "comp", "rewrites")
 	for _, s := range scenarios {
-		r, err := run(s, verbose)
+		logger := slog.New(slog.DiscardHandler)
+		if *verbose {
+			logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		}
+		r, err := run(s, *window, logger)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, s.name+":", err)
 			os.Exit(1)
 		}
-		fmt.Printf("%-26s %9d %9d %9d %11.0fk %9.1fM %6d %6d\n", s.name, r.requests, r.cacheRead, r.uncached,
-			r.priced()/1000, float64(r.bytes)/1e6, r.summaries, r.compactions)
-		if verbose {
+		m := &r.meter
+		fmt.Printf("%-26s %9d %9d %9d %11.0fk %9.1fM %6d %6d %9d\n", s.name, m.Requests, m.CacheRead, m.Uncached,
+			m.Priced()/1000, float64(m.Bytes)/1e6, r.summaries, r.compactions, len(m.Breaks))
+		if *verbose {
 			fmt.Println("  cache breaks:", strings.Join(r.breaks, "; "))
 		}
 	}
@@ -89,7 +107,9 @@ func content(file, size int) string {
 	return b.String()[:size]
 }
 
-func run(s scenario, verbose bool) (result, error) {
+// run replays scenario s in a window of that many tokens; the compactor
+// logs to logger (its debug lines name every prefix rewrite).
+func run(s scenario, window int, logger *slog.Logger) (result, error) {
 	dir, err := os.MkdirTemp("", "rein-economy-")
 	if err != nil {
 		return result{}, err
@@ -105,12 +125,8 @@ func run(s scenario, verbose bool) (result, error) {
 	if err != nil {
 		return result{}, err
 	}
-	m := &meter{s: s}
-	logger := slog.New(slog.DiscardHandler)
-	if verbose {
-		logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
-	}
-	c := compact.New(compact.Config{ContextWindow: 200_000, MaxOutput: 16_000, Provider: m, Logger: logger})
+	m := &model{s: s}
+	c := compact.New(compact.Config{ContextWindow: window, MaxOutput: 16_000, Provider: m, Logger: logger})
 	a := agent.New(agent.Config{Provider: c.Observe(m), ProviderName: "scripted", Model: "m", System: system,
 		Tools: tools, MaxTokens: 16_000, MaxTurns: s.calls + 5, Compactor: c, NoRetry: true})
 	p := llm.UserText("Go through every part*.log file in this directory one at a time and report what failed.")
@@ -135,42 +151,27 @@ func run(s scenario, verbose bool) (result, error) {
 
 var system = "You are rein, a coding agent. " + strings.Repeat("Follow the user's instructions carefully and use the tools. ", 60)
 
-// meter is the scripted model: it asks for the scenario's tool calls one
+// model is the scripted model: it asks for the scenario's tool calls one
 // turn at a time, then answers; it writes summaries when asked; and it
-// meters every request against the one before.
-type meter struct {
+// meters every request against the one before (compact.CacheMeter).
+type model struct {
 	s    scenario
 	turn int
-	prev []string
 	r    result
 }
 
-func (m *meter) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
-	segs := segments(req)
-	common := 0
-	for common < len(segs) && common < len(m.prev) && segs[common] == m.prev[common] {
-		common++
+func (m *model) Stream(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+	if br, broke := m.r.meter.Add(req); broke {
+		m.r.breaks = append(m.r.breaks, fmt.Sprintf("request %d: prefix broken at segment %d of %d (message %d, block %d)", br.Request, br.Segment, br.Of, br.Message, br.Block))
 	}
 	in := 0
-	for i, s := range segs {
-		n := tokens.Estimate(s)
-		in += n
-		if i < common {
-			m.r.cacheRead += n
-		} else {
-			m.r.uncached += n
-		}
-		m.r.bytes += int64(len(s))
+	for _, s := range compact.Segments(req) {
+		in += tokens.Estimate(s)
 	}
-	if common < len(m.prev) && m.turn > 0 {
-		m.r.breaks = append(m.r.breaks, fmt.Sprintf("request %d: prefix broken at segment %d of %d", m.r.requests, common, len(m.prev)))
-	}
-	m.prev = segs
-	m.r.requests++
 	var msg llm.Message
 	last := req.Messages[len(req.Messages)-1].TextOf()
 	switch {
-	case strings.HasPrefix(last, compact.SummaryInstruction[:40]):
+	case strings.HasPrefix(last, compact.SummaryInstruction):
 		m.r.summaries++
 		msg = text("Goals: report failures in part*.log. Files: " + strings.Repeat("part files read so far, all status=ok. ", 30))
 	case m.turn < m.s.calls:
@@ -190,7 +191,7 @@ func text(s string) llm.Message {
 	return llm.Message{Role: llm.RoleAssistant, Provider: "scripted", Model: "m", Content: []llm.Block{&llm.Text{Text: s}}}
 }
 
-func (m *meter) call(i int) llm.Message {
+func (m *model) call(i int) llm.Message {
 	file := fmt.Sprintf("part%02d.log", i)
 	var in []byte
 	if m.s.tool == "bash" {
@@ -202,37 +203,4 @@ func (m *meter) call(i int) llm.Message {
 		&llm.Text{Text: fmt.Sprintf("Reading %s.", file)},
 		&llm.ToolUse{ID: fmt.Sprintf("call_%02d", i), Name: m.s.tool, Input: in},
 	}}
-}
-
-// segments cuts a request into the units a prompt cache matches.
-func segments(req *llm.Request) []string {
-	specs, _ := json.Marshal(req.Tools)
-	out := []string{req.System, string(specs)}
-	for _, msg := range req.Messages {
-		for _, b := range msg.Content {
-			out = append(out, string(msg.Role)+":"+block(b))
-		}
-	}
-	return out
-}
-
-func block(b llm.Block) string {
-	switch b := b.(type) {
-	case *llm.Text:
-		return b.Text
-	case *llm.Thinking:
-		return b.Text + b.Signature
-	case *llm.ToolUse:
-		return b.ID + b.Name + string(b.Input)
-	case *llm.ToolResult:
-		var s strings.Builder
-		s.WriteString(b.ToolUseID)
-		for _, c := range b.Content {
-			s.WriteString(block(c))
-		}
-		return s.String()
-	case *llm.Image:
-		return "[image]"
-	}
-	return ""
 }

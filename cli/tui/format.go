@@ -198,3 +198,23 @@ func lastLines(s string, n int) string {
 	}
 	return strings.Join(lines[len(lines)-n:], "\n")
 }
+
+// splitRows splits s after the first lines that fill at most rows rows of
+// a terminal width columns wide (a line wider than that wraps onto more
+// rows; at least one line is taken, whatever its height). split is false
+// when all of s fits, and rest is then empty.
+func splitRows(s string, width, rows int) (head, rest string, split bool) {
+	lines := strings.Split(s, "\n")
+	used := 0
+	for i, line := range lines {
+		h := 1
+		if w := ansi.StringWidth(line); width > 0 && w > width {
+			h = (w + width - 1) / width
+		}
+		if i > 0 && used+h > max(rows, 1) {
+			return strings.Join(lines[:i], "\n"), strings.Join(lines[i:], "\n"), true
+		}
+		used += h
+	}
+	return s, "", false
+}

@@ -106,3 +106,33 @@ func TestFormats(t *testing.T) {
 		}
 	}
 }
+
+// CLI-6: a print taller than the room above the view goes in pieces that
+// fit; a line wider than the terminal counts for the rows it wraps onto.
+func TestSplitRows(t *testing.T) {
+	for _, tc := range []struct {
+		name, s            string
+		width, rows        int
+		wantHead, wantRest string
+		wantSplit          bool
+	}{
+		{"fits", "a\nb\nc", 80, 3, "a\nb\nc", "", false},
+		{"one too many", "a\nb\nc", 80, 2, "a\nb", "c", true},
+		{"empty lines count", "a\n\n\nb", 80, 2, "a\n", "\nb", true},
+		{"a wide line wraps", "aaaaaaaaaa\nb\nc", 4, 4, "aaaaaaaaaa\nb", "c", true},
+		{"a line taller than the room still goes", "aaaaaaaaaa\nb", 4, 2, "aaaaaaaaaa", "b", true},
+		{"no room: one line at a time", "a\nb", 80, 0, "a", "b", true},
+		{"styles do not count", "\x1b[1mab\x1b[0m\nc", 2, 1, "\x1b[1mab\x1b[0m", "c", true},
+		{"a trailing empty line is a row", "a\n", 80, 1, "a", "", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head, rest, split := splitRows(tc.s, tc.width, tc.rows)
+			if head != tc.wantHead || rest != tc.wantRest || split != tc.wantSplit {
+				t.Errorf("splitRows(%q, %d, %d) = %q, %q, %v; want %q, %q, %v", tc.s, tc.width, tc.rows, head, rest, split, tc.wantHead, tc.wantRest, tc.wantSplit)
+			}
+			if split && head+"\n"+rest != tc.s {
+				t.Errorf("pieces %q + %q do not make %q", head, rest, tc.s)
+			}
+		})
+	}
+}

@@ -77,6 +77,11 @@ type model struct {
 	pending  []string
 	printing bool
 	printFn  func(string) tea.Cmd
+	// tallFrame is the height of the tallest view drawn since the last
+	// print began: the renderer may still hold any of them when the next
+	// print goes above it, and a print must leave room for it (see
+	// flushPrints).
+	tallFrame int
 
 	// frameMin is the height the view keeps (see View).
 	frameMin int
@@ -481,6 +486,15 @@ func (m *model) flushPrints() tea.Cmd {
 	}
 	s := strings.Join(m.pending, "\n")
 	m.pending = nil
+	// A print taller than the room above the view would leave stale
+	// lines in the view and lose some of its own (bubbletea's inline
+	// renderer scrolls by the print's height plus the view's, then moves
+	// up past the screen's top): it goes in pieces that fit, the rest
+	// waiting its turn.
+	if head, rest, split := splitRows(s, m.width, m.height-m.tallFrame-1); split {
+		s, m.pending = head, []string{rest}
+	}
+	m.tallFrame = 0
 	m.printing = true
 	return m.printFn(m.paint(s))
 }

@@ -363,11 +363,6 @@ func TestReinResume_CLI6(t *testing.T) {
 // a rule), /doctor, /agents, /mcp, /jobs, /sandbox, /help listing them.
 func TestReinPanels_CLI6(t *testing.T) {
 	rs := startRein(t, nil, nil)
-	// /doctor's report is taller than the other tests' 30 rows; a block
-	// printed taller than the terminal can leave stale lines in the live
-	// area below it (a renderer fault still open, docs/cli.md), which
-	// this test is not about.
-	rs.must("resize-window", "-t", rs.name, "-y", "60")
 	rs.waitFor("the input box", "> Type a message")
 	for _, tc := range []struct {
 		line string
@@ -375,7 +370,9 @@ func TestReinPanels_CLI6(t *testing.T) {
 	}{
 		{"/permissions allow bash(go test:*)", []string{"Added the rule allow bash(go test:*)."}},
 		{"/permissions", []string{"Permission mode: default", "Allow rules", "bash(go test:*) (session)"}},
-		{"/doctor", []string{"rein doctor:", "configuration"}},
+		// Taller than the 30-row window: it goes above the view in
+		// pieces, none lost, and leaves no stale view in the scrollback.
+		{"/doctor", []string{"rein doctor:", "configuration", "sandbox policy writable", "sandbox policy network", "sessions      kept"}},
 		{"/agents", []string{"NAME", "ORIGIN"}},
 		{"/mcp", []string{"No MCP servers"}},
 		{"/jobs", []string{"> /jobs"}},
@@ -386,7 +383,10 @@ func TestReinPanels_CLI6(t *testing.T) {
 		rs.text(tc.line)
 		rs.keys("Enter") // a name typed in full is the menu's first entry
 
-		rs.waitFor(tc.line+"'s output", append(tc.want, "> Type a message")...)
+		pane := rs.waitFor(tc.line+"'s output", append(tc.want, "> Type a message")...)
+		if n := strings.Count(pane, "> Type a message"); n != 1 {
+			t.Errorf("after %s the pane shows the input box %d times (a stale view left by a print):\n%s", tc.line, n, pane)
+		}
 	}
 	rs.keys("C-d")
 	rs.waitExit()

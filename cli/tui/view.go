@@ -73,6 +73,7 @@ func (m *model) View() tea.View {
 	} else {
 		m.frameMin = min(n, max(m.height, 1))
 	}
+	m.tallFrame = max(m.tallFrame, lineCount(content))
 	return tea.NewView(content)
 }
 

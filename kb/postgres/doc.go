@@ -3,7 +3,8 @@
 //
 // Several knowledge bases (one a workspace) share a database: every table
 // is keyed by a namespace, and a Store serves the one Options.Namespace
-// names. A document is a row of kb_documents and its chunks rows of
+// names. A server with many of them opens the database once ([OpenDB])
+// and a Store per namespace over its connections ([DB.Store]). A document is a row of kb_documents and its chunks rows of
 // kb_chunks; Put and Delete are one transaction each, so a reader sees a
 // document's old chunks or its new ones, never a mix.
 //

@@ -4,16 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/reinhq/rein/internal/pgdb"
 	"github.com/reinhq/rein/kb"
 )
 
@@ -41,6 +38,7 @@ type Store struct {
 	pool   *pgxpool.Pool
 	ns     string
 	target string // host:port, for messages
+	shared bool   // the pool is a DB's: Close leaves it open
 
 	vmu     sync.Mutex // guards vectors, held while they load
 	vectors *vectorCache
@@ -60,30 +58,22 @@ var (
 // with [ErrNewerSchema]. ctx bounds the connection and the migration, not
 // the store's life.
 func Open(ctx context.Context, url string, opts Options) (*Store, error) {
-	if len(opts.Namespace) > maxNamespace || strings.ContainsRune(opts.Namespace, 0) || !utf8.ValidString(opts.Namespace) {
-		return nil, fmt.Errorf("kb/postgres: open: namespace %q: want UTF-8 text of at most %d bytes, without NUL characters",
-			opts.Namespace, maxNamespace)
+	if err := checkNamespace(opts.Namespace); err != nil {
+		return nil, err
 	}
-	now := time.Now
-	if opts.Now != nil {
-		now = opts.Now
-	}
-	p, where, err := pgdb.Open(ctx, url, pgdb.Config{
-		Name:           "kb/postgres",
-		MaxConns:       opts.MaxConns,
-		ConnectTimeout: opts.ConnectTimeout,
-		QuietDeadline:  true,
-		SetUp:          func(ctx context.Context, c *pgx.Conn) error { return migrate(ctx, c, now()) },
-	})
+	d, err := OpenDB(ctx, url, opts)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: p, ns: opts.Namespace, target: where}, nil
+	return &Store{pool: d.pool, ns: opts.Namespace, target: d.target}, nil
 }
 
-// Close closes the connections; the store cannot be used afterwards.
+// Close closes the connections (those of a [DB.Store] stay open, the
+// DB's); the store cannot be used afterwards.
 func (s *Store) Close() error {
-	s.pool.Close()
+	if !s.shared {
+		s.pool.Close()
+	}
 	return nil
 }
 
