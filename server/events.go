@@ -46,7 +46,7 @@ type eventsInput struct {
 const eventsDoc = "The session's event stream (SPEC API-2), open until the client closes it — it outlives runs. Each event is\n\n" +
 	"    id: <int64>\n    event: <type>\n    data: <the event's JSON on one line, as in docs/events.md>\n\n" +
 	"Ids increase within the session. Reconnecting with Last-Event-ID: N (or ?after=N) sends the events after N that are " +
-	"still known: every durable one (message, tool_start, tool_end, compaction, done), deltas while the server still " +
+	"still known: every durable one (message, tool_start, tool_end, question, compaction, subagent_end, done), deltas while the server still " +
 	"holds them. A comment line `: ping` arrives every heartbeat. A client too slow to keep up is disconnected; it " +
 	"reconnects with Last-Event-ID. Disconnecting never cancels a run.\n\n" +
 	"A caller holds a bounded number of open streams, the server too (429 with Retry-After beyond; the problem names " +
