@@ -34,6 +34,11 @@ const (
 	// run_start and done, renamed so that a stream has exactly one of each.
 	EventSubagentStart EventType = "subagent_start"
 	EventSubagentEnd   EventType = "subagent_end"
+	// EventQuestion is a question the model put to the user with ask_user
+	// where the user answers over the API (rein serve): CallID, Question
+	// and Options are set. Durable, so a client that connects later sees a
+	// question still waiting; the call's tool_end closes it.
+	EventQuestion EventType = "question"
 	// EventPlan is in plan.go.
 )
 
@@ -41,7 +46,7 @@ const (
 // are persisted, deltas only forwarded.
 func (t EventType) Durable() bool {
 	switch t {
-	case EventMessage, EventCompaction, EventDone, EventToolStart, EventToolEnd, EventSubagentEnd:
+	case EventMessage, EventCompaction, EventDone, EventToolStart, EventToolEnd, EventSubagentEnd, EventQuestion:
 		return true
 	}
 	return false
@@ -63,6 +68,12 @@ type Event struct {
 
 	// Text is set on text_delta and thinking_delta.
 	Text string `json:"text,omitempty"`
+
+	// CallID, Question and Options are set on question: the ask_user call
+	// asking, its question and the answers it suggests.
+	CallID   string   `json:"call_id,omitempty"`
+	Question string   `json:"question,omitempty"`
+	Options  []string `json:"options,omitempty"`
 
 	// RunStart is set on run_start and subagent_start.
 	RunStart   *RunStart        `json:"run_start,omitempty"`

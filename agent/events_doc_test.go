@@ -37,7 +37,7 @@ func TestEventsDoc(t *testing.T) {
 	}
 	for _, typ := range []EventType{EventRunStart, EventTextDelta, EventThinkingDelta, EventToolStart, EventToolEnd,
 		EventPermissionRequest, EventPermissionDecision, EventCompaction, EventRetry, EventUsage, EventError,
-		EventMessage, EventDone, EventSubagentStart, EventSubagentEnd} {
+		EventMessage, EventDone, EventSubagentStart, EventSubagentEnd, EventQuestion} {
 		if !seen[typ] {
 			t.Errorf("docs/events.md has no example of %s", typ)
 		}

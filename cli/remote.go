@@ -14,6 +14,7 @@ import (
 	"github.com/reinhq/rein/client"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/session"
+	"github.com/reinhq/rein/tool/builtin"
 )
 
 // EnvServerToken is the variable holding the bearer token of --server
@@ -109,6 +110,9 @@ func (a *App) followRun(ctx context.Context, c *client.Client, sid, runID string
 			}
 			a.answerRemote(ctx, c, runID, *e.Permission, approver)
 		}
+		if e.Type == agent.EventQuestion {
+			a.answerQuestion(ctx, c, runID, e, approver)
+		}
 		if e.Type == agent.EventDone && e.Done != nil && plan != "" {
 			e.Done.Reason, e.Done.Plan, e.Done.Error = agent.ReasonPlanReady, plan, ""
 		}
@@ -135,6 +139,22 @@ func (a *App) answerRemote(ctx context.Context, c *client.Client, runID string, 
 	}
 	if err := c.Answer(context.WithoutCancel(ctx), runID, p.CallID, ans); err != nil {
 		fmt.Fprintf(a.Stderr, "rein: answering the question of %s: %v\n", p.CallID, err)
+	}
+}
+
+// answerQuestion puts the model's ask_user question to the terminal when
+// the approver can ask (a builtin.Asker) and sends the answer; without a
+// terminal it answers at once with no answer, so the model goes on with
+// its best judgement instead of waiting out the server's timeout.
+func (a *App) answerQuestion(ctx context.Context, c *client.Client, runID string, e agent.Event, approver permission.Approver) {
+	ans := ""
+	if asker, ok := approver.(builtin.Asker); ok {
+		if got, err := asker.Ask(ctx, e.Question, e.Options); err == nil {
+			ans = got
+		}
+	}
+	if err := c.AnswerQuestion(context.WithoutCancel(ctx), runID, e.CallID, ans); err != nil {
+		fmt.Fprintf(a.Stderr, "rein: answering the question of %s: %v\n", e.CallID, err)
 	}
 }
 

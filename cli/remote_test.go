@@ -132,3 +132,23 @@ func TestRunOnServer(t *testing.T) {
 		t.Errorf("--allowed-tools with --server: %s", errs)
 	}
 }
+
+// PERM-3, API-1: the model's ask_user on a server reaches rein run
+// --server as a question event; without a terminal the question is
+// answered at once with no answer, so the run goes on rather than waiting
+// out the server's ask timeout.
+func TestRunOnServerQuestion(t *testing.T) {
+	te := newTestEnv(t)
+	te.script("q", llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("q1", "ask_user", `{"question":"Which port?","options":["80","8080"]}`)}},
+		llmtest.Reply{Text: "went on"})
+	url := serveFor(t, te)
+	out, _ := te.mustRun(ExitOK, "run", "--server", url, "--model", "scripted/q", "--output", "stream-json", "serve it")
+	if !strings.Contains(out, `"type":"question"`) || !strings.Contains(out, `"question":"Which port?"`) {
+		t.Errorf("no question event in the stream:\n%s", out)
+	}
+	// Answered (with nothing), not timed out: the result says the user
+	// gave no answer, not that nobody answered in time.
+	if !strings.Contains(out, "The user gave no answer; proceed with your best judgement.") {
+		t.Errorf("the model was not told there was no answer:\n%s", out)
+	}
+}

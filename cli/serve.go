@@ -266,7 +266,8 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 			MetricsPublic: o.metricsPublic, OnSSE: metrics.SSEClients, OnRequest: metrics.HTTPRequest, Logger: logger, Now: a.Now,
 			Checks: readyChecks(db, bus, q, o.leaseTTL), OnSessionChange: svc.NotifyMirror, Commands: commands,
 			AllowedHosts: o.allowedHosts, AllowedOrigins: o.allowedOrigins, CORSCredentials: o.corsCredentials,
-			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams, Jobs: serviceJobs{svc}})
+			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams, Jobs: serviceJobs{svc},
+			Workspaces: serviceWorkspaces{svc: svc, now: a.Now}})
 		if err != nil {
 			return fail(ExitError, "%v", err)
 		}

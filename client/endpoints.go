@@ -199,6 +199,21 @@ func (c *Client) Answer(ctx context.Context, runID, callID string, a api.Permiss
 	return c.do(ctx, http.MethodPost, "/runs/"+p+"/permissions/"+cp, nil, a, nil)
 }
 
+// AnswerQuestion answers a question event of a run (the model's
+// ask_user): POST /runs/{id}/questions/{call_id}. No question pending for
+// callID is [ErrNotFound].
+func (c *Client) AnswerQuestion(ctx context.Context, runID, callID, answer string) error {
+	p, err := seg("run", runID)
+	if err != nil {
+		return err
+	}
+	cp, err := seg("tool call", callID)
+	if err != nil {
+		return err
+	}
+	return c.do(ctx, http.MethodPost, "/runs/"+p+"/questions/"+cp, nil, api.QuestionAnswer{Answer: answer}, nil)
+}
+
 // AuditQuery selects records of [Client.Audit]; zero fields do not filter.
 type AuditQuery struct {
 	SessionID, RunID string

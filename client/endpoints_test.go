@@ -202,6 +202,13 @@ func TestEndpoints(t *testing.T) {
 		status: 204,
 		want:   seen{Method: "POST", Path: "/runs/r1/permissions/call_7", ContentType: "application/json", Body: obj(`{"answer":"deny","message":"not now"}`)},
 	}, {
+		name: "answer question",
+		call: func(ctx context.Context, c *Client) (any, error) {
+			return nil, c.AnswerQuestion(ctx, "r1", "call_8", "PostgreSQL")
+		},
+		status: 204,
+		want:   seen{Method: "POST", Path: "/runs/r1/questions/call_8", ContentType: "application/json", Body: obj(`{"answer":"PostgreSQL"}`)},
+	}, {
 		name: "audit",
 		call: func(ctx context.Context, c *Client) (any, error) {
 			return c.Audit(ctx, AuditQuery{SessionID: "s1", RunID: "r1", Kind: "tool_call", Since: t0, Until: t0.Add(time.Hour), AfterID: 8, Limit: 50})
@@ -305,18 +312,19 @@ func TestEmptyID(t *testing.T) {
 	c := serve(t, rc, Options{})
 	ctx := context.Background()
 	calls := map[string]func() error{
-		"Workspace":     func() error { _, err := c.Workspace(ctx, ""); return err },
-		"Session":       func() error { _, err := c.Session(ctx, ""); return err },
-		"DeleteSession": func() error { return c.DeleteSession(ctx, "") },
-		"Fork":          func() error { _, err := c.Fork(ctx, "", api.Fork{}); return err },
-		"Export":        func() error { return c.Export(ctx, "", "", io.Discard) },
-		"Send":          func() error { _, err := c.Send(ctx, "", api.Message{}); return err },
-		"Runs":          func() error { _, err := c.Runs(ctx, ""); return err },
-		"Jobs":          func() error { _, err := c.Jobs(ctx, ""); return err },
-		"Run":           func() error { _, err := c.Run(ctx, ""); return err },
-		"Cancel":        func() error { _, err := c.Cancel(ctx, ""); return err },
-		"Answer":        func() error { return c.Answer(ctx, "r1", "", api.PermissionAnswer{}) },
-		"Wait":          func() error { _, err := c.Wait(ctx, ""); return err },
+		"Workspace":      func() error { _, err := c.Workspace(ctx, ""); return err },
+		"Session":        func() error { _, err := c.Session(ctx, ""); return err },
+		"DeleteSession":  func() error { return c.DeleteSession(ctx, "") },
+		"Fork":           func() error { _, err := c.Fork(ctx, "", api.Fork{}); return err },
+		"Export":         func() error { return c.Export(ctx, "", "", io.Discard) },
+		"Send":           func() error { _, err := c.Send(ctx, "", api.Message{}); return err },
+		"Runs":           func() error { _, err := c.Runs(ctx, ""); return err },
+		"Jobs":           func() error { _, err := c.Jobs(ctx, ""); return err },
+		"Run":            func() error { _, err := c.Run(ctx, ""); return err },
+		"Cancel":         func() error { _, err := c.Cancel(ctx, ""); return err },
+		"Answer":         func() error { return c.Answer(ctx, "r1", "", api.PermissionAnswer{}) },
+		"AnswerQuestion": func() error { return c.AnswerQuestion(ctx, "r1", "", "x") },
+		"Wait":           func() error { _, err := c.Wait(ctx, ""); return err },
 	}
 	for name, call := range calls {
 		if err := call(); err == nil || !strings.Contains(err.Error(), "empty") {

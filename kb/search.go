@@ -20,6 +20,9 @@ type SearchOptions struct {
 	// 0 means 50; at most 1,000. The keyword pass asks the backend for at
 	// least Ranking.Candidates chunks to rank into documents.
 	Candidates int
+	// KeywordOnly runs the keyword pass alone, even with an Embedder
+	// (Results.Note says it was asked for).
+	KeywordOnly bool
 }
 
 // Results is the outcome of a search.
@@ -34,6 +37,9 @@ type Results struct {
 
 // NoteKeywordOnly is Results.Note of a base without an embedding model.
 const NoteKeywordOnly = "keyword search only: no embedding model is configured (set kb.embedding_model)"
+
+// NoteKeywordAsked is Results.Note of a search asked to be keyword only.
+const NoteKeywordAsked = "keyword search only, as asked"
 
 // ErrEmptyQuery is returned for a query without a searchable term.
 var ErrEmptyQuery = errors.New("kb: search: the query has no searchable term")
@@ -54,7 +60,10 @@ func (b *Base) Search(ctx context.Context, query string, opts SearchOptions) (*R
 	}
 	res := &Results{Mode: ModeKeyword, Note: NoteKeywordOnly}
 	var vecHits []Hit
-	if b.embedder != nil {
+	if opts.KeywordOnly {
+		res.Note = NoteKeywordAsked
+	}
+	if b.embedder != nil && !opts.KeywordOnly {
 		hits, err := b.vectorPass(ctx, query, opts.Candidates)
 		if err != nil {
 			if ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 
+	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/permission"
 )
 
@@ -14,10 +15,15 @@ import (
 type remoteApprover struct {
 	mu      sync.Mutex
 	pending map[string]chan permission.Verdict // by call id
+	// questions are the ask_user questions waiting (askuser.go), by call
+	// id; publish sends a question event into the run's stream (set by
+	// the run once its stream exists).
+	questions map[string]chan string
+	publish   func(agent.Event) error
 }
 
 func newRemoteApprover() *remoteApprover {
-	return &remoteApprover{pending: map[string]chan permission.Verdict{}}
+	return &remoteApprover{pending: map[string]chan permission.Verdict{}, questions: map[string]chan string{}}
 }
 
 // Approve implements permission.Approver: it waits for the answer to the

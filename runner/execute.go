@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/eventbus"
@@ -34,6 +35,9 @@ func EventID(durable, delta int64) int64 { return durable<<deltaBits | delta }
 // stream numbers a run's events and sends them to the ledger (durable
 // ones) and the bus (all).
 type stream struct {
+	// mu makes publishing one event at a time: the run's loop publishes,
+	// and so does an ask_user call waiting for its answer (askuser.go).
+	mu      sync.Mutex
 	s       *Service
 	appr    *remoteApprover
 	run     *session.Run
@@ -50,6 +54,8 @@ type stream struct {
 // publish stores a durable event and publishes any event. A durable event
 // that cannot be stored is an error: the run must stop.
 func (st *stream) publish(ctx context.Context, ev agent.Event) error {
+	st.mu.Lock()
+	defer st.mu.Unlock()
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", ev.Type, err)
@@ -189,6 +195,12 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 	}
 	st := &stream{s: s, appr: appr, run: run, durable: last >> deltaBits, inputs: map[string]json.RawMessage{},
 		cause: func() error { return context.Cause(ctx) }}
+	if appr != nil {
+		appr.publish = func(ev agent.Event) error {
+			ev.Time, ev.SessionID, ev.RunID = s.cfg.Now(), run.SessionID, run.ID
+			return st.publish(store, ev)
+		}
+	}
 	setup, err := s.setup(ctx, run)
 	var c *Conversation
 	if err == nil {

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"encoding/json"
 	"sync"
 	"time"
 
@@ -59,7 +60,7 @@ func (t *Telemetry) Event(run *session.Run, ev agent.Event) {
 	r := t.runs[run.ID]
 	if r == nil {
 		r = &runTrace{start: ev.Time, modelStart: ev.Time, tools: map[string]time.Time{},
-			tracer: telemetry.NewRunTracer(t.tp, run.SessionID, run.ID, run.Caller, ev.Time)}
+			tracer: telemetry.NewRunTracerIn(t.tp, traceParent(run), run.SessionID, run.ID, run.Caller, ev.Time)}
 		t.runs[run.ID] = r
 		t.metrics.RunStarted()
 		t.queueDepth()
@@ -136,4 +137,17 @@ func (t *Telemetry) queueDepth() {
 	if t.Queued != nil {
 		t.metrics.QueueDepth(t.Queued())
 	}
+}
+
+// traceParent is the W3C traceparent the run's message came with, "" when
+// none (the run's trace then starts a new one).
+func traceParent(run *session.Run) string {
+	if len(run.Options) == 0 {
+		return ""
+	}
+	var sub session.Submission
+	if json.Unmarshal(run.Options, &sub) != nil {
+		return ""
+	}
+	return sub.TraceParent
 }

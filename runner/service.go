@@ -315,7 +315,30 @@ func (s *Service) Answer(ctx context.Context, runID, callID string, v permission
 			return err
 		}
 		if run.Status == session.RunRunning {
-			return s.answerRemote(ctx, runID, callID, v)
+			return s.answerRemote(ctx, signal{RunID: runID, CallID: callID, Verdict: &v})
+		}
+	}
+	return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)
+}
+
+// AnswerQuestion answers the pending ask_user question of callID in run
+// runID (the question event); none pending wraps session.ErrNotFound. In a
+// split service the answer reaches the process running the run as a
+// permission answer does.
+func (s *Service) AnswerQuestion(ctx context.Context, runID, callID, answer string) error {
+	s.mu.Lock()
+	l := s.running[runID]
+	s.mu.Unlock()
+	if l != nil && l.approver.answerQuestion(callID, answer) {
+		return nil
+	}
+	if l == nil && s.split() {
+		run, err := s.cfg.Ledger.GetRun(ctx, runID)
+		if err != nil {
+			return err
+		}
+		if run.Status == session.RunRunning {
+			return s.answerRemote(ctx, signal{RunID: runID, CallID: callID, Answer: &answer})
 		}
 	}
 	return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)

@@ -38,6 +38,8 @@ type signal struct {
 	Cancel  bool                `json:"cancel,omitempty"`
 	CallID  string              `json:"call_id,omitempty"`
 	Verdict *permission.Verdict `json:"verdict,omitempty"`
+	// Answer, instead of Verdict, answers CallID's ask_user question.
+	Answer *string `json:"answer,omitempty"`
 	// ID names an answer; the process running its run replies with
 	// ReplyTo set to it and Taken saying whether the question was pending.
 	ID      string `json:"id,omitempty"`
@@ -52,11 +54,14 @@ type signal struct {
 // say whether it took the answer.
 const replyWait = 3 * time.Second
 
-// answerRemote sends an answer to the process running the run and waits
-// for its reply: nil when the question was pending there, ErrNotFound
-// when it was not or no process replied in time.
-func (s *Service) answerRemote(ctx context.Context, runID, callID string, v permission.Verdict) error {
+// answerRemote sends an answer (sig: a Verdict or an Answer for a run's
+// call) to the process running the run and waits for its reply: nil when
+// the question was pending there, ErrNotFound when it was not or no
+// process replied in time.
+func (s *Service) answerRemote(ctx context.Context, sig signal) error {
+	runID, callID := sig.RunID, sig.CallID
 	id := session.NewID()
+	sig.ID = id
 	reply := make(chan bool, 1)
 	s.mu.Lock()
 	s.replies[id] = reply
@@ -66,7 +71,7 @@ func (s *Service) answerRemote(ctx context.Context, runID, callID string, v perm
 		delete(s.replies, id)
 		s.mu.Unlock()
 	}()
-	if err := s.signal(ctx, signal{RunID: runID, CallID: callID, Verdict: &v, ID: id}); err != nil {
+	if err := s.signal(ctx, sig); err != nil {
 		return err
 	}
 	select {
@@ -161,8 +166,13 @@ func (s *Service) deliver(msg []byte) {
 	case l == nil: // another process's run
 	case sig.Cancel:
 		l.cancel()
-	case sig.Verdict != nil:
-		taken := l.approver.answer(sig.CallID, *sig.Verdict)
+	case sig.Verdict != nil, sig.Answer != nil:
+		var taken bool
+		if sig.Verdict != nil {
+			taken = l.approver.answer(sig.CallID, *sig.Verdict)
+		} else {
+			taken = l.approver.answerQuestion(sig.CallID, *sig.Answer)
+		}
 		if sig.ID != "" {
 			if err := s.signal(s.base, signal{ReplyTo: sig.ID, Taken: taken}); err != nil {
 				s.cfg.Logger.Warn("the reply to an answer was not sent", "run_id", sig.RunID, "err", err)

@@ -296,3 +296,52 @@ func TestSplitQueueUnavailable_API5(t *testing.T) {
 		t.Errorf("the refused run: %s %q, want failed with a reason", runs[0].Status, runs[0].Error)
 	}
 }
+
+// PERM-3 in split mode: an ask_user question of a run on the worker is
+// answered through the API process's service, the answer travelling as a
+// permission answer does (the broadcast, and the worker's reply).
+func TestSplitAnswerQuestion_API5(t *testing.T) {
+	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		if last := req.Messages[len(req.Messages)-1]; len(last.ToolResults()) > 0 {
+			return llmtest.NewScripted(llmtest.Reply{Text: "thanks"}).Stream(ctx, req)
+		}
+		return llmtest.NewScripted(llmtest.Reply{ToolCalls: []llm.ToolUse{
+			llmtest.Call("q1", "ask_user", `{"question":"Which port?"}`)}}).Stream(ctx, req)
+	}}}
+	s := newSplit(t, p, nil, nil)
+	ctx := context.Background()
+	sess := s.newSession(t)
+	sub, err := s.bus.Subscribe(ctx, sess.ID, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Close()
+	r, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "serve it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev := range sub.Events() {
+		var a agent.Event
+		json.Unmarshal(ev.Data, &a)
+		if a.Type == agent.EventQuestion && a.RunID == r.ID {
+			if err := s.api.AnswerQuestion(ctx, r.ID, "no-such-call", "x"); !errors.Is(err, session.ErrNotFound) {
+				t.Errorf("answering an unknown call through the API service: %v, want ErrNotFound", err)
+			}
+			if err := s.api.AnswerQuestion(ctx, r.ID, a.CallID, "8080"); err != nil {
+				t.Fatalf("answer through the API service: %v", err)
+			}
+		}
+		if a.Type == agent.EventToolEnd && a.RunID == r.ID {
+			if a.Tool.Output != "The user answered: 8080" {
+				t.Errorf("the model read %q", a.Tool.Output)
+			}
+			break
+		}
+	}
+	if run := s.wait(t, r.ID); run.Status != session.RunCompleted {
+		t.Errorf("the answered run ended %s (%s)", run.Status, run.Error)
+	}
+	if err := s.api.AnswerQuestion(ctx, r.ID, "q1", "again"); !errors.Is(err, session.ErrNotFound) {
+		t.Errorf("answering an ended run: %v, want ErrNotFound", err)
+	}
+}

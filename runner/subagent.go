@@ -432,7 +432,17 @@ func (s *Setup) maxDepth() int { return s.ev.Int(workspace.SubagentMaxDepth) }
 // tree shares approver among every agent the run starts.
 func (c *Conversation) runTools(approver permission.Approver) *tool.Set {
 	set := c.withPlanTool(c.tools)
-	if asker, ok := approver.(builtin.Asker); ok && set != nil {
+	if ca, ok := approver.(callAsker); ok && set != nil {
+		// A server's run: the question goes out as an event (askuser.go).
+		if _, has := set.Get(builtin.AskUserName); has {
+			swapped, err := set.Swap(newRemoteAskTool(ca, c.s.policy.AskTimeout()))
+			if err != nil {
+				c.s.logger.Warn("ask_user cannot ask this run's user", "err", err)
+			} else {
+				set = swapped
+			}
+		}
+	} else if asker, ok := approver.(builtin.Asker); ok && set != nil {
 		if _, has := set.Get(builtin.AskUserName); has {
 			swapped, err := set.Swap(builtin.NewAskUser(asker))
 			if err != nil {

@@ -32,4 +32,13 @@
 // must be declared JSON. Open event streams are capped per caller and in
 // all, and a stream ends when the token that opened it expires (SPEC
 // API-9, streams.go and events.go).
+//
+// A workspace's catalog, memory and knowledge base (SPEC API-10:
+// catalog.go, memory.go, kb.go) are read through [WorkspaceData], which the
+// runner implements; an ask_user question of a run is answered through
+// [QuestionAnswerer] (questions.go). document.go completes the OpenAPI
+// document once every operation is registered: the statuses the layers
+// around the handlers answer, and the empty security requirement of a
+// server without authentication. A message's W3C traceparent header
+// (traceparent.go) is checked and handed to the run, whose trace joins it.
 package server

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -16,6 +19,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humago"
 
+	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/eventbus"
 )
 
@@ -42,7 +46,7 @@ type eventsInput struct {
 const eventsDoc = "The session's event stream (SPEC API-2), open until the client closes it — it outlives runs. Each event is\n\n" +
 	"    id: <int64>\n    event: <type>\n    data: <the event's JSON on one line, as in docs/events.md>\n\n" +
 	"Ids increase within the session. Reconnecting with Last-Event-ID: N (or ?after=N) sends the events after N that are " +
-	"still known: every durable one (message, tool_start, tool_end, compaction, done), deltas while the server still " +
+	"still known: every durable one (message, tool_start, tool_end, question, compaction, subagent_end, done), deltas while the server still " +
 	"holds them. A comment line `: ping` arrives every heartbeat. A client too slow to keep up is disconnected; it " +
 	"reconnects with Last-Event-ID. Disconnecting never cancels a run.\n\n" +
 	"A caller holds a bounded number of open streams, the server too (429 with Retry-After beyond; the problem names " +
@@ -55,9 +59,49 @@ func (s *Server) registerEvents() {
 	op.Tags = []string{"events"}
 	op.Description = eventsDoc
 	op.Responses = map[string]*huma.Response{"200": {Description: "Server-Sent Events.", Content: map[string]*huma.MediaType{
-		"text/event-stream": {Schema: &huma.Schema{Type: huma.TypeString, Description: "id/event/data frames; data is an agent event (docs/events.md)."}},
+		"text/event-stream": {Schema: s.eventSchema()},
 	}}}
 	huma.Register(s.api, op, s.sessionEvents)
+}
+
+// eventSchema describes the stream's frames (SPEC API-1): one of a frame
+// per event type, told apart by its event line (the discriminator), each
+// with the schema of its data (api.EventTypes), registered as components
+// named after the event ("EventRunStart" for the frame, "RunStartEvent"
+// for its data).
+func (s *Server) eventSchema() *huma.Schema {
+	reg := s.api.OpenAPI().Components.Schemas
+	names := slices.Sorted(maps.Keys(api.EventTypes))
+	one := make([]*huma.Schema, 0, len(names))
+	mapping := make(map[string]string, len(names))
+	for _, name := range names {
+		data := reg.Schema(reflect.TypeOf(api.EventTypes[name]), true, "")
+		frame := &huma.Schema{Type: huma.TypeObject, Description: "A " + name + " event (docs/events.md).",
+			Properties: map[string]*huma.Schema{
+				"id":    {Type: huma.TypeInteger, Format: "int64", Description: "The event's id in the session: durable << 20 | delta (docs/events.md)."},
+				"event": {Type: huma.TypeString, Enum: []any{name}, Description: "The event's type: " + name + "."},
+				"data":  data,
+			},
+			Required: []string{"id", "event", "data"}}
+		key := "Event" + camel(name)
+		reg.Map()[key] = frame
+		ref := "#/components/schemas/" + key
+		one = append(one, &huma.Schema{Ref: ref})
+		mapping[name] = ref
+	}
+	return &huma.Schema{Description: "Frames of id, event and data lines; data is the event's JSON on one line (docs/events.md). " +
+		"The event line names the type.", OneOf: one, Discriminator: &huma.Discriminator{PropertyName: "event", Mapping: mapping}}
+}
+
+// camel turns an event type into a schema name: run_start → RunStart.
+func camel(s string) string {
+	var b strings.Builder
+	for _, part := range strings.Split(s, "_") {
+		if part != "" {
+			b.WriteString(strings.ToUpper(part[:1]) + part[1:])
+		}
+	}
+	return b.String()
 }
 
 func (s *Server) sessionEvents(ctx context.Context, in *eventsInput) (*huma.StreamResponse, error) {

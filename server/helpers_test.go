@@ -74,6 +74,8 @@ type fakeRuntime struct {
 	mu          sync.Mutex
 	submissions []session.Submission
 	pending     map[string]bool // runID/callID
+	questions   map[string]bool // runID/callID
+	replies     []string
 	answers     []permission.Verdict
 	cancels     []string
 	err         error // when set, every call fails with it
@@ -132,6 +134,32 @@ func (f *fakeRuntime) Answer(_ context.Context, runID, callID string, v permissi
 	return nil
 }
 
+// AnswerQuestion implements server.QuestionAnswerer: questions are put
+// with askQuestion.
+func (f *fakeRuntime) AnswerQuestion(_ context.Context, runID, callID, answer string) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err != nil {
+		return f.err
+	}
+	if !f.questions[runID+"/"+callID] {
+		return fmt.Errorf("run %s: no question for %s: %w", runID, callID, session.ErrNotFound)
+	}
+	delete(f.questions, runID+"/"+callID)
+	f.replies = append(f.replies, answer)
+	return nil
+}
+
+// askQuestion puts an ask_user question for callID in run runID.
+func (f *fakeRuntime) askQuestion(runID, callID string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.questions == nil {
+		f.questions = map[string]bool{}
+	}
+	f.questions[runID+"/"+callID] = true
+}
+
 // ask puts a permission question for callID in run runID.
 func (f *fakeRuntime) ask(runID, callID string) {
 	f.mu.Lock()
@@ -164,6 +192,7 @@ type env struct {
 	ledger *session.MemLedger
 	bus    *eventbus.Memory
 	rt     *fakeRuntime
+	ws     *fakeWorkspaces
 	root   string
 	logs   *syncBuffer
 }
@@ -208,8 +237,9 @@ func newEnvBus(t testing.TB, busOpts eventbus.Options, opts ...func(*server.Conf
 	e := &env{store: session.NewMemStore(), ledger: session.NewMemLedger(), bus: eventbus.NewMemory(busOpts),
 		root: t.TempDir(), logs: &syncBuffer{}}
 	e.rt = &fakeRuntime{ledger: e.ledger}
+	e.ws = newFakeWorkspaces()
 	cfg := server.Config{
-		Runtime: e.rt, Sessions: e.store, Ledger: e.ledger, Bus: e.bus,
+		Runtime: e.rt, Sessions: e.store, Ledger: e.ledger, Bus: e.bus, Workspaces: e.ws,
 		Auth:      server.Auth{PublicKeys: []crypto.PublicKey{keys().edPub, &keys().rsa.PublicKey}},
 		Roots:     []string{e.root},
 		RateLimit: -1,

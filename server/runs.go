@@ -14,8 +14,10 @@ import (
 )
 
 type messageInput struct {
-	ID   string `path:"id" maxLength:"128" pattern:"^[A-Za-z0-9_-][A-Za-z0-9._-]*$" doc:"Session id."`
-	Body api.Message
+	ID string `path:"id" maxLength:"128" pattern:"^[A-Za-z0-9_-][A-Za-z0-9._-]*$" doc:"Session id."`
+	// TraceParent has no pattern: a malformed one is ignored, not refused.
+	TraceParent string `header:"traceparent" doc:"A W3C traceparent (00-<trace id>-<parent id>-<flags>): the run's trace (rein.run and its spans) joins this trace as a child of that span. A malformed one is ignored."`
+	Body        api.Message
 }
 
 type acceptedOutput struct {
@@ -89,7 +91,8 @@ func (s *Server) sendMessage(ctx context.Context, in *messageInput) (*acceptedOu
 		return nil, err
 	}
 	r, err := s.cfg.Runtime.Submit(ctx, session.Submission{SessionID: in.ID, Caller: c, Text: in.Body.Text, Images: imgs,
-		Model: in.Body.Model, PermissionMode: in.Body.PermissionMode, MaxTurns: in.Body.MaxTurns, Agent: in.Body.Agent})
+		Model: in.Body.Model, PermissionMode: in.Body.PermissionMode, MaxTurns: in.Body.MaxTurns, Agent: in.Body.Agent,
+		TraceParent: traceParent(in.TraceParent)})
 	if err != nil {
 		return nil, s.fail(ctx, "queueing the run", err)
 	}

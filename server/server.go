@@ -122,6 +122,10 @@ type Config struct {
 	// the signed-in caller, and a write made with it needs its CSRF
 	// token. Nil serves no console (rein serve --console=false).
 	Console *console.Console
+
+	// Workspaces shows workspaces' catalogs, memory and knowledge bases
+	// (SPEC API-1, API-10); nil leaves those operations out.
+	Workspaces WorkspaceData
 }
 
 func init() {
@@ -218,6 +222,12 @@ func New(cfg Config) (*Server, error) {
 	s.registerEvents()
 	s.registerAudit()
 	s.registerConsole()
+
+	s.registerCatalog()
+	s.registerMemory()
+	s.registerKB()
+	s.registerQuestions()
+	s.completeDocument()
 	s.mux.HandleFunc("/", s.noRoute)
 	return s, nil
 }

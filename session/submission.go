@@ -29,6 +29,10 @@ type Submission struct {
 	// Agent names the agent definition the run uses (AGENT-1); an unknown
 	// one fails the run with a message listing the agents.
 	Agent string `json:"agent,omitempty"`
+	// TraceParent is the W3C traceparent header of the request that posted
+	// the message, checked by the front: the run's trace joins the
+	// caller's (SPEC OBS-3).
+	TraceParent string `json:"traceparent,omitempty"`
 }
 
 // ErrShuttingDown is what a runtime returns while it takes no new runs (it

@@ -7,6 +7,7 @@ import (
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 )
@@ -78,12 +79,27 @@ type RunTracer struct {
 // NewRunTracer opens the root span of a run that started at start. A nil
 // tp is a no-op provider.
 func NewRunTracer(tp trace.TracerProvider, sessionID, runID, caller string, start time.Time) *RunTracer {
+	return NewRunTracerIn(tp, "", sessionID, runID, caller, start)
+}
+
+// NewRunTracerIn is NewRunTracer for a run whose trace joins the caller's:
+// traceparent is the W3C traceparent header the run's request carried, and
+// the run's span becomes a child of the span it names. A traceparent that
+// does not parse is ignored: the run's trace starts a new one.
+func NewRunTracerIn(tp trace.TracerProvider, traceparent, sessionID, runID, caller string, start time.Time) *RunTracer {
 	if tp == nil {
 		tp = noop.NewTracerProvider()
 	}
 	t := tp.Tracer(TracerName)
-	_, root := t.Start(context.Background(), "rein.run",
-		trace.WithNewRoot(),
+	ctx, root := context.Background(), trace.WithNewRoot()
+	if traceparent != "" {
+		remote := propagation.TraceContext{}.Extract(ctx, propagation.MapCarrier{"traceparent": traceparent})
+		if trace.SpanContextFromContext(remote).IsValid() {
+			ctx, root = remote, trace.WithSpanKind(trace.SpanKindInternal)
+		}
+	}
+	_, span := t.Start(ctx, "rein.run",
+		root,
 		trace.WithTimestamp(start),
 		trace.WithSpanKind(trace.SpanKindInternal),
 		trace.WithAttributes(
@@ -93,7 +109,7 @@ func NewRunTracer(tp trace.TracerProvider, sessionID, runID, caller string, star
 			attribute.String(AttrRunID, runID),
 			attribute.String(AttrCaller, caller),
 		))
-	return &RunTracer{tracer: t, root: root}
+	return &RunTracer{tracer: t, root: span}
 }
 
 // Context returns ctx carrying the run's span, so that outgoing requests
