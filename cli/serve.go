@@ -267,7 +267,7 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 			Checks: readyChecks(db, bus, q, o.leaseTTL), OnSessionChange: svc.NotifyMirror, Commands: commands,
 			AllowedHosts: o.allowedHosts, AllowedOrigins: o.allowedOrigins, CORSCredentials: o.corsCredentials,
 			MaxStreamsPerCaller: o.maxStreamsPerCaller, MaxStreams: o.maxStreams, Jobs: serviceJobs{svc},
-			Workspaces: serviceWorkspaces{svc: svc, now: a.Now}})
+			Workspaces: serviceWorkspaces{svc: svc, now: a.now}})
 		if err != nil {
 			return fail(ExitError, "%v", err)
 		}

@@ -45,7 +45,8 @@ var scenarios = []string{
 	"queue a message while a run works",
 	"two browsers on one session",
 	"a page on another origin cannot use the session cookie",
-	"views that need newer endpoints say so",
+	"answer a question in place",
+	"workspace views: catalog, memory, knowledge base",
 }
 
 // TestConsoleInBrowser_API10 drives the console in headless Chromium with
@@ -82,7 +83,7 @@ func TestConsoleInBrowser_API10(t *testing.T) {
 			case !ok:
 				t.Fatalf("the Playwright script did not report this scenario (it exited: %v)\n%s\nrein serve:\n%s", err, stderr.String(), h.log())
 			case !r.OK:
-				t.Fatalf("%s\n%s", r.Error, stderr.String())
+				t.Fatalf("%s\n%s\nrein serve:\n%s", r.Error, stderr.String(), h.log())
 			}
 			if len(r.Data) > 0 {
 				t.Logf("%s", r.Data)
