@@ -22,84 +22,125 @@ var errClosed = errors.New("sqlite: the store is closed")
 type writeReq struct {
 	ctx  context.Context
 	fn   func(ctx context.Context, tx *sql.Tx) error
-	done chan error // buffered: the committer never waits for the caller
+	done chan error    // buffered: the committer never waits for the caller
+	lead chan struct{} // buffered: the write's caller is to commit the next batches
+	// promoted: lead was sent (under committer.mu).
+	promoted bool
 }
 
-// committer is the store's one writer (group commit, SPEC API-2, SESS-1):
-// writes from every goroutine queue here, and a single goroutine commits
-// those waiting in one transaction, each in a savepoint of its own, then
-// answers each. A write returns only after the transaction that holds it
-// is committed, so an acknowledged write is exactly as durable as when
-// every write was a transaction of its own (Options.Sync decides); what
-// the batch saves is the commits, each one an fsync of the log under
-// SyncFull, that concurrent sessions used to wait for one after another.
+// committer is the store's one writer (group commit, SPEC API-2, SESS-1).
+// A write while no commit is in progress is committed at once by its own
+// caller, which becomes the leader; writes arriving meanwhile queue, and
+// when its commit ends the leader hands the queue to the first of them,
+// whose caller commits every write waiting (up to maxBatch) in one
+// transaction, each in a savepoint of its own, and answers each; and so
+// on until nothing waits. A write returns only after the transaction
+// that holds it is committed, so an acknowledged write is exactly as
+// durable as when every write was a transaction of its own (Options.Sync
+// decides); what the batch saves is the commits, each one an fsync of the
+// log under SyncFull, that concurrent sessions used to wait for one after
+// another. A lone writer pays nothing for it: no other goroutine is
+// involved.
 type committer struct {
 	db *sql.DB
 
 	mu      sync.Mutex
+	idle    *sync.Cond // signalled when busy turns false
 	pending []*writeReq
+	busy    bool // a leader is committing
 	closed  bool
-	wake    chan struct{} // cap 1: pending has work, or closed was set
-	stopped chan struct{} // closed once the loop ended
-
-	// beforeCommit, when set (tests), runs just before each batch's
-	// COMMIT; its error fails the batch as a failed COMMIT would.
-	beforeCommit func(size int) error
 }
 
 func newCommitter(db *sql.DB) *committer {
-	c := &committer{db: db, wake: make(chan struct{}, 1), stopped: make(chan struct{})}
-	go c.loop()
+	c := &committer{db: db}
+	c.idle = sync.NewCond(&c.mu)
 	return c
 }
 
-// write queues fn and waits for the commit of its batch. A ctx that ends
-// while fn still waits for its turn withdraws it (ctx's error is
-// returned, nothing was written); once its batch has taken it, write
-// waits for that batch's outcome, which is then the truth.
+// write queues fn and waits for the commit of its batch, committing it
+// itself when no other commit is in progress. A ctx that ends while fn
+// still waits for its turn withdraws it (ctx's error is returned, nothing
+// was written); once a batch has taken it, write waits for that batch's
+// outcome, which is then the truth.
 func (c *committer) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1), lead: make(chan struct{}, 1)}
 	c.mu.Lock()
 	if c.closed {
 		c.mu.Unlock()
 		return errClosed
 	}
 	c.pending = append(c.pending, r)
+	if !c.busy {
+		c.busy = true
+		c.mu.Unlock()
+		return c.commitAll(r)
+	}
 	c.mu.Unlock()
-	c.signal()
 	select {
 	case err := <-r.done:
 		return err
+	case <-r.lead:
+		return c.commitAll(r)
 	case <-ctx.Done():
 	}
 	c.mu.Lock()
-	if i := slices.Index(c.pending, r); i >= 0 {
+	if i := slices.Index(c.pending, r); i >= 0 && !r.promoted {
 		c.pending = slices.Delete(c.pending, i, i+1)
 		c.mu.Unlock()
 		return ctx.Err()
 	}
 	c.mu.Unlock()
-	return <-r.done
-}
-
-func (c *committer) signal() {
-	select {
-	case c.wake <- struct{}{}:
-	default:
+	select { // taken into a batch, or made the leader: it must lead
+	case err := <-r.done:
+		return err
+	case <-r.lead:
+		return c.commitAll(r)
 	}
 }
 
-// close commits what is pending, refuses writes from now on and waits
-// for the loop to end.
+// commitAll is the leader's part: it commits batches of the waiting
+// writes until its own (r) is answered, then hands the rest to the first
+// write still waiting, or ends the commit in progress.
+func (c *committer) commitAll(r *writeReq) error {
+	for {
+		c.mu.Lock()
+		n := min(len(c.pending), maxBatch)
+		batch := slices.Clone(c.pending[:n])
+		c.pending = slices.Delete(c.pending, 0, n)
+		c.mu.Unlock()
+		if n > 0 {
+			c.commit(batch)
+		}
+		select {
+		case err := <-r.done:
+			c.mu.Lock()
+			if len(c.pending) > 0 {
+				next := c.pending[0]
+				next.promoted = true
+				next.lead <- struct{}{}
+			} else {
+				c.busy = false
+				c.idle.Broadcast()
+			}
+			c.mu.Unlock()
+			return err
+		default: // its write waits for a later batch (more than maxBatch were queued)
+		}
+	}
+}
+
+// close refuses writes from now on and waits until the writes queued are
+// committed.
 func (c *committer) close() {
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	c.closed = true
-	c.mu.Unlock()
-	c.signal()
-	<-c.stopped
+	for c.busy {
+		c.idle.Wait()
+	}
 }
 
 // waiting is how many writes wait for a batch (tests).
@@ -107,28 +148,6 @@ func (c *committer) waiting() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.pending)
-}
-
-// loop commits batches until the committer is closed and nothing is left.
-func (c *committer) loop() {
-	defer close(c.stopped)
-	for range c.wake {
-		for {
-			c.mu.Lock()
-			n := min(len(c.pending), maxBatch)
-			batch := slices.Clone(c.pending[:n])
-			c.pending = slices.Delete(c.pending, 0, n)
-			closed := c.closed
-			c.mu.Unlock()
-			if n == 0 {
-				if closed {
-					return
-				}
-				break
-			}
-			c.commit(batch)
-		}
-	}
 }
 
 // commit runs the batch's writes in one transaction and answers each. A
@@ -194,12 +213,6 @@ func (c *committer) commit(batch []*writeReq) {
 		_ = tx.Rollback()
 		answer(nil) // every write has its own error
 		return
-	}
-	if c.beforeCommit != nil {
-		if err := c.beforeCommit(len(batch)); err != nil {
-			fail(err)
-			return
-		}
 	}
 	if err := tx.Commit(); err != nil {
 		answer(batchErr(len(batch), err))

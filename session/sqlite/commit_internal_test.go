@@ -261,3 +261,42 @@ func TestGroupCommitCloseCommitsQueued_SESS1(t *testing.T) {
 		}
 	}
 }
+
+// API-2, SESS-1: many goroutines appending at once, some giving up at
+// random moments: every append that returned nil is stored, in order, and
+// none that returned an error is (the leader hand-over between batches
+// loses no write and stores no withdrawn one).
+func TestGroupCommitConcurrentWriters_API2(t *testing.T) {
+	const writers, appends = 16, 30
+	st := openBatching(t, writers)
+	acked := make([]int, writers)
+	var wg sync.WaitGroup
+	for g := range writers {
+		wg.Go(func() {
+			for i := range appends {
+				ctx, cancel := context.WithTimeout(context.Background(), time.Duration((g*appends+i)%7)*100*time.Microsecond)
+				if i%3 != 0 {
+					cancel()
+					ctx, cancel = context.WithCancel(context.Background())
+				}
+				last, err := st.Append(ctx, fmt.Sprint("s", g), message(fmt.Sprint(g, "/", i)))
+				cancel()
+				switch {
+				case err == nil:
+					acked[g]++
+					if last != int64(acked[g]) {
+						t.Errorf("s%d: append %d acknowledged as seq %d, want %d", g, i, last, acked[g])
+					}
+				case !errors.Is(err, context.DeadlineExceeded):
+					t.Errorf("s%d: append %d: %v", g, i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for g := range writers {
+		if n := count(t, st, fmt.Sprint("s", g)); n != acked[g] {
+			t.Errorf("s%d holds %d entries, %d appends were acknowledged", g, n, acked[g])
+		}
+	}
+}
