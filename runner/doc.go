@@ -35,10 +35,7 @@
 // each durable event before it is yielded (SESS-1). [Service] runs the
 // messages callers post to sessions (session.Submission): it stores a
 // queued run, schedules it (API-3), and executes it in a fresh Setup and
-// Conversation, publishing every event on the bus (API-2) once its durable
-// record is stored (the ledger writes of one event overlap with the run's
-// way to the next, so stores that commit concurrent writes together, as
-// session/sqlite does, serve many runs with one commit); with a queue it
+// Conversation, publishing every event on the bus (API-2); with a queue it
 // splits across processes (API-5). The history mirror (API-6) is package
 // mirror, which the Service reaches through [Mirror].
 //

@@ -45,27 +45,11 @@ type stream struct {
 	prompted bool
 	// cause is why the run's context ended (nil while it goes on).
 	cause func() error
-	// delivering, when not nil, gets the outcome of the previous event's
-	// delivery, which may still be storing it (see publish); failed is
-	// the first failure, which every later publish returns.
-	delivering chan error
-	failed     error
 }
 
-// publish stores a durable event and publishes any event, in order. A
-// durable event's writes to the ledger (the event, its audit record, the
-// run's end) go on while the run works towards its next event: publish
-// starts them and returns, and the next publish (or flush) waits for them
-// before it does anything. Stores that commit concurrent writes together
-// (SQLite's group commit) then commit them with the session log's next
-// entry and other sessions' writes, instead of the run waiting for one
-// commit after another (SPEC API-2). A client still sees an event only
-// once it is stored. A durable event that cannot be stored is an error,
-// returned by the next publish or by flush: the run must stop.
+// publish stores a durable event and publishes any event. A durable event
+// that cannot be stored is an error: the run must stop.
 func (st *stream) publish(ctx context.Context, ev agent.Event) error {
-	if err := st.flush(); err != nil {
-		return err
-	}
 	data, err := json.Marshal(ev)
 	if err != nil {
 		return fmt.Errorf("encode %s event: %w", ev.Type, err)
@@ -78,6 +62,10 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 	if durable {
 		st.durable, st.delta = st.durable+1, 0
 		id = EventID(st.durable, 0)
+		e := session.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID, Type: string(ev.Type), Time: ev.Time, Data: data}
+		if err := st.s.cfg.Ledger.AppendEvents(ctx, e); err != nil {
+			return fmt.Errorf("store %s event: %w", ev.Type, err)
+		}
 	} else {
 		if st.delta+1 >= 1<<deltaBits {
 			return nil // a run streaming a million deltas without a message: the rest are not numbered
@@ -85,53 +73,10 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 		st.delta++
 		id = EventID(st.durable, st.delta)
 	}
-	if !durable { // nothing to store in the ledger: delivered now
-		return st.deliver(ctx, ev, id, data, false)
-	}
-	done := make(chan error, 1)
-	st.delivering = done
-	go func() { done <- st.deliver(ctx, ev, id, data, true) }()
-	return nil
-}
-
-// flush waits until the events published so far are delivered and
-// returns the first failure to store one.
-func (st *stream) flush() error {
-	if st.delivering != nil {
-		if err := <-st.delivering; err != nil && st.failed == nil {
-			st.failed = err
-		}
-		st.delivering = nil
-	}
-	return st.failed
-}
-
-// deliver stores a durable event and what it records, then publishes it
-// to the bus: a client that sees an event finds what it records (the
-// audit record and, for done, the run's end are stored first).
-func (st *stream) deliver(ctx context.Context, ev agent.Event, id int64, data []byte, durable bool) error {
-	rec, err := st.audit(ev)
-	if err != nil {
+	// A client that sees an event finds what it records: the audit record
+	// and, for done, the run's end are stored first.
+	if err := st.audit(ctx, ev); err != nil {
 		return fmt.Errorf("audit %s event: %w", ev.Type, err)
-	}
-	if durable {
-		// The event and its audit record are independent writes: made
-		// together, they share a commit.
-		audited := make(chan error, 1)
-		if rec != nil {
-			go func() { audited <- st.s.cfg.Ledger.AppendAudit(ctx, *rec) }()
-		} else {
-			audited <- nil
-		}
-		e := session.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID, Type: string(ev.Type), Time: ev.Time, Data: data}
-		err := st.s.cfg.Ledger.AppendEvents(ctx, e)
-		aerr := <-audited
-		if err != nil {
-			return fmt.Errorf("store %s event: %w", ev.Type, err)
-		}
-		if aerr != nil {
-			return fmt.Errorf("audit %s event: %w", ev.Type, aerr)
-		}
 	}
 	if ev.Type == agent.EventMessage && ev.Subagent == nil {
 		st.prompted = true
@@ -155,15 +100,14 @@ func (st *stream) deliver(ctx context.Context, ev agent.Event, id int64, data []
 	return nil
 }
 
-// audit returns the audit record of the run's tool calls and its end
-// (SPEC API-7), nil for other events.
-func (st *stream) audit(ev agent.Event) (*session.AuditRecord, error) {
+// audit records the run's tool calls and its end (SPEC API-7).
+func (st *stream) audit(ctx context.Context, ev agent.Event) error {
 	var kind session.AuditKind
 	var data any
 	switch {
 	case ev.Type == agent.EventToolStart && ev.Tool != nil:
 		st.inputs[ev.Tool.ID] = ev.Tool.Input
-		return nil, nil
+		return nil
 	case ev.Type == agent.EventToolEnd && ev.Tool != nil:
 		t := *ev.Tool
 		t.Input, t.Output = permission.Redact(st.inputs[t.ID]), ""
@@ -174,14 +118,14 @@ func (st *stream) audit(ev agent.Event) (*session.AuditRecord, error) {
 		d.Focus, d.Text = nil, ""
 		kind, data = session.AuditRun, d
 	default:
-		return nil, nil
+		return nil
 	}
 	b, err := json.Marshal(data)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return &session.AuditRecord{Time: ev.Time, Caller: st.run.Caller,
-		SessionID: st.run.SessionID, RunID: st.run.ID, Kind: kind, Data: b}, nil
+	return st.s.cfg.Ledger.AppendAudit(ctx, session.AuditRecord{Time: ev.Time, Caller: st.run.Caller,
+		SessionID: st.run.SessionID, RunID: st.run.ID, Kind: kind, Data: b})
 }
 
 // execute runs a run that was queued to its end; ctx cancels it.
@@ -258,11 +202,7 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 	}
 	if err != nil {
 		ev := failedEvent(s.cfg.Now(), run.SessionID, run.ID, err)
-		perr := st.publish(store, ev)
-		if perr == nil {
-			perr = st.flush()
-		}
-		if perr != nil {
+		if perr := st.publish(store, ev); perr != nil {
 			log.Warn("the failed run's end could not be stored", "err", perr)
 		}
 		return err
@@ -276,9 +216,6 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		if rerr != nil {
 			err = rerr
 		}
-	}
-	if perr := st.flush(); perr != nil {
-		return perr
 	}
 	if !done && err == nil {
 		err = errors.New("the run ended without a result")

@@ -44,8 +44,7 @@ func (l *failingEvents) AppendEvents(ctx context.Context, evs ...session.Event) 
 // API-2, SESS-1: a durable event the ledger cannot store stops the run:
 // it ends failed, naming the event; no client sees that event or any
 // durable one after it, and every durable event a client saw is in the
-// ledger. (The event's writes overlap with the run's next step, so the
-// run stops at its next event at the latest.)
+// ledger.
 func TestEventNotStoredStopsRun_API2(t *testing.T) {
 	for _, failType := range []agent.EventType{agent.EventMessage, agent.EventToolStart, agent.EventToolEnd, agent.EventDone} {
 		t.Run(string(failType), func(t *testing.T) {
