@@ -19,11 +19,13 @@
 // [Options]). Every write is one transaction: a batch of entries, a fork, a
 // rewrite, a batch of events is stored whole or not at all.
 //
-// Concurrency: SQLite has one writer at a time. The store has one writer
-// goroutine, which commits the writes of concurrent callers together
-// (group commit): the writes waiting when a commit ends, up to 64, go
-// into one BEGIN IMMEDIATE transaction, each in a savepoint of its own,
-// and each caller is answered once that transaction is committed — under
+// Concurrency: SQLite has one writer at a time. The store commits the
+// writes of concurrent callers together (group commit): a write made
+// while no commit is in progress is committed at once by its caller; the
+// writes waiting when a commit ends, up to 64, go into one BEGIN
+// IMMEDIATE transaction, committed by the first waiting write's caller,
+// each in a savepoint of its own, and each caller is answered once that
+// transaction is committed — under
 // synchronous=FULL, once it is fsynced. One fsync then serves the writes
 // of many sessions instead of each waiting for its own in turn, and the
 // durability of an acknowledged write is what it was with a transaction
