@@ -14,7 +14,7 @@ func (s *Store) AddCallerRule(ctx context.Context, r *session.CallerRule) error 
 	if err := session.PrepareCallerRule(r, s.now()); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO caller_rules (caller, dir, action, rule, workspace_id, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (caller, dir, action, rule) DO NOTHING`,
 			r.Caller, r.Dir, r.Action, r.Rule, r.WorkspaceID, r.CreatedAt.UnixNano())

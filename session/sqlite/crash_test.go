@@ -21,13 +21,30 @@ import (
 )
 
 // writerEnv tells the re-executed test binary to be the writer that
-// TestCrash kills: it holds the database's path.
-const writerEnv = "REIN_SQLITE_CRASH_DB"
+// TestCrash kills: it holds the database's path. writersEnv, when set,
+// is how many goroutines write at once (TestCrashGroupCommit).
+const (
+	writerEnv  = "REIN_SQLITE_CRASH_DB"
+	writersEnv = "REIN_SQLITE_CRASH_WRITERS"
+)
 
-// TestHelperWriter is the child of TestCrash, not a test: it appends
-// batches of entries to session "s" and creates queued runs, forever,
-// printing "e <last seq>" once an Append returned and "r <run id>" once a
-// CreateRun did.
+// crashSessions are the sessions n writers append to: "s" for one, else
+// "s0", "s1", … (the parent creates them).
+func crashSessions(n int) []string {
+	if n <= 1 {
+		return []string{"s"}
+	}
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprint("s", i)
+	}
+	return ids
+}
+
+// TestHelperWriter is the child of TestCrash, not a test: each of its
+// writers appends batches of entries to its own session and creates
+// queued runs, forever, printing "e <session> <last seq>" once an Append
+// returned and "r <run id>" once a CreateRun did.
 func TestHelperWriter(t *testing.T) {
 	path := os.Getenv(writerEnv)
 	if path == "" {
@@ -41,30 +58,36 @@ func TestHelperWriter(t *testing.T) {
 	if err != nil {
 		fail(err)
 	}
+	writers, _ := strconv.Atoi(os.Getenv(writersEnv))
 	pid := os.Getpid()
-	rng := rand.New(rand.NewPCG(uint64(pid), 1))
-	for i := 0; ; i++ {
-		batch := make([]session.Entry, 1+rng.IntN(3))
-		for k := range batch {
-			// Mostly short entries; one in eight up to 12 KB, spanning pages.
-			n := rng.IntN(200)
-			if rng.IntN(8) == 0 {
-				n = rng.IntN(12000)
+	for g, id := range crashSessions(writers) {
+		go func() {
+			rng := rand.New(rand.NewPCG(uint64(pid), uint64(g)))
+			for i := 0; ; i++ {
+				batch := make([]session.Entry, 1+rng.IntN(3))
+				for k := range batch {
+					// Mostly short entries; one in eight up to 12 KB, spanning pages.
+					n := rng.IntN(200)
+					if rng.IntN(8) == 0 {
+						n = rng.IntN(12000)
+					}
+					m := llm.UserText(fmt.Sprintf("%d/%d/%d/%d %s", pid, i, k, len(batch), strings.Repeat("x", n)))
+					batch[k] = session.Entry{Kind: session.KindMessage, Message: &m}
+				}
+				last, err := st.Append(ctx, id, batch...)
+				if err != nil {
+					fail(err)
+				}
+				fmt.Fprintf(os.Stdout, "e %s %d\n", id, last) // os.Stdout is unbuffered: one write a line
+				r := &session.Run{SessionID: id, Caller: "crash", Prompt: fmt.Sprint(i)}
+				if err := st.CreateRun(ctx, r); err != nil {
+					fail(err)
+				}
+				fmt.Fprintf(os.Stdout, "r %s\n", r.ID)
 			}
-			m := llm.UserText(fmt.Sprintf("%d/%d/%d/%d %s", pid, i, k, len(batch), strings.Repeat("x", n)))
-			batch[k] = session.Entry{Kind: session.KindMessage, Message: &m}
-		}
-		last, err := st.Append(ctx, "s", batch...)
-		if err != nil {
-			fail(err)
-		}
-		fmt.Fprintf(os.Stdout, "e %d\n", last) // os.Stdout is unbuffered: one write a line
-		r := &session.Run{SessionID: "s", Caller: "crash", Prompt: fmt.Sprint(i)}
-		if err := st.CreateRun(ctx, r); err != nil {
-			fail(err)
-		}
-		fmt.Fprintf(os.Stdout, "r %s\n", r.ID)
+		}()
 	}
+	select {}
 }
 
 // SESS-1, API-3, API-5: a process killed with SIGKILL at random moments
@@ -75,39 +98,65 @@ func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary 40 times")
 	}
+	crashTest(t, 1, 40, 30*time.Millisecond)
+}
+
+// SESS-1, API-2: the same with 8 goroutines writing at once, so the kill
+// lands while the store commits the writes of several sessions in one
+// transaction (group commit): every write acknowledged to any of them is
+// there, and no write is there in part.
+func TestCrashGroupCommit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("re-executes the test binary 30 times")
+	}
+	crashTest(t, 8, 30, 100*time.Millisecond)
+}
+
+// crashTest kills a writer of n goroutines iterations times, each at a
+// random moment within maxWait of its first acknowledged write, and
+// checks the database after each kill.
+func crashTest(t *testing.T, writers, iterations int, maxWait time.Duration) {
 	path := filepath.Join(t.TempDir(), "rein.db")
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := st.Create(ctx, &session.Session{ID: "s"}); err != nil {
-		t.Fatal(err)
+	ids := crashSessions(writers)
+	for _, id := range ids {
+		if err := st.Create(ctx, &session.Session{ID: id}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	st.Close()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	const iterations = 40
-	var acked int64
+	acked := map[string]int64{}
 	var runs []string
 	for i := range iterations {
-		lines := killWriter(t, path, time.Duration(rng.IntN(30_001))*time.Microsecond)
+		lines := killWriter(t, path, writers, time.Duration(rng.Int64N(int64(maxWait)+1)))
 		var iterRuns []string
 		for _, l := range lines {
-			kind, val, _ := strings.Cut(l, " ")
-			switch kind {
-			case "e":
-				n, _ := strconv.ParseInt(val, 10, 64)
-				acked = max(acked, n)
-			case "r":
-				iterRuns = append(iterRuns, val)
+			f := strings.Fields(l)
+			switch {
+			case len(f) == 3 && f[0] == "e":
+				n, _ := strconv.ParseInt(f[2], 10, 64)
+				acked[f[1]] = max(acked[f[1]], n)
+			case len(f) == 2 && f[0] == "r":
+				iterRuns = append(iterRuns, f[1])
+			default:
+				t.Fatalf("iteration %d: the writer printed %q", i, l)
 			}
 		}
 		runs = append(runs, iterRuns...)
-		checkAfterCrash(t, path, i, acked, iterRuns)
+		checkAfterCrash(t, path, i, ids, acked, iterRuns)
 		if t.Failed() {
 			return
 		}
 	}
-	t.Logf("%d kills; %d entries and %d runs acknowledged", iterations, acked, len(runs))
+	var entries int64
+	for _, n := range acked {
+		entries += n
+	}
+	t.Logf("%d kills of %d writers; %d entries and %d runs acknowledged", iterations, writers, entries, len(runs))
 	// Every run ever acknowledged is still there, queued.
 	st, err = sqlite.Open(path, sqlite.Options{})
 	if err != nil {
@@ -121,13 +170,13 @@ func TestCrash(t *testing.T) {
 	}
 }
 
-// killWriter runs TestHelperWriter on path, lets it write for about wait
-// once it has printed its first line, kills it with SIGKILL and returns
-// every line it printed.
-func killWriter(t *testing.T, path string, wait time.Duration) []string {
+// killWriter runs TestHelperWriter on path with n writers, lets it write
+// for about wait once it has printed its first line, kills it with
+// SIGKILL and returns every line it printed.
+func killWriter(t *testing.T, path string, writers int, wait time.Duration) []string {
 	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperWriter$", "-test.count=1")
-	cmd.Env = append(os.Environ(), writerEnv+"="+path)
+	cmd.Env = append(os.Environ(), writerEnv+"="+path, writersEnv+"="+strconv.Itoa(writers))
 	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -163,9 +212,9 @@ func killWriter(t *testing.T, path string, wait time.Duration) []string {
 }
 
 // checkAfterCrash opens the database as a new process would and checks it:
-// intact, every acknowledged entry there with seqs 1, 2, 3, …, each batch
-// whole, each run acknowledged in the iteration there.
-func checkAfterCrash(t *testing.T, path string, iter int, acked int64, runs []string) {
+// intact, every acknowledged entry of each session there with seqs 1, 2,
+// 3, …, each batch whole, each run acknowledged in the iteration there.
+func checkAfterCrash(t *testing.T, path string, iter int, ids []string, acked map[string]int64, runs []string) {
 	t.Helper()
 	st, err := sqlite.Open(path, sqlite.Options{})
 	if err != nil {
@@ -176,34 +225,36 @@ func checkAfterCrash(t *testing.T, path string, iter int, acked int64, runs []st
 	if err := rawDB(t, path).QueryRow(`PRAGMA integrity_check`).Scan(&integrity); err != nil || integrity != "ok" {
 		t.Fatalf("iteration %d: integrity check: %q, %v", iter, integrity, err)
 	}
-	var seq int64
-	batches := map[string]int{} // "pid/i" → entries seen
-	sizes := map[string]int{}
-	for e, err := range st.Entries(ctx, "s", 0) {
-		if err != nil {
-			t.Fatalf("iteration %d: %v", iter, err)
+	for _, id := range ids {
+		var seq int64
+		batches := map[string]int{} // "pid/i" → entries seen
+		sizes := map[string]int{}
+		for e, err := range st.Entries(ctx, id, 0) {
+			if err != nil {
+				t.Fatalf("iteration %d: session %s: %v", iter, id, err)
+			}
+			if e.Seq != seq+1 {
+				t.Fatalf("iteration %d: session %s: seq %d follows %d (damage: %+v)", iter, id, e.Seq, seq, e.Heal)
+			}
+			seq = e.Seq
+			var pid, i, k, n int
+			if _, err := fmt.Sscanf(e.Message.TextOf(), "%d/%d/%d/%d", &pid, &i, &k, &n); err != nil {
+				t.Fatalf("iteration %d: session %s: entry %d: %v", iter, id, e.Seq, err)
+			}
+			key := fmt.Sprint(pid, "/", i)
+			if k != batches[key] {
+				t.Errorf("iteration %d: session %s: entry %d is number %d of batch %s, want %d", iter, id, e.Seq, k, key, batches[key])
+			}
+			batches[key]++
+			sizes[key] = n
 		}
-		if e.Seq != seq+1 {
-			t.Fatalf("iteration %d: seq %d follows %d (damage: %+v)", iter, e.Seq, seq, e.Heal)
+		if seq < acked[id] {
+			t.Errorf("iteration %d: the log of session %s ends at seq %d, but Append acknowledged %d", iter, id, seq, acked[id])
 		}
-		seq = e.Seq
-		var pid, i, k, n int
-		if _, err := fmt.Sscanf(e.Message.TextOf(), "%d/%d/%d/%d", &pid, &i, &k, &n); err != nil {
-			t.Fatalf("iteration %d: entry %d: %v", iter, e.Seq, err)
-		}
-		key := fmt.Sprint(pid, "/", i)
-		if k != batches[key] {
-			t.Errorf("iteration %d: entry %d is number %d of batch %s, want %d", iter, e.Seq, k, key, batches[key])
-		}
-		batches[key]++
-		sizes[key] = n
-	}
-	if seq < acked {
-		t.Errorf("iteration %d: the log ends at seq %d, but Append acknowledged %d", iter, seq, acked)
-	}
-	for key, n := range batches {
-		if n != sizes[key] {
-			t.Errorf("iteration %d: batch %s has %d of its %d entries", iter, key, n, sizes[key])
+		for key, n := range batches {
+			if n != sizes[key] {
+				t.Errorf("iteration %d: session %s: batch %s has %d of its %d entries", iter, id, key, n, sizes[key])
+			}
 		}
 	}
 	for _, id := range runs {

@@ -19,13 +19,26 @@
 // [Options]). Every write is one transaction: a batch of entries, a fork, a
 // rewrite, a batch of events is stored whole or not at all.
 //
-// Concurrency: SQLite has one writer at a time. The store serialises its
-// writes (each is a BEGIN IMMEDIATE transaction, one at a time in the
-// process), so concurrent calls wait for each other instead of failing with
-// SQLITE_BUSY; another process writing the same file is waited for up to
-// Options.BusyTimeout. Reads run in parallel on a small pool of connections
-// and see a consistent snapshot: Entries streams a session's log row by row
-// without loading it whole.
+// Concurrency: SQLite has one writer at a time. The store commits the
+// writes of concurrent callers together (group commit): a write made
+// while no commit is in progress is committed at once by its caller; the
+// writes waiting when a commit ends, up to 64, go into one BEGIN
+// IMMEDIATE transaction, committed by the first waiting write's caller,
+// each in a savepoint of its own, and each caller is answered once that
+// transaction is committed — under
+// synchronous=FULL, once it is fsynced. One fsync then serves the writes
+// of many sessions instead of each waiting for its own in turn, and the
+// durability of an acknowledged write is what it was with a transaction
+// each (SPEC SESS-1). A write that fails (a duplicate id, an unknown
+// session) is rolled back to its savepoint and fails alone; a batch whose
+// transaction fails (its COMMIT, or SQLite abandoning it) fails every
+// write in it, none stored. A caller whose context ends while its write
+// waits for its turn withdraws it; once its batch took it, the caller
+// gets the batch's outcome. Close commits what waits, then refuses
+// writes. Another process writing the same file is waited for up to
+// Options.BusyTimeout. Reads run in parallel on a small pool of
+// connections and see a consistent snapshot: Entries streams a session's
+// log row by row without loading it whole.
 //
 // Damage: a row whose JSON does not decode (or does not match its seq and
 // kind) is skipped and reported as a heal entry with Seq 0 (its

@@ -24,7 +24,7 @@ func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry)
 	}
 	entries = slices.Clone(entries)
 	var last int64
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		prev, err := lastSeq(ctx, tx, id)
 		if err != nil {
 			return err
@@ -131,7 +131,7 @@ func (s *Store) Fork(ctx context.Context, id string, atSeq int64) (*session.Sess
 		return nil, opErr("", "fork", err)
 	}
 	var child *session.Session
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		parent, err := getSession(ctx, tx, id)
 		if err != nil {
 			return err
@@ -183,7 +183,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, entries []session.Entry)
 		return opErr("", "rewrite", err)
 	}
 	entries = slices.Clone(entries)
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		prev, err := lastSeq(ctx, tx, id)
 		if err != nil {
 			return err

@@ -18,7 +18,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...session.Event) error {
 		return nil
 	}
 	evs = slices.Clone(evs)
-	return s.write(ctx, func(tx *sql.Tx) error {
+	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		last := func(id string) (int64, error) { return lastEventID(ctx, tx, id) }
 		if err := session.PrepareEvents(evs, s.now(), last); err != nil {
 			return err
@@ -88,7 +88,7 @@ func (s *Store) DeleteEvents(ctx context.Context, sessionID string) error {
 	if err := session.ValidID(sessionID); err != nil {
 		return fmt.Errorf("events: delete: %w", err)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ?`, sessionID); err != nil {
 			return err
 		}
@@ -111,7 +111,7 @@ func (s *Store) AppendAudit(ctx context.Context, recs ...session.AuditRecord) er
 	if err := session.PrepareAudit(recs, s.now()); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err

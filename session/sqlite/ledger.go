@@ -16,7 +16,7 @@ func (s *Store) CreateWorkspace(ctx context.Context, w *session.Workspace) error
 	if err := session.PrepareWorkspace(w, s.now()); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, caller, kind, dir, name, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			w.ID, w.Caller, string(w.Kind), w.Dir, w.Name, w.CreatedAt.UnixNano())
@@ -97,7 +97,7 @@ func (s *Store) CreateRun(ctx context.Context, r *session.Run) error {
 		return fmt.Errorf("run %s: create: %w: %v", r.ID, session.ErrInvalid, err)
 	}
 	var seq int64
-	err = s.write(ctx, func(tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, session_id, caller, status, run)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, r.ID, r.SessionID, r.Caller, string(r.Status), string(data))
 		if err != nil {
@@ -121,7 +121,7 @@ func (s *Store) UpdateRun(ctx context.Context, r *session.Run) error {
 	if err := session.CheckRunUpdate(r); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		stored, err := getRun(ctx, tx, r.ID)
 		if err != nil {
 			return err

@@ -37,7 +37,7 @@ func (s *Store) Create(ctx context.Context, ss *session.Session) error {
 	if ss.UpdatedAt.IsZero() {
 		ss.UpdatedAt = ss.CreatedAt
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error { return insertSession(ctx, tx, ss, 0) })
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertSession(ctx, tx, ss, 0) })
 	return opErr(ss.ID, "create", err)
 }
 
@@ -166,7 +166,7 @@ func (s *Store) Update(ctx context.Context, ss *session.Session) error {
 		return opErr("", "update", err)
 	}
 	c := *ss
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		old, err := getSession(ctx, tx, c.ID)
 		if err != nil {
 			return err
@@ -192,7 +192,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := session.ValidID(id); err != nil {
 		return opErr("", "delete", err)
 	}
-	err := s.write(ctx, func(tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		// The log and the seq counter go with it (ON DELETE CASCADE).
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {

@@ -58,9 +58,9 @@ type Store struct {
 	db   *sql.DB
 	path string
 	now  func() time.Time
-	// writer is a token: the write transaction in progress holds it, so
-	// the process has one writer at a time, as SQLite wants.
-	writer chan struct{}
+	// writer is the process's one writer, as SQLite wants: it commits
+	// the writes of concurrent callers together (see committer).
+	writer *committer
 }
 
 var (
@@ -89,7 +89,7 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, path: abs, now: now, writer: make(chan struct{}, 1)}, nil
+	return &Store{db: db, path: abs, now: now, writer: newCommitter(db)}, nil
 }
 
 // config is the connection settings of opts (see package sqlitedb).
@@ -106,33 +106,23 @@ func (s *Store) Ping(ctx context.Context) error { return s.db.PingContext(ctx) }
 // Path returns the absolute path of the database file.
 func (s *Store) Path() string { return s.path }
 
-// Close closes the database; the store cannot be used afterwards.
+// Close commits the writes waiting for their turn and closes the
+// database; the store cannot be used afterwards (a write fails).
 func (s *Store) Close() error {
+	s.writer.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
 	}
 	return nil
 }
 
-// write runs fn in a write transaction, one at a time in the process, and
-// commits it when fn returns nil. The commit is durable when write returns
-// (per Options.Sync).
-func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	select {
-	case s.writer <- struct{}{}:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	defer func() { <-s.writer }()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+// write runs fn in a write transaction and returns once that is
+// committed, durable per Options.Sync. Writes of concurrent callers share
+// a transaction (see committer), each in a savepoint: fn's error undoes
+// fn's writes only. fn must use the ctx it is given, which the caller's
+// cancellation does not interrupt.
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+	return s.writer.write(ctx, fn)
 }
 
 // querier is what reads need of a *sql.DB or a *sql.Tx.
