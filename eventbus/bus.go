@@ -97,6 +97,22 @@ type Subscription interface {
 	Close()
 }
 
+// Notifier is a [Subscription] that can tell its subscriber when it has
+// something to receive, so that the subscriber need not keep a goroutine
+// blocked on Events() while nothing happens: a server with 10,000 idle
+// streams then holds 10,000 subscriptions and no goroutine for them
+// (issue 30). The in-memory bus's subscriptions are Notifiers.
+type Notifier interface {
+	Subscription
+	// Notify arranges for f to be called once, the next time Events() has
+	// an event to receive or is closed — at once, on the caller's
+	// goroutine, if it has or is already. A later Notify replaces an
+	// armed f. f runs while the bus holds the session's lock, on the
+	// publisher's goroutine: it must return quickly and must not call the
+	// bus (start a goroutine, or signal one, to receive the events).
+	Notify(f func())
+}
+
 // GapUnknown is the Gap of a subscription to a session of which the bus
 // holds no event at all: anything after afterID may be missing, and events
 // read from the ledger may come again on Events().

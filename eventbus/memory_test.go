@@ -168,3 +168,114 @@ func TestMemoryDefaults(t *testing.T) {
 			n, never.Err(), eventbus.DefaultBuffer)
 	}
 }
+
+// TestMemoryNotify: a Memory subscription is a Notifier (issue 30, SPEC
+// API-2: idle streams hold no goroutine). An armed function is called once
+// when an event arrives for the subscriber, at once when events wait or
+// the subscription ended, and when the subscription ends (closed, cut
+// off, the bus closed); never for an event the subscriber does not get.
+func TestMemoryNotify(t *testing.T) {
+	ctx := context.Background()
+	pub := func(t *testing.T, m *eventbus.Memory, id int64) {
+		t.Helper()
+		if err := m.Publish(ctx, eventbus.Event{SessionID: "s", ID: id, Type: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := func(t *testing.T, m *eventbus.Memory, after int64) eventbus.Notifier {
+		t.Helper()
+		s, err := m.Subscribe(ctx, "s", after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, ok := s.(eventbus.Notifier)
+		if !ok {
+			t.Fatalf("%T is not a Notifier", s)
+		}
+		return n
+	}
+	for _, tc := range []struct {
+		name string
+		run  func(t *testing.T, m *eventbus.Memory, s eventbus.Notifier, calls func() int)
+		want int
+	}{
+		{"one publish fires once, a second nothing", func(t *testing.T, m *eventbus.Memory, s eventbus.Notifier, calls func() int) {
+			pub(t, m, 1)
+			pub(t, m, 2)
+		}, 1},
+		{"nothing happens, nothing fires", func(*testing.T, *eventbus.Memory, eventbus.Notifier, func() int) {}, 0},
+		{"close fires", func(t *testing.T, m *eventbus.Memory, s eventbus.Notifier, calls func() int) {
+			s.Close()
+		}, 1},
+		{"bus close fires", func(t *testing.T, m *eventbus.Memory, s eventbus.Notifier, calls func() int) {
+			_ = m.Close()
+		}, 1},
+		{"cut off as slow fires once", func(t *testing.T, m *eventbus.Memory, s eventbus.Notifier, calls func() int) {
+			for id := range int64(10) {
+				pub(t, m, id+1)
+			}
+			if !errors.Is(drainErr(s), eventbus.ErrSlow) {
+				t.Error("not cut off")
+			}
+		}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := eventbus.NewMemory(eventbus.Options{Buffer: 2})
+			defer m.Close()
+			s := sub(t, m, 0)
+			n := 0
+			s.Notify(func() { n++ })
+			tc.run(t, m, s, func() int { return n })
+			if n != tc.want {
+				t.Errorf("called %d times, want %d", n, tc.want)
+			}
+		})
+	}
+	t.Run("events waiting or ended fire at once, re-arming fires again", func(t *testing.T) {
+		m := eventbus.NewMemory(eventbus.Options{})
+		defer m.Close()
+		pub(t, m, 1)
+		s := sub(t, m, 0) // the replay of 1 waits
+		n := 0
+		s.Notify(func() { n++ })
+		if n != 1 {
+			t.Fatalf("with an event waiting: %d calls, want 1", n)
+		}
+		<-s.Events()
+		s.Notify(func() { n++ })
+		if n != 1 {
+			t.Fatalf("with nothing waiting: %d calls, want still 1", n)
+		}
+		pub(t, m, 2)
+		if n != 2 {
+			t.Fatalf("after a publish: %d calls, want 2", n)
+		}
+		s.Close()
+		s.Notify(func() { n++ })
+		if n != 3 {
+			t.Errorf("after the end: %d calls, want 3", n)
+		}
+	})
+	t.Run("an event the subscriber skips does not fire", func(t *testing.T) {
+		m := eventbus.NewMemory(eventbus.Options{})
+		defer m.Close()
+		s := sub(t, m, 5) // after 5: events up to 5 are not its
+		n := 0
+		s.Notify(func() { n++ })
+		pub(t, m, 3)
+		if n != 0 {
+			t.Errorf("an event below afterID fired: %d calls", n)
+		}
+		pub(t, m, 6)
+		if n != 1 {
+			t.Errorf("an event after afterID: %d calls, want 1", n)
+		}
+	})
+}
+
+// drainErr receives until s ends and returns why it ended.
+func drainErr(s eventbus.Subscription) error {
+	for range s.Events() {
+	}
+	return s.Err()
+}

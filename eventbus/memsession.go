@@ -48,6 +48,7 @@ func (s *memSession) publish(ev *Event) (last int64, ok bool, err error) {
 		}
 		select {
 		case sub.ch <- ev:
+			sub.fire()
 		default:
 			s.m.slow.Add(1)
 			s.end(sub, ErrSlow)
@@ -109,6 +110,7 @@ func (s *memSession) end(sub *memSub, err error) {
 	sub.idx = -1
 	sub.err = err
 	close(sub.ch)
+	sub.fire()
 	if sub.stop != nil {
 		sub.stop()
 	}
@@ -142,6 +144,8 @@ func (s *memSession) dropIfIdle(now time.Time, idle time.Duration) bool {
 	return true
 }
 
+var _ Notifier = (*memSub)(nil)
+
 // memSub is a subscription to a [Memory] bus. Its mutable fields are
 // guarded by its session's lock.
 type memSub struct {
@@ -152,6 +156,30 @@ type memSub struct {
 	idx   int // position in s.subs; -1 once ended
 	err   error
 	stop  func() bool // stops the context's AfterFunc; nil without one
+	// notify is called once when the channel next has something to
+	// receive (see Notify); nil when none is armed.
+	notify func()
+}
+
+// fire calls the armed notify function, if any, and disarms it; s.mu
+// must be held.
+func (sub *memSub) fire() {
+	if f := sub.notify; f != nil {
+		sub.notify = nil
+		f()
+	}
+}
+
+// Notify implements [Notifier].
+func (sub *memSub) Notify(f func()) {
+	sub.s.mu.Lock()
+	defer sub.s.mu.Unlock()
+	if len(sub.ch) > 0 || sub.idx < 0 {
+		sub.notify = nil
+		f()
+		return
+	}
+	sub.notify = f
 }
 
 // Events implements [Subscription].
