@@ -279,3 +279,73 @@ func drainErr(s eventbus.Subscription) error {
 	}
 	return s.Err()
 }
+
+// TestMemoryTake: a Notifier's subscriber takes what waits without a
+// channel (issue 30): the replay, then live events, in order, with no
+// duplicate; its queue is bounded like the channel (cut off with ErrSlow
+// beyond replay + Buffer, the events before the cut still taken); the end
+// is reported with the last events.
+func TestMemoryTake(t *testing.T) {
+	ctx := context.Background()
+	ids := func(evs []*eventbus.Event) []int64 {
+		var out []int64
+		for _, ev := range evs {
+			out = append(out, ev.ID)
+		}
+		return out
+	}
+	m := eventbus.NewMemory(eventbus.Options{Buffer: 3})
+	defer m.Close()
+	pub := func(id int64) {
+		t.Helper()
+		if err := m.Publish(ctx, eventbus.Event{SessionID: "s", ID: id, Type: "t"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub(1)
+	pub(2)
+	s, err := m.Subscribe(ctx, "s", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := s.(eventbus.Notifier)
+	evs, ended := n.Take(nil)
+	if diff := cmp.Diff([]int64{1, 2}, ids(evs)); diff != "" || ended {
+		t.Fatalf("replay (-want +got, ended %v):\n%s", ended, diff)
+	}
+	if evs, ended = n.Take(nil); len(evs) != 0 || ended {
+		t.Fatalf("nothing waits: %v, ended %v", ids(evs), ended)
+	}
+	pub(3)
+	pub(4)
+	if evs, ended = n.Take(evs[:0]); !cmp.Equal([]int64{3, 4}, ids(evs)) || ended {
+		t.Fatalf("live: %v, ended %v; want [3 4]", ids(evs), ended)
+	}
+	// As with the channel, replay + Buffer (5) events may wait; the sixth
+	// cuts the subscriber off.
+	for id := int64(5); id <= 10; id++ {
+		pub(id)
+	}
+	evs, ended = n.Take(nil)
+	if !cmp.Equal([]int64{5, 6, 7, 8, 9}, ids(evs)) || !ended || !errors.Is(n.Err(), eventbus.ErrSlow) {
+		t.Fatalf("past the buffer: %v, ended %v, err %v; want [5 … 9], ended, ErrSlow", ids(evs), ended, n.Err())
+	}
+	if st := m.Stats(); st.Slow != 1 || st.Subscribers != 0 {
+		t.Errorf("stats %+v, want one slow and no subscriber left", st)
+	}
+
+	// Events() after Take: what waits moves to the channel, which is
+	// closed when the subscription ends.
+	s2, err := m.Subscribe(ctx, "s", 9)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2.Close()
+	var got []int64
+	for ev := range s2.Events() {
+		got = append(got, ev.ID)
+	}
+	if !cmp.Equal([]int64{10}, got) || s2.Err() != nil {
+		t.Errorf("Events() after the end: %v, err %v; want [10], nil", got, s2.Err())
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -142,7 +144,10 @@ func dialEvents(b *testing.B, host, sessionID, tok string) (net.Conn, *bufio.Rea
 // and nothing more; each op is one full collection (runtime.GC), the mark
 // a run's allocations start among them. heap-B/client and stack-B/client
 // are the live heap and goroutine stacks they add, after a collection;
-// gc-ms is an op's wall time, gc-ms-alone the same before they came.
+// gc-cpu-ms is an op's CPU (the process's: the idle clients use none),
+// gc-ms its wall time, gc-ms-alone the wall time before they came. With
+// REIN_BENCH_HEAPPROFILE=FILE the live heap with the clients is written to
+// FILE (go tool pprof -sample_index=inuse_space).
 func BenchmarkIdleStreams(b *testing.B) {
 	const n, sessions = 4000, 10
 	e := newEnvBus(b, eventbus.Options{Buffer: 256}, func(c *server.Config) {
@@ -179,10 +184,22 @@ func BenchmarkIdleStreams(b *testing.B) {
 	time.Sleep(100 * time.Millisecond) // the streams' first writes are done
 	runtime.GC()
 	runtime.ReadMemStats(&with)
+	if f := os.Getenv("REIN_BENCH_HEAPPROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		out.Close()
+	}
 	var total time.Duration
+	cpu0 := processCPU(b)
 	for b.Loop() {
 		total += gcTime()
 	}
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "gc-cpu-ms")
 	b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "gc-ms")
 	b.ReportMetric(float64(alone)/float64(time.Millisecond), "gc-ms-alone")
 	b.ReportMetric(float64(int64(with.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/client")

@@ -111,22 +111,28 @@ func (p *parkedStream) step() (end bool) {
 		return true
 	}
 	ctx := context.Background()
-	for {
-		select {
-		case ev, ok := <-p.sub.Events():
-			if !ok {
-				if err := p.sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) {
-					s.log.WarnContext(ctx, "sse: subscription ended", "session_id", st.sessionID, "caller", st.caller, "err", err)
-				}
-				return true // a slow client reconnects with Last-Event-ID
-			}
-			if p.last, end = s.batch(ctx, sw, st, ev, p.last); end {
-				return true
-			}
-			continue
-		default:
+	evs, ended := p.sub.Take(nil)
+	for _, ev := range evs {
+		if !st.until.IsZero() && !s.now().Before(st.until) {
+			_ = sw.comment(expiredComment) // after the events framed so far
+			return true
 		}
-		break
+		if ev.ID > p.last { // ids up to last were sent from the store
+			s.frame(ctx, sw, ev.ID, ev.Type, ev.Data)
+			p.last = ev.ID
+		}
+		if sw.buf.Len() >= batchBytes && sw.write() != nil {
+			return true
+		}
+	}
+	if sw.write() != nil {
+		return true
+	}
+	if ended {
+		if err := p.sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) {
+			s.log.WarnContext(ctx, "sse: subscription ended", "session_id", st.sessionID, "caller", st.caller, "err", err)
+		}
+		return true // a slow client reconnects with Last-Event-ID
 	}
 	p.mu.Lock()
 	ping := p.ping
