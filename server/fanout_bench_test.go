@@ -168,7 +168,8 @@ func BenchmarkIdleStreams(b *testing.B) {
 	}
 	var before, with runtime.MemStats
 	runtime.GC()
-	alone := gcTime()
+	alone := gcTime() // the second: sync.Pool's victims are gone
+
 	runtime.ReadMemStats(&before)
 	conns := make([]net.Conn, 0, n)
 	b.Cleanup(func() {
@@ -182,6 +183,7 @@ func BenchmarkIdleStreams(b *testing.B) {
 		conns = append(conns, c)
 	}
 	time.Sleep(100 * time.Millisecond) // the streams' first writes are done
+	runtime.GC()
 	runtime.GC()
 	runtime.ReadMemStats(&with)
 	if f := os.Getenv("REIN_BENCH_HEAPPROFILE"); f != "" {
