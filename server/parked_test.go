@@ -281,4 +281,3 @@ func TestParkedStreamAttacks_API2(t *testing.T) {
 		})
 	}
 }
-
