@@ -110,10 +110,16 @@ func (s *memSession) end(sub *memSub, err error) {
 	s.subs = s.subs[:last]
 	sub.idx = -1
 	sub.err = err
+	sub.mu.Lock()
+	sub.ended = true
 	if c := sub.ch.Load(); c != nil {
 		close(*c)
 	}
-	sub.fire()
+	f := sub.disarm()
+	sub.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	if sub.stop != nil {
 		sub.stop()
 	}
@@ -149,77 +155,86 @@ func (s *memSession) dropIfIdle(now time.Time, idle time.Duration) bool {
 
 var _ Notifier = (*memSub)(nil)
 
-// memSub is a subscription to a [Memory] bus. Its mutable fields are
-// guarded by its session's lock.
+// memSub is a subscription to a [Memory] bus. Its position, error and
+// context stop are guarded by its session's lock; what waits for it, its
+// notification and its end by its own (taken after the session's), so
+// that a subscriber taking its events does not contend with a publisher
+// going through a thousand subscribers.
 //
 // Its events wait in q, a slice that grows as they come and is emptied by
 // Take, until the first call to Events(): that makes the channel (of the
 // subscription's whole capacity) and moves them into it, and from then on
 // they go to the channel. A subscriber that uses Notify and Take never
-// holds a channel, and an idle one holds no buffer at all (issue 30:
-// 10,000 idle streams each held a 256-slot channel, 2 KiB of pointers the
-// collector scans).
+// holds a channel, and an idle one holds no more than a small slice
+// (issue 30: 10,000 idle streams each held a 256-slot channel, 2 KiB of
+// pointers the collector scans).
 type memSub struct {
 	s     *memSession
-	ch    atomic.Pointer[chan *Event] // nil until Events() is called
-	q     []*Event                    // the waiting events, while ch is nil
-	limit int                         // the most events that may wait: replay + buffer
+	limit int // the most events that may wait: replay + buffer
 	after int64
 	gap   int64
 	idx   int // position in s.subs; -1 once ended
 	err   error
 	stop  func() bool // stops the context's AfterFunc; nil without one
+
+	ch    atomic.Pointer[chan *Event] // nil until Events() is called; made under mu
+	mu    sync.Mutex
+	q     []*Event // the waiting events, while ch is nil
+	ended bool
 	// notify is called once when the subscription next has something to
 	// receive (see Notify); nil when none is armed.
 	notify func()
 }
 
 // deliver queues ev for the subscriber and fires its notification; false
-// when its buffer is full. s.mu must be held.
+// when its buffer is full. The session's lock must be held.
 func (sub *memSub) deliver(ev *Event) bool {
+	sub.mu.Lock()
 	if c := sub.ch.Load(); c != nil {
 		select {
 		case *c <- ev:
 		default:
+			sub.mu.Unlock()
 			return false
 		}
 	} else {
 		if len(sub.q) >= sub.limit {
+			sub.mu.Unlock()
 			return false
 		}
 		sub.q = append(sub.q, ev)
 	}
-	sub.fire()
+	f := sub.disarm()
+	sub.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	return true
 }
 
-// waiting is how many events wait; s.mu must be held.
-func (sub *memSub) waiting() int {
-	if c := sub.ch.Load(); c != nil {
-		return len(*c)
-	}
-	return len(sub.q)
-}
-
-// fire calls the armed notify function, if any, and disarms it; s.mu
-// must be held.
-func (sub *memSub) fire() {
-	if f := sub.notify; f != nil {
-		sub.notify = nil
-		f()
-	}
+// disarm returns the armed notify function, if any, and disarms it;
+// sub.mu must be held.
+func (sub *memSub) disarm() func() {
+	f := sub.notify
+	sub.notify = nil
+	return f
 }
 
 // Notify implements [Notifier].
 func (sub *memSub) Notify(f func()) {
-	sub.s.mu.Lock()
-	defer sub.s.mu.Unlock()
-	if sub.waiting() > 0 || sub.idx < 0 {
-		sub.notify = nil
-		f()
+	sub.mu.Lock()
+	waiting := len(sub.q)
+	if c := sub.ch.Load(); c != nil {
+		waiting = len(*c)
+	}
+	if waiting == 0 && !sub.ended {
+		sub.notify = f
+		sub.mu.Unlock()
 		return
 	}
-	sub.notify = f
+	sub.notify = nil
+	sub.mu.Unlock()
+	f()
 }
 
 // maxKeptQueue is the largest queue a subscription keeps after Take
@@ -228,8 +243,8 @@ const maxKeptQueue = 16
 
 // Take implements [Notifier].
 func (sub *memSub) Take(dst []*Event) ([]*Event, bool) {
-	sub.s.mu.Lock()
-	defer sub.s.mu.Unlock()
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
 	if c := sub.ch.Load(); c != nil {
 		for {
 			select {
@@ -250,7 +265,7 @@ func (sub *memSub) Take(dst []*Event) ([]*Event, bool) {
 	} else {
 		sub.q = sub.q[:0]
 	}
-	return dst, sub.idx < 0
+	return dst, sub.ended
 }
 
 // Events implements [Subscription].
@@ -258,8 +273,8 @@ func (sub *memSub) Events() <-chan *Event {
 	if c := sub.ch.Load(); c != nil {
 		return *c
 	}
-	sub.s.mu.Lock()
-	defer sub.s.mu.Unlock()
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
 	if c := sub.ch.Load(); c != nil {
 		return *c
 	}
@@ -268,7 +283,7 @@ func (sub *memSub) Events() <-chan *Event {
 		ch <- ev
 	}
 	sub.q = nil
-	if sub.idx < 0 {
+	if sub.ended {
 		close(ch)
 	}
 	sub.ch.Store(&ch)
