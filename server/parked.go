@@ -13,10 +13,11 @@ import (
 
 // A parked stream is an event stream over a hijacked connection whose
 // subscription is an [eventbus.Notifier]: while nothing happens it holds no
-// goroutine, no timer of its own and no write buffer — only its
-// subscription, its socket and this record (issue 30: 10,000 idle clients
-// cost the collector a goroutine stack and a 32 KiB-capable buffer each
-// otherwise, and every goroutine that ever ran leaves its `g` behind). A
+// goroutine, no heartbeat timer of its own, no write buffer and no channel
+// — only its subscription, its socket and this record (issue 30: 10,000
+// idle clients cost the collector a goroutine stack, a 256-slot channel
+// and a write buffer each otherwise, and every goroutine that ever ran
+// leaves its `g` behind). A
 // goroutine is started when the subscription has events, when its
 // heartbeat is due (a shared wheel, below), when its credential expires or
 // when the server closes its streams; it writes what is due, arms the
@@ -175,24 +176,23 @@ type wheel struct {
 	closing <-chan struct{}
 
 	mu      sync.Mutex
-	slots   [wheelSlots]map[*parkedStream]struct{}
+	slots   [wheelSlots]map[*parkedStream]struct{} // nil while empty
 	n       int
 	cur     int // the slot visited last
 	running bool
 }
 
 func newWheel(every time.Duration, closing <-chan struct{}) *wheel {
-	w := &wheel{every: every, closing: closing}
-	for i := range w.slots {
-		w.slots[i] = map[*parkedStream]struct{}{}
-	}
-	return w
+	return &wheel{every: every, closing: closing}
 }
 
 func (w *wheel) add(p *parkedStream) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	p.slot = w.cur
+	if w.slots[p.slot] == nil {
+		w.slots[p.slot] = map[*parkedStream]struct{}{}
+	}
 	w.slots[p.slot][p] = struct{}{}
 	w.n++
 	if !w.running {
@@ -206,7 +206,9 @@ func (w *wheel) remove(p *parkedStream) {
 	defer w.mu.Unlock()
 	if _, ok := w.slots[p.slot][p]; ok {
 		delete(w.slots[p.slot], p)
-		w.n--
+		if w.n--; w.n == 0 {
+			w.slots = [wheelSlots]map[*parkedStream]struct{}{} // a map does not shrink: 10,000 streams gone leave none behind
+		}
 	}
 }
 
