@@ -16,6 +16,8 @@ import (
 	"testing/synctest"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/server"
 	"github.com/reinhq/rein/session"
@@ -280,4 +282,29 @@ func TestParkedStreamAttacks_API2(t *testing.T) {
 			})
 		})
 	}
+}
+
+// TestParkedStreamCredentialExpires_API9: a parked stream opened with a
+// token ends when the token expires (exp plus the 30 s leeway), with the
+// last comment saying so, though nothing else happened on it.
+func TestParkedStreamCredentialExpires_API9(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		e, l := pipeEnv(t, eventbus.Options{}, time.Hour)
+		f := e.fixture(t, "ada")
+		f.tok = sign(t, jwt.SigningMethodEdDSA, keys().ed, jwt.MapClaims{"sub": "ada", "exp": time.Now().Add(time.Minute).Unix()})
+		s := openPipeStream(t, l, f)
+		if got := s.frame(t, time.Minute+29*time.Second); got != "" {
+			t.Fatalf("before the credential's end: %q", got)
+		}
+		if got := s.frame(t, 2*time.Second); !strings.HasPrefix(got, ": credential expired:") {
+			t.Fatalf("at the credential's end: %q, want the expired comment", got)
+		}
+		if b, err := io.ReadAll(s.r); err != nil || len(b) != 0 {
+			t.Errorf("after the expired comment: %q, %v; want the end", b, err)
+		}
+		synctest.Wait()
+		if n := e.bus.Subscribers(); n != 0 {
+			t.Errorf("%d subscriptions after the credential expired", n)
+		}
+	})
 }
