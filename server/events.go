@@ -295,7 +295,7 @@ func (s *Server) pump(ctx context.Context, sw *sseWriter, st *eventStream, last 
 func (s *Server) batch(ctx context.Context, sw *sseWriter, st *eventStream, ev *eventbus.Event, last int64) (int64, bool) {
 	for ev != nil {
 		if ev.ID > last {
-			s.frame(ctx, sw, ev.ID, ev.Type, ev.Data)
+			s.frameEvent(ctx, sw, ev)
 			last = ev.ID
 		}
 		ev = nil

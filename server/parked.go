@@ -119,7 +119,7 @@ func (p *parkedStream) step() (end bool) {
 			return true
 		}
 		if ev.ID > p.last { // ids up to last were sent from the store
-			s.frame(ctx, sw, ev.ID, ev.Type, ev.Data)
+			s.frameEvent(ctx, sw, ev)
 			p.last = ev.ID
 		}
 		if sw.buf.Len() >= batchBytes && sw.write() != nil {

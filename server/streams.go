@@ -52,6 +52,8 @@ type streamCaps struct {
 
 	wheelOnce sync.Once
 	wheel     *wheel // the parked streams' heartbeats (see parkedStream)
+
+	frames frameCache // the frames of the bus's latest events
 }
 
 // heartbeats returns the wheel of the parked streams' heartbeats, made at
