@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"bufio"
+	"context"
 	"crypto"
 	"errors"
 	"fmt"
@@ -307,4 +308,44 @@ func TestParkedStreamCredentialExpires_API9(t *testing.T) {
 			t.Errorf("%d subscriptions after the credential expired", n)
 		}
 	})
+}
+
+// plainBus hides that its subscriptions are Notifiers, as the Redis bus's
+// are not.
+type plainBus struct{ *eventbus.Memory }
+
+type plainSub struct{ eventbus.Subscription }
+
+func (b plainBus) Subscribe(ctx context.Context, sessionID string, afterID int64) (eventbus.Subscription, error) {
+	s, err := b.Memory.Subscribe(ctx, sessionID, afterID)
+	if err != nil {
+		return nil, err
+	}
+	return plainSub{s}, nil
+}
+
+// TestStreamWithoutNotifier_API2: over a bus whose subscriptions cannot
+// notify (eventbus/redisbus), a hijacked stream keeps a goroutine of its
+// own and still gets its events, its heartbeats, and ends on
+// CloseStreams.
+func TestStreamWithoutNotifier_API2(t *testing.T) {
+	e := newEnv(t, func(c *server.Config) {
+		c.Bus = plainBus{c.Bus.(*eventbus.Memory)}
+		c.Heartbeat = 50 * time.Millisecond
+	})
+	f := e.fixture(t, "ada")
+	s := e.events(t, f.session, f.tok, "")
+	if err := e.bus.Publish(bg, eventbus.Event{SessionID: f.session, ID: 1, Type: "text_delta", Data: []byte(`{"text":"hi"}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.nextEvents(t, 1); got[0].ID != 1 || got[0].Event != "text_delta" {
+		t.Errorf("event %+v, want 1 text_delta", got[0])
+	}
+	if got := s.next(t); got != (frame{Comment: "ping"}) {
+		t.Errorf("then %+v, want the heartbeat", got)
+	}
+	e.srv.CloseStreams()
+	if b, err := io.ReadAll(s.r); err != nil || len(b) != 0 {
+		t.Errorf("after CloseStreams: %q, %v; want the end of the stream", b, err)
+	}
 }
