@@ -97,6 +97,30 @@ type Subscription interface {
 	Close()
 }
 
+// Notifier is a [Subscription] that can tell its subscriber when it has
+// something to receive, and hand over what waits without a channel, so
+// that the subscriber need not keep a goroutine blocked on Events() while
+// nothing happens: a server with 10,000 idle streams then holds 10,000
+// subscriptions and no goroutine, timer or channel for them (issue 30).
+// The in-memory bus's subscriptions are Notifiers.
+//
+// A subscriber uses Notify and Take, or Events(), not both: the events
+// Take returned are not delivered again on Events().
+type Notifier interface {
+	Subscription
+	// Notify arranges for f to be called once, the next time the
+	// subscription has an event waiting or has ended — at once, on the
+	// caller's goroutine, if it has or it is already. A later Notify
+	// replaces an armed f. f runs while the bus holds the session's lock,
+	// on the publisher's goroutine: it must return quickly and must not
+	// call the bus (start a goroutine, or signal one, to Take the events).
+	Notify(f func())
+	// Take appends the events waiting, in ID order, to dst and returns
+	// it; ended reports that the subscription is over (Err says why) and
+	// the events returned are its last. It never blocks.
+	Take(dst []*Event) (evs []*Event, ended bool)
+}
+
 // GapUnknown is the Gap of a subscription to a session of which the bus
 // holds no event at all: anything after afterID may be missing, and events
 // read from the ledger may come again on Events().

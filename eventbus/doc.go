@@ -47,6 +47,14 @@
 //	}
 //	// sub.Err() says why the stream ended.
 //
+// A subscriber that serves many idle subscriptions (an SSE server with
+// thousands of quiet clients) need not block a goroutine on each: a
+// [Notifier] (the in-memory bus's subscriptions are) calls a function when
+// events wait or the subscription ended, and [Notifier.Take] hands them
+// over without a channel; until its first Events() call such a
+// subscription holds only the events waiting, in a slice that grows as
+// they come.
+//
 // # Backends
 //
 // [Memory] is the bus of embedded mode (one process). eventbus/redisbus

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,9 +47,7 @@ func (s *memSession) publish(ev *Event) (last int64, ok bool, err error) {
 		if ev.ID <= sub.after {
 			continue
 		}
-		select {
-		case sub.ch <- ev:
-		default:
+		if !sub.deliver(ev) {
 			s.m.slow.Add(1)
 			s.end(sub, ErrSlow)
 		}
@@ -66,9 +65,12 @@ func (s *memSession) subscribe(ctx context.Context, afterID int64) *memSub {
 	}
 	first := s.ring.after(afterID)
 	replay := s.ring.len() - first
-	sub := &memSub{s: s, ch: make(chan *Event, replay+s.m.buffer), after: afterID, gap: s.gap(afterID), idx: len(s.subs)}
-	for i := first; i < s.ring.len(); i++ {
-		sub.ch <- s.ring.at(i)
+	sub := &memSub{s: s, limit: replay + s.m.buffer, after: afterID, gap: s.gap(afterID), idx: len(s.subs)}
+	if replay > 0 {
+		sub.q = make([]*Event, 0, replay)
+		for i := first; i < s.ring.len(); i++ {
+			sub.q = append(sub.q, s.ring.at(i))
+		}
 	}
 	s.subs = append(s.subs, sub)
 	s.m.subs.Add(1)
@@ -108,7 +110,16 @@ func (s *memSession) end(sub *memSub, err error) {
 	s.subs = s.subs[:last]
 	sub.idx = -1
 	sub.err = err
-	close(sub.ch)
+	sub.mu.Lock()
+	sub.ended = true
+	if c := sub.ch.Load(); c != nil {
+		close(*c)
+	}
+	f := sub.disarm()
+	sub.mu.Unlock()
+	if f != nil {
+		f()
+	}
 	if sub.stop != nil {
 		sub.stop()
 	}
@@ -142,20 +153,142 @@ func (s *memSession) dropIfIdle(now time.Time, idle time.Duration) bool {
 	return true
 }
 
-// memSub is a subscription to a [Memory] bus. Its mutable fields are
-// guarded by its session's lock.
+var _ Notifier = (*memSub)(nil)
+
+// memSub is a subscription to a [Memory] bus. Its position, error and
+// context stop are guarded by its session's lock; what waits for it, its
+// notification and its end by its own (taken after the session's), so
+// that a subscriber taking its events does not contend with a publisher
+// going through a thousand subscribers.
+//
+// Its events wait in q, a slice that grows as they come and is emptied by
+// Take, until the first call to Events(): that makes the channel (of the
+// subscription's whole capacity) and moves them into it, and from then on
+// they go to the channel. A subscriber that uses Notify and Take never
+// holds a channel, and an idle one holds no more than a small slice
+// (issue 30: 10,000 idle streams each held a 256-slot channel, 2 KiB of
+// pointers the collector scans).
 type memSub struct {
 	s     *memSession
-	ch    chan *Event
+	limit int // the most events that may wait: replay + buffer
 	after int64
 	gap   int64
 	idx   int // position in s.subs; -1 once ended
 	err   error
 	stop  func() bool // stops the context's AfterFunc; nil without one
+
+	ch    atomic.Pointer[chan *Event] // nil until Events() is called; made under mu
+	mu    sync.Mutex
+	q     []*Event // the waiting events, while ch is nil
+	ended bool
+	// notify is called once when the subscription next has something to
+	// receive (see Notify); nil when none is armed.
+	notify func()
+}
+
+// deliver queues ev for the subscriber and fires its notification; false
+// when its buffer is full. The session's lock must be held.
+func (sub *memSub) deliver(ev *Event) bool {
+	sub.mu.Lock()
+	if c := sub.ch.Load(); c != nil {
+		select {
+		case *c <- ev:
+		default:
+			sub.mu.Unlock()
+			return false
+		}
+	} else {
+		if len(sub.q) >= sub.limit {
+			sub.mu.Unlock()
+			return false
+		}
+		sub.q = append(sub.q, ev)
+	}
+	f := sub.disarm()
+	sub.mu.Unlock()
+	if f != nil {
+		f()
+	}
+	return true
+}
+
+// disarm returns the armed notify function, if any, and disarms it;
+// sub.mu must be held.
+func (sub *memSub) disarm() func() {
+	f := sub.notify
+	sub.notify = nil
+	return f
+}
+
+// Notify implements [Notifier].
+func (sub *memSub) Notify(f func()) {
+	sub.mu.Lock()
+	waiting := len(sub.q)
+	if c := sub.ch.Load(); c != nil {
+		waiting = len(*c)
+	}
+	if waiting == 0 && !sub.ended {
+		sub.notify = f
+		sub.mu.Unlock()
+		return
+	}
+	sub.notify = nil
+	sub.mu.Unlock()
+	f()
+}
+
+// maxKeptQueue is the largest queue a subscription keeps after Take
+// emptied it; a larger one (a burst's) is left to the collector.
+const maxKeptQueue = 16
+
+// Take implements [Notifier].
+func (sub *memSub) Take(dst []*Event) ([]*Event, bool) {
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if c := sub.ch.Load(); c != nil {
+		for {
+			select {
+			case ev, ok := <-*c:
+				if !ok {
+					return dst, true
+				}
+				dst = append(dst, ev)
+			default:
+				return dst, false
+			}
+		}
+	}
+	dst = append(dst, sub.q...)
+	clear(sub.q)
+	if cap(sub.q) > maxKeptQueue {
+		sub.q = nil
+	} else {
+		sub.q = sub.q[:0]
+	}
+	return dst, sub.ended
 }
 
 // Events implements [Subscription].
-func (sub *memSub) Events() <-chan *Event { return sub.ch }
+func (sub *memSub) Events() <-chan *Event {
+	if c := sub.ch.Load(); c != nil {
+		return *c
+	}
+	sub.mu.Lock()
+	defer sub.mu.Unlock()
+	if c := sub.ch.Load(); c != nil {
+		return *c
+	}
+	ch := make(chan *Event, max(sub.limit, len(sub.q)))
+	for _, ev := range sub.q {
+		ch <- ev
+	}
+	sub.q = nil
+	if sub.ended {
+		close(ch)
+	}
+	sub.ch.Store(&ch)
+	return ch
+}
 
 // Gap implements [Subscription].
 func (sub *memSub) Gap() int64 { return sub.gap }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
-	"log/slog"
 	"maps"
 	"net"
 	"net/http"
@@ -127,7 +126,7 @@ func (s *Server) sessionEvents(ctx context.Context, in *eventsInput) (*huma.Stre
 		release()
 		return nil, s.fail(ctx, "subscribing to the session's events", err)
 	}
-	st := &eventStream{sessionID: in.ID, after: after, sub: sub, until: credentialOf(ctx).Until, release: release}
+	st := &eventStream{sessionID: in.ID, caller: c, after: after, sub: sub, until: credentialOf(ctx).Until, release: release}
 	return &huma.StreamResponse{Body: func(hctx huma.Context) {
 		if s.detach(hctx, st) {
 			return
@@ -140,6 +139,7 @@ func (s *Server) sessionEvents(ctx context.Context, in *eventsInput) (*huma.Stre
 // eventStream is one client's stream of a session's events.
 type eventStream struct {
 	sessionID string
+	caller    string
 	after     int64 // the last event id the client has
 	sub       eventbus.Subscription
 	// until is when the credential that opened the stream stops holding
@@ -156,14 +156,14 @@ func (st *eventStream) end() {
 	st.release()
 }
 
-// detach serves the stream from a goroutine of its own over the hijacked
-// HTTP/1.1 connection, so the request's handler returns: an idle client
-// then costs a small goroutine, its subscription and its socket, not
-// net/http's handler and reader goroutines and buffers (10,000 idle
-// clients, bench/server). The response is delimited by closing the
-// connection. It reports false, having written nothing, when the
-// connection cannot be hijacked (HTTP/2); the caller then streams in the
-// handler.
+// detach serves the stream over the hijacked HTTP/1.1 connection, so the
+// request's handler returns: an idle client then costs its subscription,
+// its socket and a small record (see parkedStream) — or a small goroutine
+// when the bus cannot notify — not net/http's handler and reader
+// goroutines and buffers (10,000 idle clients, bench/server). The
+// response is delimited by closing the connection. It reports false,
+// having written nothing, when the connection cannot be hijacked
+// (HTTP/2); the caller then streams in the handler.
 func (s *Server) detach(hctx huma.Context, st *eventStream) bool {
 	r, w := humago.Unwrap(hctx)
 	if r.ProtoMajor != 1 {
@@ -178,27 +178,41 @@ func (s *Server) detach(hctx huma.Context, st *eventStream) bool {
 	h.Set("Cache-Control", "no-cache")
 	h.Set("X-Accel-Buffering", "no")
 	h.Set("Connection", "close")
-	var head bytes.Buffer
-	head.WriteString("HTTP/1.1 200 OK\r\n")
-	_ = h.Write(&head)
-	head.WriteString("\r\n")
 	sw := &sseWriter{out: conn, setDeadline: conn.SetWriteDeadline, left: func() bool { return clientLeft(conn) }}
-	log := s.log.With("session_id", st.sessionID, "caller", callerOf(hctx.Context()))
+	sw.buf.WriteString("HTTP/1.1 200 OK\r\n")
+	_ = h.Write(&sw.buf)
+	sw.buf.WriteString("\r\n")
 	go func() {
-		defer conn.Close()
-		defer st.end()
 		if s.cfg.OnSSE != nil {
 			s.cfg.OnSSE(1)
-			defer s.cfg.OnSSE(-1)
 		}
-		sw.buf.Write(head.Bytes())
+		end := func() {
+			conn.Close()
+			st.end()
+			if s.cfg.OnSSE != nil {
+				s.cfg.OnSSE(-1)
+			}
+		}
 		if sw.write() != nil {
+			end()
 			return
 		}
 		// No request context now: the stream ends when a write fails (a
 		// client that left is found by the next heartbeat at the latest),
-		// when the bus drops the subscription, or on CloseStreams.
-		s.pump(context.Background(), log, sw, st)
+		// when the bus drops the subscription, on CloseStreams, or when
+		// its credential expires.
+		ctx := context.Background()
+		last, ok := s.catchUp(ctx, sw, st)
+		if !ok {
+			end()
+			return
+		}
+		if n, ok := st.sub.(eventbus.Notifier); ok {
+			s.park(st, n, conn, sw, last)
+			return
+		}
+		defer end()
+		s.pump(ctx, sw, st, last)
 	}()
 	return true
 }
@@ -222,7 +236,9 @@ func (s *Server) stream(hctx huma.Context, st *eventStream) {
 	if rc.Flush() != nil { // the headers, before any event
 		return
 	}
-	s.pump(ctx, s.log, sw, st)
+	if last, ok := s.catchUp(ctx, sw, st); ok {
+		s.pump(ctx, sw, st, last)
+	}
 }
 
 // probeWait is how long a heartbeat waits to learn whether the client of
@@ -251,28 +267,35 @@ func clientLeft(conn net.Conn) bool {
 // expiredComment is the last line of a stream whose credential expired.
 const expiredComment = "credential expired: reconnect with a fresh token and Last-Event-ID"
 
-// pump writes the session's events after the id after: the stored ones
-// the bus no longer holds, then what the bus delivers, with heartbeats,
-// until ctx ends, a write fails, the bus drops the subscription, the
-// server closes its streams, or the stream's credential expires (a last
-// comment says so).
-func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, st *eventStream) {
-	sessionID, after, sub := st.sessionID, st.after, st.sub
+// catchUp sends the stored events the bus no longer holds (ids after
+// st.after up to the subscription's gap) and returns the id of the last
+// event sent; ok is false when the stream is over (a write or the ledger
+// failed).
+func (s *Server) catchUp(ctx context.Context, sw *sseWriter, st *eventStream) (last int64, ok bool) {
+	last = st.after
+	if gap := st.sub.Gap(); gap > st.after {
+		var err error
+		if last, err = s.replay(ctx, sw, st.sessionID, st.after, gap); err != nil {
+			if ctx.Err() == nil {
+				s.log.WarnContext(ctx, "sse: replaying stored events failed", "session_id", st.sessionID, "caller", st.caller, "err", err)
+			}
+			return last, false
+		}
+	}
+	return last, true
+}
+
+// pump writes what the bus delivers after the id last, with heartbeats,
+// from a goroutine of its own, until ctx ends, a write fails, the bus
+// drops the subscription, the server closes its streams, or the stream's
+// credential expires (a last comment says so).
+func (s *Server) pump(ctx context.Context, sw *sseWriter, st *eventStream, last int64) {
+	sessionID, sub := st.sessionID, st.sub
 	var expired <-chan time.Time
 	if !st.until.IsZero() {
 		t := time.NewTimer(st.until.Sub(s.now()))
 		defer t.Stop()
 		expired = t.C
-	}
-	last := after
-	if gap := sub.Gap(); gap > after {
-		var err error
-		if last, err = s.replay(ctx, sw, sessionID, after, gap); err != nil {
-			if ctx.Err() == nil {
-				log.WarnContext(ctx, "sse: replaying stored events failed", "session_id", sessionID, "err", err)
-			}
-			return
-		}
 	}
 	tick := time.NewTicker(s.cfg.Heartbeat)
 	defer tick.Stop()
@@ -292,7 +315,7 @@ func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, st *
 		case ev, ok := <-sub.Events():
 			if !ok {
 				if err := sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) && ctx.Err() == nil {
-					log.WarnContext(ctx, "sse: subscription ended", "session_id", sessionID, "err", err)
+					s.log.WarnContext(ctx, "sse: subscription ended", "session_id", sessionID, "caller", st.caller, "err", err)
 				}
 				return // a slow client reconnects with Last-Event-ID
 			}
@@ -316,7 +339,7 @@ func (s *Server) pump(ctx context.Context, log *slog.Logger, sw *sseWriter, st *
 func (s *Server) batch(ctx context.Context, sw *sseWriter, st *eventStream, ev *eventbus.Event, last int64) (int64, bool) {
 	for ev != nil {
 		if ev.ID > last {
-			s.frame(ctx, sw, ev.ID, ev.Type, ev.Data)
+			s.frameEvent(ctx, sw, ev)
 			last = ev.ID
 		}
 		ev = nil

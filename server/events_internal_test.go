@@ -2,7 +2,10 @@ package server
 
 import (
 	"net"
+	"strings"
 	"testing"
+
+	"github.com/reinhq/rein/eventbus"
 )
 
 // API-2, issue 30: a heartbeat learns that the client of a hijacked event
@@ -55,5 +58,60 @@ func TestClientLeft(t *testing.T) {
 	}
 	if !clientLeft(srv2) {
 		t.Error("a client that closed its end was not noticed by the probe")
+	}
+}
+
+// TestFrameCache_API2 (issue 30): a bus event is framed once for all its
+// streams, byte for byte as a stream would frame it; an unframeable one
+// keeps its error; the cache holds at most frameCacheSize events, and no
+// frame larger than maxCachedFrame.
+func TestFrameCache_API2(t *testing.T) {
+	var c frameCache
+	for _, tc := range []struct {
+		name    string
+		ev      eventbus.Event
+		wantErr bool
+	}{
+		{"a delta", eventbus.Event{ID: 7, Type: "text_delta", Data: []byte(`{"text":"hi"}`)}, false},
+		{"JSON over lines is compacted", eventbus.Event{ID: 8, Type: "message", Data: []byte("{\n\"a\": 1\n}")}, false},
+		{"a type with a line break", eventbus.Event{ID: 9, Type: "x\nevent: admin", Data: []byte(`{}`)}, true},
+		{"data with a line break that is not JSON", eventbus.Event{ID: 10, Type: "message", Data: []byte("a\ndata: b")}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ev := tc.ev
+			var want sseWriter
+			wantErr := want.event(ev.ID, ev.Type, ev.Data)
+			for i := range 2 { // made, then from the cache
+				got, err := c.frame(&ev)
+				if (err != nil) != tc.wantErr || (err != nil) != (wantErr != nil) {
+					t.Fatalf("call %d: err %v, want error %v", i, err, tc.wantErr)
+				}
+				if string(got) != want.buf.String() {
+					t.Fatalf("call %d: %q, want %q", i, got, want.buf.String())
+				}
+			}
+		})
+	}
+	evs := make([]eventbus.Event, frameCacheSize+50)
+	for i := range evs {
+		evs[i] = eventbus.Event{ID: int64(i + 1), Type: "text_delta", Data: []byte(`{}`)}
+		if _, err := c.frame(&evs[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	big := eventbus.Event{ID: 1 << 20, Type: "tool_end", Data: []byte(`"` + strings.Repeat("x", maxCachedFrame) + `"`)}
+	if _, err := c.frame(&big); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	c.frames.Range(func(k, _ any) bool {
+		n++
+		if k == &big {
+			t.Error("a frame larger than maxCachedFrame is cached")
+		}
+		return true
+	})
+	if n != frameCacheSize {
+		t.Errorf("%d frames cached, want %d", n, frameCacheSize)
 	}
 }

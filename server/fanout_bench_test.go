@@ -6,6 +6,9 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"os"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -132,4 +135,75 @@ func dialEvents(b *testing.B, host, sessionID, tok string) (net.Conn, *bufio.Rea
 		b.Fatalf("GET events: %q: %v", status, err)
 	}
 	return c, br
+}
+
+// BenchmarkIdleStreams measures what idle SSE clients cost the server while
+// they listen (SPEC API-2, API-9, issue 30: a run among 10,000 listeners
+// within 2× of a run alone). 4,000 clients (the benchmark holds both ends
+// of each connection) spread over 10 sessions read their answer's headers
+// and nothing more; each op is one full collection (runtime.GC), the mark
+// a run's allocations start among them. heap-B/client and stack-B/client
+// are the live heap and goroutine stacks they add, after a collection;
+// gc-cpu-ms is an op's CPU (the process's: the idle clients use none),
+// gc-ms its wall time, gc-ms-alone the wall time before they came. With
+// REIN_BENCH_HEAPPROFILE=FILE the live heap with the clients is written to
+// FILE (go tool pprof -sample_index=inuse_space).
+func BenchmarkIdleStreams(b *testing.B) {
+	const n, sessions = 4000, 10
+	e := newEnvBus(b, eventbus.Options{Buffer: 256}, func(c *server.Config) {
+		c.MaxStreamsPerCaller, c.MaxStreams = -1, -1
+	})
+	u, err := url.Parse(e.ts.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	fs := make([]fixture, sessions)
+	for i := range fs {
+		fs[i] = e.fixture(b, fmt.Sprint("caller", i))
+	}
+	gcTime := func() time.Duration {
+		start := time.Now()
+		runtime.GC()
+		return time.Since(start)
+	}
+	var before, with runtime.MemStats
+	runtime.GC()
+	alone := gcTime() // the second: sync.Pool's victims are gone
+
+	runtime.ReadMemStats(&before)
+	conns := make([]net.Conn, 0, n)
+	b.Cleanup(func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	for i := range n {
+		f := fs[i%sessions]
+		c, _ := dialEvents(b, u.Host, f.session, f.tok)
+		conns = append(conns, c)
+	}
+	time.Sleep(100 * time.Millisecond) // the streams' first writes are done
+	runtime.GC()
+	runtime.GC()
+	runtime.ReadMemStats(&with)
+	if f := os.Getenv("REIN_BENCH_HEAPPROFILE"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(out); err != nil {
+			b.Fatal(err)
+		}
+		out.Close()
+	}
+	var total time.Duration
+	cpu0 := processCPU(b)
+	for b.Loop() {
+		total += gcTime()
+	}
+	b.ReportMetric(float64(processCPU(b)-cpu0)/float64(time.Millisecond)/float64(b.N), "gc-cpu-ms")
+	b.ReportMetric(float64(total)/float64(time.Millisecond)/float64(b.N), "gc-ms")
+	b.ReportMetric(float64(alone)/float64(time.Millisecond), "gc-ms-alone")
+	b.ReportMetric(float64(int64(with.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/client")
+	b.ReportMetric(float64(int64(with.StackInuse)-int64(before.StackInuse))/n, "stack-B/client")
 }

@@ -49,6 +49,18 @@ type streamCaps struct {
 	inAll int
 	peak  int  // the most streams open since memory was last returned
 	due   bool // a return is scheduled
+
+	wheelOnce sync.Once
+	wheel     *wheel // the parked streams' heartbeats (see parkedStream)
+
+	frames frameCache // the frames of the bus's latest events
+}
+
+// heartbeats returns the wheel of the parked streams' heartbeats, made at
+// the first call with the server's heartbeat interval and closing channel.
+func (c *streamCaps) heartbeats(every time.Duration, closing <-chan struct{}) *wheel {
+	c.wheelOnce.Do(func() { c.wheel = newWheel(every, closing) })
+	return c.wheel
 }
 
 func newStreamCaps(perCaller, total int) *streamCaps {
