@@ -146,6 +146,10 @@ type PermissionEvent struct {
 	Tool   string          `json:"tool"`
 	Input  json.RawMessage `json:"input,omitempty"`
 	Reason string          `json:"reason,omitempty"`
+	// Suggested is set on permission_request: the rules an "always"
+	// answer would keep (permission.Suggest), as rules are written
+	// (`bash(git status:*)`); empty when it would keep none.
+	Suggested []string `json:"suggested,omitempty"`
 	// Decision is set on permission_decision: [Allow] or [Deny].
 	Decision Decision `json:"decision,omitempty"`
 	// By says who decided.

@@ -394,7 +394,8 @@ func (r *run) authorize(ctx context.Context, c Check, say hook.Permission, emit 
 		planText = permission.PlanOf(c.Call.Input)
 		emit(Event{Type: EventPlan, Plan: &PlanEvent{CallID: c.Call.ID, Status: PlanProposed, Plan: planText}})
 	}
-	emit(Event{Type: EventPermissionRequest, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Input: c.Call.Input, Reason: v.Reason}})
+	emit(Event{Type: EventPermissionRequest, Permission: &PermissionEvent{CallID: c.Call.ID, Tool: c.Call.Name, Input: c.Call.Input, Reason: v.Reason,
+		Suggested: suggested(c)}})
 	r.notify(ctx, "rein needs your permission to run "+c.Call.Name)
 	a, err := p.Ask(ctx, c, v.Reason)
 	<-r.asking
@@ -452,4 +453,18 @@ func countImages(blocks []llm.Block) int {
 		}
 	}
 	return n
+}
+
+// suggested returns the rules an "always" answer to c would keep, written
+// as rules are, for the clients that show the question (SPEC PERM-3).
+func suggested(c Check) []string {
+	rules := permission.Suggest(permission.Request{Tool: c.Call.Name, Origin: c.Origin, Input: c.Call.Input})
+	if len(rules) == 0 {
+		return nil
+	}
+	out := make([]string, len(rules))
+	for i, r := range rules {
+		out[i] = r.String()
+	}
+	return out
 }

@@ -105,13 +105,15 @@ type ToolEvent struct {
 type PermissionEvent struct {
 	EventHeader
 	Permission struct {
-		CallID   string          `json:"call_id"`
-		Tool     string          `json:"tool"`
-		Input    json.RawMessage `json:"input,omitempty"`
-		Reason   string          `json:"reason,omitempty"`
-		Decision string          `json:"decision,omitempty" enum:"allow,deny"`
-		By       string          `json:"by,omitempty" enum:"user,hook,timeout,policy"`
-		Always   bool            `json:"always,omitempty"`
+		CallID string          `json:"call_id"`
+		Tool   string          `json:"tool"`
+		Input  json.RawMessage `json:"input,omitempty"`
+		Reason string          `json:"reason,omitempty"`
+		// Suggested (on a request): the rules an "always" answer keeps.
+		Suggested []string `json:"suggested,omitempty"`
+		Decision  string   `json:"decision,omitempty" enum:"allow,deny"`
+		By        string   `json:"by,omitempty" enum:"user,hook,timeout,policy"`
+		Always    bool     `json:"always,omitempty"`
 	} `json:"permission"`
 }
 

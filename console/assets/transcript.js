@@ -6,7 +6,6 @@
 import { h, clear, append, pretty, usd } from "./dom.js";
 import { call, ApiError } from "./api.js";
 import { render } from "./markdown.js";
-import { suggestRule } from "./rules.js";
 
 // The event types rein sends (docs/events.md), and "question" (ask_user).
 const TYPES = ["run_start", "message", "text_delta", "thinking_delta", "tool_start", "tool_end", "permission_request",
@@ -300,7 +299,9 @@ export class Transcript {
     const plan = this.asks.get(p.call_id);
     if (plan && plan.classList.contains("plan")) { plan.dataset.run = ev.run_id; plan.classList.add("asking"); return; }
     const note = h("input", { type: "text", class: "note", placeholder: "why not (told to the model)", maxlength: 2000 });
-    const rule = suggestRule(p.tool, p.input);
+    // The rules an "always" answer keeps, as the server decided them
+    // (permission.Suggest); none when the command is built at run time.
+    const rule = p.suggested && p.suggested.length ? p.suggested.join(", ") : "none (this call allows no safe rule; “always” allows it once)";
     const timer = h("span", { class: "countdown" });
     const card = h("div", { class: "approval asking", "data-call": p.call_id, "data-run": ev.run_id, "data-id": id },
       h("div", {}, h("strong", {}, "Permission: " + p.tool), " ", h("span", { class: "summary" }, summarize(p.tool, p.input))),
@@ -313,7 +314,7 @@ export class Transcript {
         note,
         h("button", { type: "button", class: "danger deny", onclick: () => this.answer(card, "deny", note.value) }, "Deny"),
         h("span", { class: "grow" }), timer),
-      h("div", { class: "muted small" }, "“Always” keeps the rule " + rule + " for you in this directory (the server picks the exact rule); unanswered questions are denied when the server's ask timeout passes."),
+      h("div", { class: "muted small" }, "“Always” keeps the rule " + rule + " for you in this directory; unanswered questions are denied when the server's ask timeout passes."),
       h("div", { class: "answered" }));
     this.asks.set(p.call_id, card);
     box().appendChild(card);

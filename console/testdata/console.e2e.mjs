@@ -362,7 +362,7 @@ await scenario("workspace views: catalog, memory, knowledge base", async () => {
   await page.waitForSelector("#memory-list p, #memory-list .card", { timeout: T });
   await page.fill("#memory-text", "Run go vet before every commit.");
   await page.click("#memory-text ~ button.primary");
-  await page.waitForFunction(() => /Run go vet/.test(document.querySelector("#memory-list").textContent) || document.querySelector("#memory-text").value === "" || document.querySelector("main form + div").textContent !== "", null, { timeout: T });
+  await page.waitForFunction(() => /Run go vet/.test(document.querySelector("#memory-list").textContent) || document.querySelector("main form + div").textContent !== "", null, { timeout: T });
   const said = await page.textContent("main");
   check(/Run go vet before every commit\./.test(await page.textContent("#memory-list")), "the note is not listed; the page says: " + said.slice(0, 400));
   const notes = (await api("GET", "/workspaces/" + ws.id + "/memory")).notes;
