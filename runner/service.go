@@ -301,24 +301,8 @@ func (s *Service) Cancel(ctx context.Context, runID string) (*session.Run, error
 
 // Answer answers the pending permission question of callID in run runID.
 func (s *Service) Answer(ctx context.Context, runID, callID string, v permission.Verdict) error {
-	s.mu.Lock()
-	l := s.running[runID]
-	s.mu.Unlock()
-	if l != nil && l.approver.answer(callID, v) {
-		return nil
-	}
-	if l == nil && s.split() {
-		// The run may be running in another process: the answer goes to
-		// it, and it replies whether the question was pending there.
-		run, err := s.cfg.Ledger.GetRun(ctx, runID)
-		if err != nil {
-			return err
-		}
-		if run.Status == session.RunRunning {
-			return s.answerRemote(ctx, signal{RunID: runID, CallID: callID, Verdict: &v})
-		}
-	}
-	return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)
+	return s.answerRun(ctx, signal{RunID: runID, CallID: callID, Verdict: &v},
+		func(l *live) bool { return l.approver.answer(callID, v) })
 }
 
 // AnswerQuestion answers the pending ask_user question of callID in run
@@ -326,22 +310,32 @@ func (s *Service) Answer(ctx context.Context, runID, callID string, v permission
 // split service the answer reaches the process running the run as a
 // permission answer does.
 func (s *Service) AnswerQuestion(ctx context.Context, runID, callID, answer string) error {
+	return s.answerRun(ctx, signal{RunID: runID, CallID: callID, Answer: &answer},
+		func(l *live) bool { return l.approver.answerQuestion(callID, answer) })
+}
+
+// answerRun gives a run's pending question its answer: in this process
+// when the run runs here (local reports whether the question was
+// pending), else, in a split service, as sig to the process running it,
+// which replies whether it was pending there. None pending wraps
+// session.ErrNotFound.
+func (s *Service) answerRun(ctx context.Context, sig signal, local func(*live) bool) error {
 	s.mu.Lock()
-	l := s.running[runID]
+	l := s.running[sig.RunID]
 	s.mu.Unlock()
-	if l != nil && l.approver.answerQuestion(callID, answer) {
+	if l != nil && local(l) {
 		return nil
 	}
 	if l == nil && s.split() {
-		run, err := s.cfg.Ledger.GetRun(ctx, runID)
+		run, err := s.cfg.Ledger.GetRun(ctx, sig.RunID)
 		if err != nil {
 			return err
 		}
 		if run.Status == session.RunRunning {
-			return s.answerRemote(ctx, signal{RunID: runID, CallID: callID, Answer: &answer})
+			return s.answerRemote(ctx, sig)
 		}
 	}
-	return fmt.Errorf("run %s has no pending question for call %s: %w", runID, callID, session.ErrNotFound)
+	return fmt.Errorf("run %s has no pending question for call %s: %w", sig.RunID, sig.CallID, session.ErrNotFound)
 }
 
 // Queued returns how many runs wait for their turn.
