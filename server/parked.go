@@ -102,11 +102,6 @@ func (p *parkedStream) step() (end bool) {
 	s, st, sw := p.s, p.st, p.sw
 	sw.takeBuffer()
 	defer sw.releaseBuffer()
-	select {
-	case <-s.closing:
-		return true
-	default:
-	}
 	if !st.until.IsZero() && !s.now().Before(st.until) {
 		_ = sw.comment(expiredComment)
 		return true
@@ -128,6 +123,13 @@ func (p *parkedStream) step() (end bool) {
 	}
 	if sw.write() != nil {
 		return true
+	}
+	// The server closes its streams once its runs have ended: what the
+	// bus delivered before (a run's done event) is written first.
+	select {
+	case <-s.closing:
+		return true
+	default:
 	}
 	if ended {
 		if err := p.sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) {

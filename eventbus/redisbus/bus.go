@@ -415,7 +415,9 @@ func (b *Bus) waitReady(ctx context.Context, r *session) error {
 	case <-b.done:
 		return eventbus.ErrClosed
 	case <-t.C:
-		return fmt.Errorf("no confirmation from Redis of the subscription to %s within %v", r.channel, b.timeout)
+		// Redis that does not confirm in time is as good as down: the
+		// caller answers "try again later" (SPEC API-5).
+		return fmt.Errorf("%w: no confirmation from Redis of the subscription to %s within %v", eventbus.ErrUnavailable, r.channel, b.timeout)
 	}
 }
 
