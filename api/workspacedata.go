@@ -118,3 +118,24 @@ type KBHit struct {
 type QuestionAnswer struct {
 	Answer string `json:"answer" maxLength:"8000" doc:"The answer, free text (one of the question's options or anything else); empty tells the model the user gave none."`
 }
+
+// SessionContext is what the next run of a session offers its model before
+// the conversation: the system prompt and the tools (SPEC API-10, the
+// console's run inspector).
+type SessionContext struct {
+	Model       string        `json:"model" doc:"The model the next run would call, provider/name."`
+	System      string        `json:"system" doc:"The system prompt."`
+	SystemBytes int           `json:"system_bytes"`
+	Tools       []ContextTool `json:"tools" doc:"The tools offered, in the order the request lists them."`
+	ToolsBytes  int           `json:"tools_bytes" doc:"The bytes of every tool's name, description and input schema."`
+	MaxTokens   int           `json:"max_tokens" doc:"The output limit of the request; 0: the model's default."`
+	Skills      []string      `json:"skills,omitempty" doc:"The skills the system prompt's index lists."`
+	Warnings    []string      `json:"warnings,omitempty" doc:"What a run's run_start would report."`
+}
+
+// ContextTool is one tool a request offers.
+type ContextTool struct {
+	Name   string `json:"name"`
+	Origin string `json:"origin" doc:"Where the tool comes from: builtin, mcp, skill, action, agent…"`
+	Bytes  int    `json:"bytes" doc:"Its name, description and input schema, in bytes."`
+}

@@ -123,3 +123,24 @@ func (s serviceWorkspaces) KBSearch(ctx context.Context, w *session.Workspace, q
 	}
 	return out, nil
 }
+
+// SessionContext implements server.WorkspaceData.
+func (s serviceWorkspaces) SessionContext(ctx context.Context, sess *session.Session, caller string) (*api.SessionContext, error) {
+	d, err := s.svc.SessionContext(ctx, sess, caller)
+	if err != nil {
+		return nil, err
+	}
+	req := d.Request
+	out := &api.SessionContext{Model: req.Model, System: req.System, SystemBytes: len(req.System), MaxTokens: req.MaxTokens,
+		Tools: make([]api.ContextTool, 0, len(d.Tools)), Skills: d.Skills, Warnings: d.Warnings}
+	for i, spec := range req.Tools {
+		n := len(spec.Name) + len(spec.Description) + len(spec.InputSchema)
+		t := api.ContextTool{Name: spec.Name, Bytes: n}
+		if i < len(d.Tools) {
+			t.Origin = string(d.Tools[i].Origin)
+		}
+		out.Tools = append(out.Tools, t)
+		out.ToolsBytes += n
+	}
+	return out, nil
+}

@@ -37,6 +37,9 @@ type WorkspaceData interface {
 	// KBSearch searches w's knowledge base; mode is keyword, hybrid or ""
 	// (the base's own), limit the hits at most.
 	KBSearch(ctx context.Context, w *session.Workspace, query, mode string, limit int) (*api.KBSearchResult, error)
+	// SessionContext is the system prompt and tools the next run of s
+	// would offer its model, built as a run builds them for the caller.
+	SessionContext(ctx context.Context, s *session.Session, caller string) (*api.SessionContext, error)
 }
 
 type catalogOutput struct {

@@ -39,6 +39,7 @@ var routes = []string{
 	"GET /sessions/{id}/runs",
 	"GET /sessions/{id}/jobs",
 	"GET /sessions/{id}/events",
+	"GET /sessions/{id}/context",
 	"GET /runs/{id}",
 	"POST /runs/{id}/cancel",
 	"POST /runs/{id}/permissions/{call_id}",

@@ -227,6 +227,7 @@ func New(cfg Config) (*Server, error) {
 	s.registerMemory()
 	s.registerKB()
 	s.registerQuestions()
+	s.registerSessionContext()
 	s.completeDocument()
 	s.mux.HandleFunc("/", s.noRoute)
 	return s, nil

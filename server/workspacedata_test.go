@@ -261,3 +261,33 @@ func TestMessageTraceParent_OBS3(t *testing.T) {
 		}
 	}
 }
+
+func (f *fakeWorkspaces) SessionContext(_ context.Context, s *session.Session, caller string) (*api.SessionContext, error) {
+	f.call("context", &session.Workspace{ID: s.Workspace}, s.ID+"|"+caller)
+	return &api.SessionContext{Model: "m", System: "You are rein.", SystemBytes: 13, MaxTokens: 100,
+		Tools: []api.ContextTool{{Name: "bash", Origin: "builtin", Bytes: 900}}, ToolsBytes: 900}, nil
+}
+
+// TestSessionContext_API10: GET /sessions/{id}/context answers its caller
+// with what the runner built for that caller; another caller's session,
+// or an unknown one, is a 404 that reaches nothing of the runner.
+func TestSessionContext_API10(t *testing.T) {
+	e := newEnv(t)
+	ada, bob := e.fixture(t, "ada"), e.fixture(t, "bob")
+	before := len(e.ws.got())
+	for _, other := range []string{bob.session, "nosuchsession"} {
+		if r := e.do(t, "GET", "/sessions/"+other+"/context", ada.tok, nil); r.status != http.StatusNotFound {
+			t.Errorf("ada on %s: %d, want 404: %s", other, r.status, r.body)
+		}
+	}
+	if got := e.ws.got(); len(got) != before {
+		t.Errorf("a refused request reached the runner: %v", got[before:])
+	}
+	got := decode[api.SessionContext](t, e.do(t, "GET", "/sessions/"+ada.session+"/context", ada.tok, nil), http.StatusOK)
+	if got.System != "You are rein." || len(got.Tools) != 1 || got.ToolsBytes != 900 {
+		t.Errorf("context %+v", got)
+	}
+	if calls := e.ws.got(); calls[len(calls)-1] != "context "+ada.workspace+" "+ada.session+"|ada" {
+		t.Errorf("call %q: the runner must build the context for the session's own caller", calls[len(calls)-1])
+	}
+}

@@ -504,6 +504,26 @@ export class Transcript {
     }
   }
 
+  // loadContext shows the system prompt and tools the session's next run
+  // would send (GET /sessions/{id}/context), with their sizes.
+  async loadContext(el) {
+    const path = "/sessions/" + encodeURIComponent(this.sid) + "/context";
+    clear(el).appendChild(h("p", { class: "muted" }, "Building the request…"));
+    try {
+      const c = await call("GET", path);
+      clear(el);
+      append(el, [
+        h("p", {}, "model " + c.model + " · system prompt " + c.system_bytes + " bytes · " + c.tools.length + " tools, " + c.tools_bytes + " bytes · output limit " + (c.max_tokens || "the model's default")),
+        (c.warnings || []).length ? h("ul", { class: "warn" }, c.warnings.map((w) => h("li", {}, w))) : null,
+        h("details", {}, h("summary", {}, "System prompt"), h("pre", { id: "context-system" }, c.system)),
+        h("table", { id: "context-tools" }, h("tr", {}, ["tool", "origin", "bytes"].map((x) => h("th", {}, x))),
+          c.tools.map((t) => h("tr", {}, h("td", {}, t.name), h("td", {}, t.origin), h("td", {}, t.bytes))))]);
+    } catch (e) {
+      clear(el).appendChild(h("p", { class: "error" }, e instanceof ApiError && e.status === 404 && /no route/.test(e.message)
+        ? "this server does not offer GET /sessions/{id}/context" : "could not build the context: " + e.message));
+    }
+  }
+
   // renderInspector shows per model call tokens, cache, cost, latency and
   // retries, tool timings, and the raw event log.
   renderInspector() {
@@ -519,8 +539,11 @@ export class Transcript {
     const tools = (this.tools || []).map((t) => h("tr", {}, h("td", {}, t.name), h("td", {}, t.id), h("td", {}, t.outcome || "running"),
       h("td", {}, t.ms === undefined ? "—" : t.ms + " ms")));
     const log = this.log.map((e) => h("tr", { class: "logrow" }, h("td", {}, e.id), h("td", {}, e.type)));
+    const context = h("div", { id: "context" }, h("button", { type: "button", id: "context-load", onclick: () => this.loadContext(context) }, "Show the system prompt and tools"));
     clear(this.inspector);
     append(this.inspector, [
+      h("h3", {}, "What the next run offers the model"),
+      context,
       h("h3", {}, "Model calls"),
       h("p", { class: "muted small" }, "From the run's usage events: the request's size in bytes is not in the event stream (the audit log and traces have the requests)."),
       h("table", {}, h("tr", {}, ["run", "turn", "input", "output", "cache read", "cache write", "cost (run)", "to first token", "call", "retries"].map((c) => h("th", {}, c))), rows),

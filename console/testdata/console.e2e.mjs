@@ -260,9 +260,16 @@ await scenario("reconnect mid-run: every event once, in order", async () => {
   await page.click("#tab-inspector");
   const got = await page.$$eval("#event-log tr.logrow", (rows) => rows.map((r) => ({ id: Number(r.children[0].textContent), type: r.children[1].textContent })));
   const head = await page.textContent("#inspector h3:last-of-type");
-  await shot(page, "inspector");
   check(JSON.stringify(got) === JSON.stringify(want), "the browser's events differ from the session's stream:\n got " + JSON.stringify(got) + "\nwant " + JSON.stringify(want));
   check(/ 0 duplicates dropped, [2-9]\d* connection/.test(head), "inspector: " + head);
+  // The inspector shows what the next run offers the model.
+  await page.click("#context-load");
+  await page.waitForSelector("#context-tools tr td", { timeout: T });
+  const toolNames = await page.$$eval("#context-tools tr td:first-child", (c) => c.map((x) => x.textContent));
+  const system = await page.textContent("#context-system");
+  check(toolNames.includes("bash") && toolNames.includes("read_file"), "the inspector's tools: " + toolNames.join(", "));
+  check(system.length > 200, "the inspector's system prompt: " + system.slice(0, 100));
+  await shot(page, "inspector");
   await page.click("#tab-transcript");
   return { events: got.length, cut_streams: Number(cut), inspector: head };
 });
