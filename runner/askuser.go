@@ -2,14 +2,11 @@ package runner
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
@@ -22,65 +19,31 @@ import (
 // until the permission questions' timeout (permissions.ask_timeout).
 
 // callAsker asks a run's user a question on behalf of the ask_user call
-// callID, waiting at most timeout; errNoAnswer when nobody answered.
+// callID, waiting at most timeout; a builtin.NoAnswerError when nobody
+// answered.
 type callAsker interface {
 	askCall(ctx context.Context, callID, question string, options []string, timeout time.Duration) (string, error)
 }
 
-// errNoAnswer: nobody answered a question in time.
-var errNoAnswer = errors.New("nobody answered in time")
-
-// remoteAskTool is ask_user asking through a callAsker. Its spec is the
-// built-in tool's, byte for byte: the tool list (and the prompt cache)
-// does not change.
-type remoteAskTool struct {
-	spec    llm.ToolSpec
-	asker   callAsker
+// timedAsker is a callAsker with its timeout: the builtin.CallAsker of
+// the server's ask_user, which is the built-in tool asking through it.
+type timedAsker struct {
+	a       callAsker
 	timeout time.Duration
 }
 
-func newRemoteAskTool(a callAsker, timeout time.Duration) *remoteAskTool {
+// AskCall implements builtin.CallAsker.
+func (t timedAsker) AskCall(ctx context.Context, callID, question string, options []string) (string, error) {
+	return t.a.askCall(ctx, callID, question, options, t.timeout)
+}
+
+// newRemoteAskTool is ask_user asking through a: the built-in tool, so the
+// tool list (and the prompt cache) does not change.
+func newRemoteAskTool(a callAsker, timeout time.Duration) tool.Tool {
 	if timeout <= 0 {
 		timeout = permission.DefaultAskTimeout
 	}
-	return &remoteAskTool{spec: builtin.NewAskUser(nil).Spec(), asker: a, timeout: timeout}
-}
-
-// Spec implements tool.Tool.
-func (t *remoteAskTool) Spec() llm.ToolSpec { return t.spec }
-
-// Meta is the built-in ask_user's.
-func (t *remoteAskTool) Meta() tool.Meta {
-	if m, ok := builtin.NewAskUser(nil).(tool.MetaTool); ok {
-		return m.Meta()
-	}
-	return tool.Meta{ReadOnly: true, Category: tool.CategorySession}
-}
-
-// Run implements tool.Tool.
-func (t *remoteAskTool) Run(ctx context.Context, call tool.Call) (tool.Result, error) {
-	var in struct {
-		Question string   `json:"question"`
-		Options  []string `json:"options"`
-	}
-	if err := json.Unmarshal(call.Input, &in); err != nil {
-		return tool.Errorf("invalid input: %v", err), nil
-	}
-	q := strings.TrimSpace(in.Question)
-	if q == "" {
-		return tool.Errorf("question is empty"), nil
-	}
-	ans, err := t.asker.askCall(ctx, call.ID, q, in.Options, t.timeout)
-	switch {
-	case errors.Is(err, errNoAnswer):
-		return tool.Errorf("nobody answered the question within %s; proceed with your best judgement and state the assumptions you make", t.timeout), nil
-	case err != nil:
-		return tool.Errorf("the question could not be asked (%v); proceed with your best judgement and state your assumptions", err), nil
-	}
-	if ans = strings.TrimSpace(ans); ans == "" {
-		return tool.Text("The user gave no answer; proceed with your best judgement."), nil
-	}
-	return tool.Text("The user answered: " + ans), nil
+	return builtin.NewAskUserByCall(timedAsker{a: a, timeout: timeout})
 }
 
 // askCall implements callAsker: it opens the question, publishes the
@@ -105,7 +68,7 @@ func (a *remoteApprover) askCall(ctx context.Context, callID, question string, o
 	case ans := <-ch:
 		return ans, nil
 	case <-t.C:
-		return "", errNoAnswer
+		return "", builtin.NoAnswerError{After: timeout}
 	case <-ctx.Done():
 		return "", ctx.Err()
 	}
