@@ -235,7 +235,7 @@ func TestMarkdownLinksNoHeavyPackages(t *testing.T) {
 	}
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("the go command is not on PATH: cannot list the package's dependencies")
+		t.Skip("environment: the go command is not on PATH: cannot list the package's dependencies")
 	}
 	out, err := exec.Command(goBin, "list", "-deps", ".").CombinedOutput()
 	if err != nil {

@@ -126,7 +126,7 @@ func (s *tmuxSession) text(str string) {
 func tmuxTools(t *testing.T) (tmux, goBin string) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("the tmux end-to-end test does not run with -short")
+		t.Skip("-short: the tmux end-to-end test does not run with -short (run without -short; CI does)")
 	}
 	tmux, err := exec.LookPath("tmux")
 	if err != nil {
