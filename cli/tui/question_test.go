@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -349,4 +350,27 @@ func TestApproverAskWithoutUI(t *testing.T) {
 	if _, err := ap.Ask(context.Background(), "q?", nil); !errors.Is(err, errSessionEnded) {
 		t.Fatalf("UI gone: err %v", err)
 	}
+}
+
+// FuzzCleanText: whatever the model writes, the cleaned text holds no
+// escape, no control character but newlines, no bidirectional control
+// and only valid UTF-8; text without any of them is left as it was.
+func FuzzCleanText(f *testing.F) {
+	for _, s := range []string{"plain question?", "a\x1b]0;t\x07b", "\x1b[2J\x1b[H", "x\u009b31my", "\u202eabc\u202c", "tab\there\r\nline", "\xff\xfe", "\x1b", "\x1bP1;2|x\x1b\\"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := cleanText(s)
+		if !utf8.ValidString(got) {
+			t.Fatalf("cleanText(%q) = %q: not UTF-8", s, got)
+		}
+		for _, c := range got {
+			if c != '\n' && isControl(c) || c == '\t' || c == 0x1b {
+				t.Fatalf("cleanText(%q) = %q holds %U", s, got, c)
+			}
+		}
+		if !strings.ContainsFunc(s, func(c rune) bool { return isControl(c) || c == '\t' || c == utf8.RuneError }) && got != s {
+			t.Fatalf("cleanText(%q) = %q changed clean text", s, got)
+		}
+	})
 }
