@@ -85,6 +85,7 @@ func TestQuestionAnswers_PERM3(t *testing.T) {
 		{"out of range digit ignored", portQuestion, []any{"7", "1"}, "The user answered: 80", "answered"},
 		{"letters do nothing in the list", portQuestion, []any{"xyz", "2"}, "The user answered: 8080", "answered"},
 		{"empty answer not sent", portQuestion, []any{"3", keyEnter, "  ", keyEnter, "9090", keyEnter}, "The user answered: 9090", "answered"},
+		{"paste opens the box", portQuestion, []any{tea.PasteMsg{Content: "pasted\r\nanswer"}, keyEnter}, "The user answered: pasted\nanswer", "answered"},
 		{"esc declines", portQuestion, []any{keyEsc}, "The user declined to answer", "declined"},
 		{"esc in the box goes back", portQuestion, []any{"3", "typed", keyEsc, keyUp, keyEnter}, "The user answered: 8080", "answered"},
 		{"no options: typed", `{"question":"Name the branch?"}`, []any{"feature/ask", keyEnter}, "The user answered: feature/ask", "answered"},
@@ -101,6 +102,8 @@ func TestQuestionAnswers_PERM3(t *testing.T) {
 				case string:
 					h.typeText(k)
 				case tea.KeyPressMsg:
+					h.send(k)
+				case tea.PasteMsg:
 					h.send(k)
 				}
 				h.settle()
@@ -137,7 +140,7 @@ func TestQuestionPanel_PERM3(t *testing.T) {
 	h.viewHas("  1. 80", "› 2. 8080")
 	h.send(keyDown)
 	h.send(keyEnter)
-	h.viewHas("› 3. Other", "Type your answer", "enter send · alt+enter new line · esc back to the choices")
+	h.viewHas("› 3. Other", "Type your answer", "enter send · alt+enter new line · esc back to the choices", "enter send · esc back · ctrl+c interrupt")
 	h.typeText("8443")
 	h.viewHas("> 8443")
 	h.send(keyEnter)
