@@ -35,12 +35,14 @@ func (a *ask) answerDeny(msg string) {
 
 // approver is the permission.Approver a run gets: it hands each question to
 // the UI and blocks the run's goroutine until the user answers, the timeout
-// passes (deny) or the run's context ends.
+// passes (deny) or the run's context ends. It is a builtin.Asker too, for
+// the model's ask_user (question.go).
 type approver struct {
-	asks    chan<- *ask
-	stop    <-chan struct{}
-	timeout time.Duration
-	now     func() time.Time
+	asks      chan<- *ask
+	questions chan<- *question
+	stop      <-chan struct{}
+	timeout   time.Duration
+	now       func() time.Time
 }
 
 // Approve implements permission.Approver.

@@ -133,9 +133,10 @@ func preview(out string, n int) ([]string, int) {
 	return lines, count
 }
 
-// oneLine flattens s to one line at most width columns wide.
+// oneLine flattens s to one line at most width columns wide, without
+// escape sequences or control characters.
 func oneLine(s string, width int) string {
-	s = strings.Join(strings.Fields(ansi.Strip(s)), " ")
+	s = strings.Join(strings.Fields(sanitize(ansi.Strip(s))), " ")
 	if width > 1 && ansi.StringWidth(s) > width {
 		s = ansi.Truncate(s, width-1, "") + "…"
 	}

@@ -87,12 +87,13 @@ func (md *markdown) render(src string, width int, dark bool) string {
 }
 
 // sanitize returns src with CR LF and CR as LF, and the control characters
-// other than tabs and newlines (escape sequences a model may write) and
+// other than tabs and newlines (escape sequences a model may write), the
+// bidirectional text controls (which reorder what the user reads) and
 // invalid UTF-8 as U+FFFD.
 func sanitize(src string) string {
 	clean := true
 	for _, c := range src {
-		if c < ' ' && c != '\t' && c != '\n' || c >= 0x7f && c < 0xa0 || c == utf8.RuneError {
+		if isControl(c) || c == utf8.RuneError {
 			clean = false
 			break
 		}
@@ -102,11 +103,19 @@ func sanitize(src string) string {
 	}
 	src = strings.ReplaceAll(strings.ReplaceAll(src, "\r\n", "\n"), "\r", "\n")
 	return strings.Map(func(c rune) rune {
-		if c < ' ' && c != '\t' && c != '\n' || c >= 0x7f && c < 0xa0 {
+		if isControl(c) {
 			return utf8.RuneError
 		}
 		return c
 	}, strings.ToValidUTF8(src, string(utf8.RuneError)))
+}
+
+// isControl reports whether c is a control character sanitize replaces:
+// C0 but tab and newline, DEL, C1, and the bidirectional embeddings,
+// overrides and isolates.
+func isControl(c rune) bool {
+	return c < ' ' && c != '\t' && c != '\n' || c >= 0x7f && c < 0xa0 ||
+		c >= 0x202a && c <= 0x202e || c >= 0x2066 && c <= 0x2069
 }
 
 // newMarkdownParser returns a CommonMark parser with GFM tables and task

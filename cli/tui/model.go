@@ -90,6 +90,7 @@ type model struct {
 	noticeSeq int
 	lastCtrlC time.Time
 	lastEsc   time.Time // the last Esc at the prompt: twice opens /rewind
+	lastTyped time.Time // the last key typed or paste into the input box
 	now       func() time.Time
 	// quitting is set when the user asked to leave: the last prints go
 	// out, then exiting is set and the program quits.
@@ -161,6 +162,7 @@ func (m *model) Init() tea.Cmd {
 // Update handles one message; scrollback output it queued is printed after.
 func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	cmd := m.update(msg)
+	m.noteShown()
 	return m, tea.Batch(cmd, m.flushPrints())
 }
 
@@ -188,17 +190,22 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 	case tea.KeyPressMsg:
 		return m.onKey(msg)
 	case tea.PasteMsg:
-		if m.currentAsk() == nil {
-			// Pasted text is kept as is, newlines included; CR LF and CR
-			// (what many terminals send) become one newline.
-			msg.Content = strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
-			// A dropped or pasted image file becomes an attachment, shown
-			// as its placeholder (SPEC LOOP-2).
-			if p := pastedImage(msg.Content, m.info.WorkDir); p != "" {
-				msg.Content = m.attachImage(p)
-			}
-			return m.updateInput(msg)
+		if m.currentAsk() != nil {
+			return nil
 		}
+		// Pasted text is kept as is, newlines included; CR LF and CR
+		// (what many terminals send) become one newline.
+		msg.Content = strings.ReplaceAll(strings.ReplaceAll(msg.Content, "\r\n", "\n"), "\r", "\n")
+		if q := m.currentQuestion(); q != nil {
+			return m.pasteAnswer(q, msg)
+		}
+		// A dropped or pasted image file becomes an attachment, shown
+		// as its placeholder (SPEC LOOP-2).
+		if p := pastedImage(msg.Content, m.info.WorkDir); p != "" {
+			msg.Content = m.attachImage(p)
+		}
+		m.lastTyped = m.now()
+		return m.updateInput(msg)
 	case printedMsg:
 		// The print just went above the view and left the terminal's
 		// cursor at the view's top: the one moment the view may shrink.
@@ -216,6 +223,8 @@ func (m *model) update(msg tea.Msg) tea.Cmd {
 		return m.onEvents(msg)
 	case askMsg:
 		return m.onAsk(msg)
+	case questionMsg:
+		return m.onQuestion(msg)
 	case runEndedMsg:
 		return m.onRunEnded(msg)
 	case cmdResultMsg:
@@ -246,6 +255,9 @@ func (m *model) onTick(msg spinner.TickMsg) tea.Cmd {
 		return nil
 	}
 	m.expireAsks()
+	if m.run != nil {
+		m.expireQuestions()
+	}
 	var cmd tea.Cmd
 	m.spin, cmd = m.spin.Update(msg)
 	return cmd
@@ -257,12 +269,15 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 	switch {
 	case k == "ctrl+c":
 		return m.ctrlC()
-	case k == "ctrl+d" && m.input.Value() == "":
+	case k == "ctrl+d" && m.input.Value() == "" && m.currentQuestion() == nil:
 		m.quit()
 		return nil
 	}
 	if m.currentAsk() != nil {
 		return m.answerKey(k)
+	}
+	if q := m.currentQuestion(); q != nil {
+		return m.questionKey(q, msg)
 	}
 	if m.picker != nil {
 		return m.pickerKey(msg)
@@ -317,8 +332,9 @@ func (m *model) onKey(msg tea.KeyPressMsg) tea.Cmd {
 			return nil
 		}
 	}
-	if m.notice != "" && msg.Text != "" {
+	if msg.Text != "" {
 		m.notice = ""
+		m.lastTyped = m.now()
 	}
 	return m.updateInput(msg)
 }
@@ -412,6 +428,7 @@ func (m *model) submit() tea.Cmd {
 	m.hist.add(text)
 	m.notice = ""
 	m.lastCtrlC = time.Time{}
+	m.lastTyped = time.Time{} // sent: nothing is being typed
 	if m.opts.OnSubmit != nil {
 		m.opts.OnSubmit(text)
 	}
@@ -457,6 +474,11 @@ func (m *model) next() tea.Cmd {
 // resize fits the input box and the markdown to the terminal's width.
 func (m *model) resize() {
 	m.input.SetWidth(max(10, m.width-2))
+	if m.run != nil {
+		for _, q := range m.run.questions {
+			q.input.SetWidth(max(10, m.width-2))
+		}
+	}
 }
 
 // print queues s for the scrollback.

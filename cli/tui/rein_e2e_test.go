@@ -69,6 +69,15 @@ type reinSession struct {
 // Anthropic server that plays turns. args are rein's arguments.
 func startRein(t *testing.T, files map[string]string, turns []mockserver.Turn, args ...string) *reinSession {
 	t.Helper()
+	rs := newReinSession(t, files, turns)
+	rs.launch(args...)
+	return rs
+}
+
+// newReinSession prepares what startRein starts rein in, without starting
+// it.
+func newReinSession(t *testing.T, files map[string]string, turns []mockserver.Turn) *reinSession {
+	t.Helper()
 	tmux, goBin := tmuxTools(t)
 	bin := buildRein(t, goBin)
 	dir := t.TempDir()
@@ -97,7 +106,6 @@ func startRein(t *testing.T, files map[string]string, turns []mockserver.Turn, a
 		}
 		_, _ = s.run("kill-server")
 	})
-	rs.launch(args...)
 	return rs
 }
 
@@ -109,13 +117,20 @@ func (rs *reinSession) launch(args ...string) {
 	if rs.launches > 1 {
 		rs.name = fmt.Sprintf("rein%d", rs.launches)
 	}
-	cmd := []string{"new-session", "-d", "-x", "100", "-y", "30", "-s", rs.name, "-c", rs.ws,
-		"-e", "HOME=" + rs.home, "-e", "ANTHROPIC_API_KEY=test-key", "-e", "ANTHROPIC_BASE_URL=" + rs.srv.URL,
-		"-e", "TERM=xterm-256color", "-e", "NO_COLOR=1", "-e", "XDG_CONFIG_HOME=" + filepath.Join(rs.home, ".config"),
-		"-e", "XDG_DATA_HOME=" + filepath.Join(rs.home, ".local", "share"), "-e", "XDG_CACHE_HOME=" + filepath.Join(rs.home, ".cache"),
-		rs.bin}
-	cmd = append(cmd, args...)
+	cmd := []string{"new-session", "-d", "-x", "100", "-y", "30", "-s", rs.name, "-c", rs.ws}
+	for _, e := range rs.env() {
+		cmd = append(cmd, "-e", e)
+	}
+	cmd = append(append(cmd, rs.bin), args...)
 	rs.must(append(cmd, ";", "set-option", "-t", rs.name, "remain-on-exit", "on")...)
+}
+
+// env is rein's environment ("NAME=value"): its HOME, the mock vendor,
+// no colours.
+func (rs *reinSession) env() []string {
+	return []string{"HOME=" + rs.home, "ANTHROPIC_API_KEY=test-key", "ANTHROPIC_BASE_URL=" + rs.srv.URL,
+		"TERM=xterm-256color", "NO_COLOR=1", "XDG_CONFIG_HOME=" + filepath.Join(rs.home, ".config"),
+		"XDG_DATA_HOME=" + filepath.Join(rs.home, ".local", "share"), "XDG_CACHE_HOME=" + filepath.Join(rs.home, ".cache")}
 }
 
 // screen is the visible pane (no scrollback), its trailing blanks gone

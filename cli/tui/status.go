@@ -84,6 +84,11 @@ func (m *model) statusView() string {
 	switch {
 	case m.currentAsk() != nil:
 		hint = "y allow · a always · n deny · ctrl+c interrupt"
+	case m.currentQuestion() != nil:
+		hint = "enter answer · esc decline · ctrl+c interrupt"
+		if q := m.currentQuestion(); q.typing && len(q.options) > 0 {
+			hint = "enter send · esc back · ctrl+c interrupt"
+		}
 	case m.busy():
 		hint = "ctrl+c interrupt · enter queues"
 	case m.popup.open():

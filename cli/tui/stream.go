@@ -3,6 +3,7 @@ package tui
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -37,6 +38,11 @@ type (
 		seq int
 		ask *ask
 	}
+	// questionMsg carries an ask_user question of the run.
+	questionMsg struct {
+		seq int
+		q   *question
+	}
 	// runEndedMsg says the run's stream is over.
 	runEndedMsg struct{ seq int }
 	// renderTickMsg asks for the streamed text to be rendered again.
@@ -50,7 +56,8 @@ type runState struct {
 	cancel   context.CancelFunc
 	events   chan item
 	asks     chan *ask
-	stop     chan struct{} // closed when the UI is gone: events are dropped
+	asked    chan *question // ask_user questions on their way to the UI
+	stop     chan struct{}  // closed when the UI is gone: events are dropped
 	stopped  sync.Once
 	finished chan struct{} // closed when the pump has returned
 
@@ -67,6 +74,7 @@ type runState struct {
 	thinking     string
 	tools        []*toolRun
 	pendingAsks  []*ask
+	questions    []*question // ask_user questions waiting, the shown one first
 	retry        string
 	tokens       int64
 	cost         float64
@@ -95,13 +103,14 @@ func (m *model) startRun(prompt string) tea.Cmd {
 		cancel:   cancel,
 		events:   make(chan item, 256),
 		asks:     make(chan *ask),
+		asked:    make(chan *question),
 		stop:     make(chan struct{}),
 		finished: make(chan struct{}),
 		started:  m.now(),
 		base:     m.info,
 	}
 	m.run = r
-	appr := &approver{asks: r.asks, stop: r.stop, timeout: m.opts.AskTimeout, now: time.Now}
+	appr := &approver{asks: r.asks, questions: r.asked, stop: r.stop, timeout: m.opts.AskTimeout, now: time.Now}
 	label := m.typed // what the user typed, for the checkpoint's name
 	if label == "" {
 		label = prompt
@@ -153,6 +162,8 @@ func (r *runState) wait() tea.Cmd {
 			return r.drain([]item{it})
 		case a := <-r.asks:
 			return askMsg{r.seq, a}
+		case q := <-r.asked:
+			return questionMsg{r.seq, q}
 		}
 	}
 }
@@ -192,6 +203,7 @@ func (m *model) cancelRun() {
 		a.answerDeny("interrupted by the user")
 	}
 	r.pendingAsks = nil
+	m.dropQuestions(errors.New("interrupted by the user"))
 }
 
 // onEvents shows a batch of the run's events and waits for more.
@@ -229,6 +241,7 @@ func (m *model) onRunEnded(msg runEndedMsg) tea.Cmd {
 	for _, a := range r.pendingAsks {
 		a.answerDeny("the run ended")
 	}
+	m.dropQuestions(errors.New("the run ended"))
 	if r.done == nil {
 		if r.cancelled {
 			m.printBlock(m.st.warn.Render("stopped: cancelled"))

@@ -51,6 +51,8 @@ func (m *model) View() tea.View {
 	}
 	if a := m.currentAsk(); a != nil {
 		parts = append(parts, m.askView(a))
+	} else if q := m.currentQuestion(); q != nil {
+		parts = append(parts, m.questionView(q))
 	} else if m.picker != nil {
 		parts = append(parts, m.pickerView())
 	} else if m.rewind != nil {
@@ -132,8 +134,11 @@ func (m *model) liveView() string {
 			state := m.spin.View()
 			if m.currentAsk() != nil {
 				state = "waiting for permission"
+			} else if m.currentQuestion() != nil {
+				state = "waiting for your answer"
 			}
-			lines = append(lines, m.st.warn.Render("● ")+m.st.bold.Render(oneLine(t.summary, m.width-24))+" "+state)
+			w := min(m.width-24, m.width-3-ansi.StringWidth(state))
+			lines = append(lines, m.st.warn.Render("● ")+m.st.bold.Render(oneLine(t.summary, w))+" "+state)
 		}
 		if len(r.tools) == 0 && r.done == nil {
 			lines = append(lines, m.spin.View()+" "+m.st.dim.Render(m.activity()))
@@ -163,6 +168,8 @@ func (m *model) activity() string {
 	switch {
 	case r.cancelled:
 		return "Cancelling…"
+	case m.currentQuestion() != nil:
+		return "Waiting for your answer… (esc declines)"
 	case r.retry != "":
 		return strings.ToUpper(r.retry[:1]) + r.retry[1:] + "…"
 	case r.thinking != "":

@@ -46,6 +46,10 @@ type NoAnswerError struct{ After time.Duration }
 
 func (e NoAnswerError) Error() string { return "nobody answered within " + e.After.String() }
 
+// ErrDeclined is an asker's error when the user chose not to answer (Esc
+// in the terminal UI); the model is told so and goes on.
+var ErrDeclined = errors.New("the user declined to answer")
+
 // NewAskUser returns the ask_user tool. With a nil asker every call returns
 // an error result telling the model to go on with its best judgement.
 func NewAskUser(a Asker) tool.Tool {
@@ -78,6 +82,8 @@ func newAskUser(ask func(ctx context.Context, call tool.Call, question string, o
 			ans, err := ask(ctx, call, q, in.Options)
 			var none NoAnswerError
 			switch {
+			case errors.Is(err, ErrDeclined):
+				return tool.Text("The user declined to answer; proceed with your best judgement and state the assumptions you make."), nil
 			case errors.As(err, &none):
 				return tool.Errorf("nobody answered the question within %s; proceed with your best judgement and state the assumptions you make", none.After), nil
 			case err != nil:

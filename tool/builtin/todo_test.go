@@ -3,6 +3,7 @@ package builtin
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -68,6 +69,8 @@ func TestAskUser(t *testing.T) {
 			return "", errors.New("terminal closed")
 		case "silent?":
 			return " ", nil
+		case "declined?":
+			return "", fmt.Errorf("esc: %w", ErrDeclined)
 		}
 		return "postgres", nil
 	})
@@ -78,6 +81,7 @@ func TestAskUser(t *testing.T) {
 	}
 	mustContain(t, runTool(t, au, "", map[string]any{"question": "fail?"}), true, "terminal closed", "best judgement")
 	mustContain(t, runTool(t, au, "", map[string]any{"question": "silent?"}), false, "no answer")
+	mustContain(t, runTool(t, au, "", map[string]any{"question": "declined?"}), false, "The user declined to answer", "best judgement")
 }
 
 // PERM-1: todo_write and ask_user declare that they have no effect outside
