@@ -117,6 +117,9 @@ type KBHit struct {
 // user's answer to an ask_user question (the question event).
 type QuestionAnswer struct {
 	Answer string `json:"answer" maxLength:"8000" doc:"The answer, free text (one of the question's options or anything else); empty tells the model the user gave none."`
+	// Declined says the user chose not to answer (Esc in the terminal UI):
+	// the model is told so, rather than that nobody answered.
+	Declined bool `json:"declined,omitempty" doc:"The user chose not to answer; answer must then be empty. The model is told the user declined and to go on with its best judgement."`
 }
 
 // SessionContext is what the next run of a session offers its model before

@@ -147,10 +147,14 @@ func (a *App) answerRemote(ctx context.Context, c *client.Client, runID string, 
 // terminal it answers at once with no answer, so the model goes on with
 // its best judgement instead of waiting out the server's timeout.
 func (a *App) answerQuestion(ctx context.Context, c *client.Client, runID string, e agent.Event, approver permission.Approver) {
-	ans := ""
+	var ans api.QuestionAnswer
 	if asker, ok := approver.(builtin.Asker); ok {
-		if got, err := asker.Ask(ctx, e.Question, e.Options); err == nil {
-			ans = got
+		got, err := asker.Ask(ctx, e.Question, e.Options)
+		switch {
+		case err == nil:
+			ans.Answer = got
+		case errors.Is(err, builtin.ErrDeclined):
+			ans.Declined = true
 		}
 	}
 	if err := c.AnswerQuestion(context.WithoutCancel(ctx), runID, e.CallID, ans); err != nil {

@@ -202,7 +202,7 @@ func (c *Client) Answer(ctx context.Context, runID, callID string, a api.Permiss
 // AnswerQuestion answers a question event of a run (the model's
 // ask_user): POST /runs/{id}/questions/{call_id}. No question pending for
 // callID is [ErrNotFound].
-func (c *Client) AnswerQuestion(ctx context.Context, runID, callID, answer string) error {
+func (c *Client) AnswerQuestion(ctx context.Context, runID, callID string, answer api.QuestionAnswer) error {
 	p, err := seg("run", runID)
 	if err != nil {
 		return err
@@ -211,7 +211,7 @@ func (c *Client) AnswerQuestion(ctx context.Context, runID, callID, answer strin
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, http.MethodPost, "/runs/"+p+"/questions/"+cp, nil, api.QuestionAnswer{Answer: answer}, nil)
+	return c.do(ctx, http.MethodPost, "/runs/"+p+"/questions/"+cp, nil, answer, nil)
 }
 
 // AuditQuery selects records of [Client.Audit]; zero fields do not filter.

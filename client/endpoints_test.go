@@ -204,7 +204,7 @@ func TestEndpoints(t *testing.T) {
 	}, {
 		name: "answer question",
 		call: func(ctx context.Context, c *Client) (any, error) {
-			return nil, c.AnswerQuestion(ctx, "r1", "call_8", "PostgreSQL")
+			return nil, c.AnswerQuestion(ctx, "r1", "call_8", api.QuestionAnswer{Answer: "PostgreSQL"})
 		},
 		status: 204,
 		want:   seen{Method: "POST", Path: "/runs/r1/questions/call_8", ContentType: "application/json", Body: obj(`{"answer":"PostgreSQL"}`)},
@@ -323,7 +323,7 @@ func TestEmptyID(t *testing.T) {
 		"Run":            func() error { _, err := c.Run(ctx, ""); return err },
 		"Cancel":         func() error { _, err := c.Cancel(ctx, ""); return err },
 		"Answer":         func() error { return c.Answer(ctx, "r1", "", api.PermissionAnswer{}) },
-		"AnswerQuestion": func() error { return c.AnswerQuestion(ctx, "r1", "", "x") },
+		"AnswerQuestion": func() error { return c.AnswerQuestion(ctx, "r1", "", api.QuestionAnswer{Answer: "x"}) },
 		"Wait":           func() error { _, err := c.Wait(ctx, ""); return err },
 	}
 	for name, call := range calls {

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/permission"
 )
 
@@ -18,12 +19,12 @@ type remoteApprover struct {
 	// questions are the ask_user questions waiting (askuser.go), by call
 	// id; publish sends a question event into the run's stream (set by
 	// the run once its stream exists).
-	questions map[string]chan string
+	questions map[string]chan api.QuestionAnswer
 	publish   func(agent.Event) error
 }
 
 func newRemoteApprover() *remoteApprover {
-	return &remoteApprover{pending: map[string]chan permission.Verdict{}, questions: map[string]chan string{}}
+	return &remoteApprover{pending: map[string]chan permission.Verdict{}, questions: map[string]chan api.QuestionAnswer{}}
 }
 
 // Approve implements permission.Approver: it waits for the answer to the

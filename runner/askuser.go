@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
@@ -66,7 +67,10 @@ func (a *remoteApprover) askCall(ctx context.Context, callID, question string, o
 	defer t.Stop()
 	select {
 	case ans := <-ch:
-		return ans, nil
+		if ans.Declined {
+			return "", builtin.ErrDeclined
+		}
+		return ans.Answer, nil
 	case <-t.C:
 		return "", builtin.NoAnswerError{After: timeout}
 	case <-ctx.Done():
@@ -75,12 +79,12 @@ func (a *remoteApprover) askCall(ctx context.Context, callID, question string, o
 }
 
 // expectQuestion opens the question of callID.
-func (a *remoteApprover) expectQuestion(callID string) chan string {
+func (a *remoteApprover) expectQuestion(callID string) chan api.QuestionAnswer {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ch, ok := a.questions[callID]
 	if !ok {
-		ch = make(chan string, 1)
+		ch = make(chan api.QuestionAnswer, 1)
 		a.questions[callID] = ch
 	}
 	return ch
@@ -88,7 +92,7 @@ func (a *remoteApprover) expectQuestion(callID string) chan string {
 
 // answerQuestion delivers answer to the pending question of callID; false
 // when none is pending or it was answered already.
-func (a *remoteApprover) answerQuestion(callID, answer string) bool {
+func (a *remoteApprover) answerQuestion(callID string, answer api.QuestionAnswer) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ch, ok := a.questions[callID]

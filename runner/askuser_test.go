@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/agent"
+	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/runner"
@@ -18,14 +19,17 @@ import (
 // PERM-3 for ask_user on a server: the question reaches the stream as a
 // question event, stored with the durable events (a client connecting
 // later sees it), the answer posted over the API reaches the model, a
-// second answer finds nothing pending, and a question nobody answers ends
-// with a result saying so once the ask timeout passed.
+// second answer finds nothing pending, a question nobody answers ends
+// with a result saying so once the ask timeout passed, and a declined one
+// tells the model the user declined.
 func TestAskUserOverServer_PERM3(t *testing.T) {
 	p := llmtest.NewScripted(
 		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("q1", "ask_user", `{"question":"Which database?","options":["SQLite","PostgreSQL"]}`)}},
 		llmtest.Reply{Text: "using it"},
 		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("q2", "ask_user", `{"question":"Anyone there?"}`)}},
-		llmtest.Reply{Text: "went on"})
+		llmtest.Reply{Text: "went on"},
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("q3", "ask_user", `{"question":"Tabs or spaces?","options":["tabs","spaces"]}`)}},
+		llmtest.Reply{Text: "chose myself"})
 	h := newHarness(t, p, runner.ServiceConfig{Getenv: func(k string) string {
 		if k == "REIN_ASK_TIMEOUT" {
 			return "1s"
@@ -43,6 +47,7 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	answers := map[string]api.QuestionAnswer{"q1": {Answer: "PostgreSQL"}, "q3": {Declined: true}}
 	toolEnd := func() string {
 		for ev := range sub.Events() {
 			var a agent.Event
@@ -54,11 +59,11 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 				if !ev.Durable {
 					t.Error("the question event is not durable")
 				}
-				if a.CallID == "q1" {
-					if a.Question != "Which database?" || !slices.Equal(a.Options, []string{"SQLite", "PostgreSQL"}) || a.RunID != r.ID {
-						t.Errorf("question event %+v", a)
-					}
-					if err := h.svc.AnswerQuestion(ctx, a.RunID, a.CallID, "PostgreSQL"); err != nil {
+				if a.CallID == "q1" && (a.Question != "Which database?" || !slices.Equal(a.Options, []string{"SQLite", "PostgreSQL"}) || a.RunID != r.ID) {
+					t.Errorf("question event %+v", a)
+				}
+				if ans, ok := answers[a.CallID]; ok {
+					if err := h.svc.AnswerQuestion(ctx, a.RunID, a.CallID, ans); err != nil {
 						t.Errorf("answer: %v", err)
 					}
 				}
@@ -73,7 +78,7 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 		t.Errorf("answered question: the model read %q", out)
 	}
 	h.wait(t, r.ID)
-	if err := h.svc.AnswerQuestion(ctx, r.ID, "q1", "again"); !errors.Is(err, session.ErrNotFound) {
+	if err := h.svc.AnswerQuestion(ctx, r.ID, "q1", api.QuestionAnswer{Answer: "again"}); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("answering an ended run's question: %v, want ErrNotFound", err)
 	}
 	stored, err := h.ledger.Events(ctx, s.ID, 0, 100)
@@ -95,5 +100,16 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 	}
 	if run := h.wait(t, r2.ID); run.Status != session.RunCompleted {
 		t.Errorf("run after the timeout: %s %s", run.Status, run.Error)
+	}
+	// The user declines the third run's question.
+	r3, err := h.svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "format it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := toolEnd(); !strings.Contains(out, "declined to answer") {
+		t.Errorf("declined question: the model read %q", out)
+	}
+	if run := h.wait(t, r3.ID); run.Status != session.RunCompleted {
+		t.Errorf("run after the decline: %s %s", run.Status, run.Error)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner/queue"
 	"github.com/reinhq/rein/session"
@@ -40,6 +41,8 @@ type signal struct {
 	Verdict *permission.Verdict `json:"verdict,omitempty"`
 	// Answer, instead of Verdict, answers CallID's ask_user question.
 	Answer *string `json:"answer,omitempty"`
+	// Declined, with Answer, says the user chose not to answer.
+	Declined bool `json:"declined,omitempty"`
 	// ID names an answer; the process running its run replies with
 	// ReplyTo set to it and Taken saying whether the question was pending.
 	ID      string `json:"id,omitempty"`
@@ -171,7 +174,7 @@ func (s *Service) deliver(msg []byte) {
 		if sig.Verdict != nil {
 			taken = l.approver.answer(sig.CallID, *sig.Verdict)
 		} else {
-			taken = l.approver.answerQuestion(sig.CallID, *sig.Answer)
+			taken = l.approver.answerQuestion(sig.CallID, api.QuestionAnswer{Answer: *sig.Answer, Declined: sig.Declined})
 		}
 		if sig.ID != "" {
 			if err := s.signal(s.base, signal{ReplyTo: sig.ID, Taken: taken}); err != nil {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/golang-jwt/jwt/v5"
 
+	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/server"
@@ -75,7 +76,7 @@ type fakeRuntime struct {
 	submissions []session.Submission
 	pending     map[string]bool // runID/callID
 	questions   map[string]bool // runID/callID
-	replies     []string
+	replies     []api.QuestionAnswer
 	answers     []permission.Verdict
 	cancels     []string
 	err         error // when set, every call fails with it
@@ -136,7 +137,7 @@ func (f *fakeRuntime) Answer(_ context.Context, runID, callID string, v permissi
 
 // AnswerQuestion implements server.QuestionAnswerer: questions are put
 // with askQuestion.
-func (f *fakeRuntime) AnswerQuestion(_ context.Context, runID, callID, answer string) error {
+func (f *fakeRuntime) AnswerQuestion(_ context.Context, runID, callID string, answer api.QuestionAnswer) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {

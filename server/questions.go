@@ -16,9 +16,10 @@ import (
 // questions of runs (the question event). The runner's service has it; a
 // Runtime without it has no question pending, ever.
 type QuestionAnswerer interface {
-	// AnswerQuestion answers the pending ask_user question of callID in
-	// run runID; none pending is an error wrapping session.ErrNotFound.
-	AnswerQuestion(ctx context.Context, runID, callID, answer string) error
+	// AnswerQuestion answers (or declines) the pending ask_user question
+	// of callID in run runID; none pending is an error wrapping
+	// session.ErrNotFound.
+	AnswerQuestion(ctx context.Context, runID, callID string, answer api.QuestionAnswer) error
 }
 
 type questionInput struct {
@@ -46,9 +47,12 @@ func (s *Server) answerQuestion(ctx context.Context, in *questionInput) (*struct
 	if _, err := s.ownRun(ctx, c, in.ID); err != nil {
 		return nil, err
 	}
+	if in.Body.Declined && in.Body.Answer != "" {
+		return nil, huma.Error422UnprocessableEntity("a declined question has no answer: send either declined: true or an answer, not both")
+	}
 	qa, ok := s.cfg.Runtime.(QuestionAnswerer)
 	if ok {
-		err = qa.AnswerQuestion(ctx, in.ID, in.CallID, in.Body.Answer)
+		err = qa.AnswerQuestion(ctx, in.ID, in.CallID, in.Body)
 	}
 	if !ok || errors.Is(err, session.ErrNotFound) {
 		return nil, huma.Error404NotFound(fmt.Sprintf("run %s has no pending question for call %q: it was answered, timed out, or the run ended (see the run's tool_end event for the call)", in.ID, in.CallID))

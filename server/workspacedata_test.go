@@ -210,7 +210,8 @@ func TestWorkspaceDataAttacks_API10(t *testing.T) {
 
 // TestAnswerQuestion_PERM3: an ask_user question is answered once (204),
 // then it is gone (404); another caller's run is a 404 that answers
-// nothing.
+// nothing; a decline carrying an answer is refused (422) and answers
+// nothing; a plain decline is delivered.
 func TestAnswerQuestion_PERM3(t *testing.T) {
 	e := newEnv(t)
 	ada, bob := e.fixture(t, "ada"), e.fixture(t, "bob")
@@ -229,7 +230,15 @@ func TestAnswerQuestion_PERM3(t *testing.T) {
 	if r := e.do(t, "POST", "/runs/"+ada.run+"/questions/call_x", ada.tok, api.QuestionAnswer{Answer: "x"}); r.status != http.StatusNotFound {
 		t.Errorf("unknown call: %d", r.status)
 	}
-	if d := cmp.Diff([]string{"blue"}, e.rt.replies); d != "" {
+	e.rt.askQuestion(ada.run, "call_d")
+	dpath := "/runs/" + ada.run + "/questions/call_d"
+	if r := e.do(t, "POST", dpath, ada.tok, api.QuestionAnswer{Answer: "yes", Declined: true}); r.status != http.StatusUnprocessableEntity || !strings.Contains(r.problem(t).Detail, "not both") {
+		t.Errorf("a decline with an answer: %d %s, want 422", r.status, r.body)
+	}
+	if r := e.do(t, "POST", dpath, ada.tok, api.QuestionAnswer{Declined: true}); r.status != http.StatusNoContent {
+		t.Errorf("decline: %d: %s", r.status, r.body)
+	}
+	if d := cmp.Diff([]api.QuestionAnswer{{Answer: "blue"}, {Declined: true}}, e.rt.replies); d != "" {
 		t.Errorf("answers delivered (-want +got):\n%s", d)
 	}
 }

@@ -99,13 +99,13 @@ func TestReinAskUser_PERM3(t *testing.T) {
 
 // PERM-3, CLI-2, API-1: the same with rein --server URL: the server's
 // question events are asked in the terminal UI and answered over the API,
-// where a declined question is an empty answer (api.QuestionAnswer).
+// a declined question as declined (api.QuestionAnswer.Declined).
 func TestReinAskUserOnServer_PERM3(t *testing.T) {
 	rs := newReinSession(t, nil, askTurns())
 	url := rs.serve()
 	rs.launch("--server", url)
 	rs.waitFor("the server's session", "the server's default", "on http://127.0")
-	askUserFlow(t, rs, "The user gave no answer")
+	askUserFlow(t, rs, "The user declined to answer; proceed with your best judgement")
 }
 
 // serve starts rein serve on a free port of 127.0.0.1 in the session's

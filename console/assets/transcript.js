@@ -413,12 +413,13 @@ export class Transcript {
     const card = h("div", { class: "question asking", "data-call": callID, "data-id": id }, h("strong", {}, "Question"), " ",
       h("span", {}, typeof q.question === "string" ? q.question : ""),
       h("div", { class: "row" }, (q.options || []).map((o) => h("button", { type: "button", onclick: () => send(String(o)) }, String(o))),
-        input, h("button", { type: "button", class: "primary", onclick: () => send(input.value) }, "Answer")), said);
-    const send = async (answer) => {
+        input, h("button", { type: "button", class: "primary", onclick: () => send(input.value) }, "Answer"),
+        h("button", { type: "button", class: "decline", onclick: () => send("", true) }, "Decline")), said);
+    const send = async (answer, declined) => {
       try {
-        await call("POST", "/runs/" + encodeURIComponent(runID) + "/questions/" + encodeURIComponent(callID), { answer });
+        await call("POST", "/runs/" + encodeURIComponent(runID) + "/questions/" + encodeURIComponent(callID), declined ? { answer: "", declined: true } : { answer });
         card.classList.remove("asking");
-        said.textContent = "answered: " + answer;
+        said.textContent = declined ? "declined" : "answered: " + answer;
         for (const b of card.querySelectorAll("button, input")) b.disabled = true;
       } catch (e) {
         said.textContent = e instanceof ApiError && e.status === 404 && /no route/.test(e.message)

@@ -336,6 +336,7 @@ await scenario("a page on another origin cannot use the session cookie", async (
 await scenario("answer a question in place", async () => {
   await newSession(page);
   await enqueue({ tool_calls: [{ id: "call_q", name: "ask_user", input: JSON.stringify({ question: "Which colour should the button be?" }) }] },
+    { tool_calls: [{ id: "call_q2", name: "ask_user", input: JSON.stringify({ question: "Rounded corners?", options: ["yes", "no"] }) }] },
     { text: "Teal it is." });
   const n = await send(page, "Style the button.");
   const card = page.locator('.question.asking[data-call="call_q"]');
@@ -345,10 +346,17 @@ await scenario("answer a question in place", async () => {
   await card.locator("input.answer").fill("teal, like the logo");
   await card.locator("button.primary").click();
   await page.locator('.question[data-call="call_q"]:not(.asking)').waitFor({ timeout: T });
+  // The second question is declined.
+  const card2 = page.locator('.question.asking[data-call="call_q2"]');
+  await card2.waitFor({ timeout: T });
+  await card2.locator("button.decline").click();
+  await page.locator('.question[data-call="call_q2"]:not(.asking)').waitFor({ timeout: T });
   await doneOf(page, "completed", n);
-  // The model got the answer as the tool's result.
+  // The model got the answer as the tool's result, and the decline as one.
   const out = await page.locator('.tool[data-call="call_q"]').textContent();
   check(/teal, like the logo/.test(out), "the ask_user result does not carry the answer: " + out);
+  const out2 = await page.locator('.tool[data-call="call_q2"]').textContent();
+  check(/declined to answer/.test(out2), "the declined ask_user result does not say so: " + out2);
   return { result: out.slice(0, 120) };
 });
 
