@@ -31,7 +31,7 @@ func (s *Server) hold(ctx context.Context, id string, f *flight) error {
 			return nil
 		}
 		s.holds.mu.Unlock()
-		if !h.stopping.Load() {
+		if !h.cancelled() {
 			return fmt.Errorf("session %s is running: another call drives it; wait for that call's result (or cancel it), then continue the session", id)
 		}
 		select {

@@ -51,5 +51,23 @@ func TestHold_FRONT2(t *testing.T) {
 			t.Error("release by a run that does not hold the session let it go")
 		}
 		s.release("", next) // a run that made no session
+
+		// A run whose driving call is cancelled is stopping before drive
+		// sees it; a parked run (no call drives it) is not.
+		parked := &flight{ended: make(chan struct{})}
+		s.holdNew("s2", parked)
+		if err := s.hold(t.Context(), "s2", &flight{}); err == nil {
+			t.Error("hold of a session whose run is parked succeeded")
+		}
+		callCtx, cancelCall := context.WithCancel(t.Context())
+		parked.driver.Store(&callCtx)
+		cancelCall()
+		go func() { got <- s.hold(t.Context(), "s2", &flight{}) }()
+		synctest.Wait()
+		s.release("s2", parked)
+		close(parked.ended)
+		if err := <-got; err != nil {
+			t.Errorf("hold after the cancelled call's run ended: %v", err)
+		}
 	})
 }

@@ -39,6 +39,10 @@ type flight struct {
 	ended chan struct{}
 	// stopping is set once the run is cancelled (stop).
 	stopping atomic.Bool
+	// driver is the context of the tool call driving the run now (nil
+	// while none does: the run is parked): a call cancelled is a run
+	// stopping even before drive has seen it (see cancelled).
+	driver atomic.Pointer[context.Context]
 	// timer cancels the run when it stays parked too long.
 	timer *time.Timer
 	// asked is the question a parked run waits to have answered.
@@ -171,6 +175,18 @@ func (f *flight) stop() {
 	f.cancel()
 }
 
+// cancelled reports whether the run is stopping: stopped, or its driving
+// call cancelled (the client's notifications/cancelled is handled as it
+// is read, before the client's next request, which may continue the
+// session, is served).
+func (f *flight) cancelled() bool {
+	if f.stopping.Load() {
+		return true
+	}
+	ctx := f.driver.Load()
+	return ctx != nil && (*ctx).Err() != nil
+}
+
 // start runs prompt in conv in the background as f, its permission
 // questions going to the client by elicitation when it declared the
 // capability. The run's context is its own: the tool calls that drive it
@@ -228,6 +244,8 @@ func (s *Server) drive(ctx context.Context, req *mcp.CallToolRequest, f *flight,
 	if err != nil {
 		return nil, RunResult{}, err
 	}
+	f.driver.Store(&ctx)
+	defer f.driver.Store(nil)
 	for {
 		select {
 		case q := <-f.questions:
