@@ -431,6 +431,56 @@ func TestContinueAfterCancel_FRONT2(t *testing.T) {
 	}
 }
 
+// A session runs one run at a time: while a run waits on its permission
+// question, a continue of its session — by the same client or another —
+// is refused, saying so, and the model is not called for it; once the
+// run has answered, the session continues (SPEC FRONT-2, SESS-3).
+func TestContinueWhileRunning_FRONT2(t *testing.T) {
+	f := newFixture(t, nil,
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("w1", "write_file", `{"path":"out.txt","content":"hello\n"}`)}},
+		llmtest.Reply{Text: "done"},
+		llmtest.Reply{Text: "continued"},
+	)
+	asking, answer := make(chan struct{}), make(chan struct{})
+	cs := f.connectVersion(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		close(asking)
+		<-answer
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}, "2025-06-18")
+	other := f.connect(t, nil)
+	ran := make(chan mcpserver.RunResult, 1)
+	go func() {
+		var r mcpserver.RunResult
+		call(t, cs, "run", map[string]any{"prompt": "write out.txt"}, &r)
+		ran <- r
+	}()
+	<-asking
+	var list mcpserver.ListResult
+	call(t, other, "list_sessions", nil, &list)
+	if len(list.Sessions) != 1 {
+		t.Fatalf("sessions while the run asks: %+v", list.Sessions)
+	}
+	id := list.Sessions[0].ID
+	for _, c := range []*mcp.ClientSession{other, cs} {
+		res := call(t, c, "continue", map[string]any{"session_id": id, "prompt": "and another"}, nil)
+		if !res.IsError || !strings.Contains(textOf(res), "session "+id+" is running") {
+			t.Errorf("continue while the session runs = error %v %q", res.IsError, clipped(textOf(res)))
+		}
+	}
+	close(answer)
+	if r := <-ran; r.Text != "done" || r.SessionID != id {
+		t.Errorf("the run = %+v", r)
+	}
+	if n := len(f.model.Requests()); n != 2 {
+		t.Errorf("the model was called %d times, want 2 (the refused continues call it not)", n)
+	}
+	var next mcpserver.RunResult
+	call(t, other, "continue", map[string]any{"session_id": id, "prompt": "and another"}, &next)
+	if next.Text != "continued" {
+		t.Errorf("continue after the run = %+v", next)
+	}
+}
+
 // Attack rows: what a client (or the model behind it) sends is hostile.
 func TestAttacks_FRONT2(t *testing.T) {
 	f := newFixture(t, nil, llmtest.Reply{Text: "ok"})
