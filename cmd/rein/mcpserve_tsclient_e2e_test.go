@@ -43,15 +43,31 @@ func mcpSDK(t *testing.T) string {
 // tsClientTask scripts the mock vendor for testdata/mcpclient.mjs: a run
 // whose command asks permission (accepted), a continue whose command is
 // declined, a continue whose long command is cancelled while it runs, and
-// a last continue that answers in words.
-func tsClientTask(srv *mockserver.Server) {
+// a last continue that answers in words. The long command names the
+// workspace, so that its process is told from any other test's.
+func tsClientTask(srv *mockserver.Server, ws string) {
 	oneToolTask(srv)
+	long, _ := json.Marshal(map[string]string{"command": "echo started > started.txt; sleep 60; echo finished > " + filepath.Join(ws, "finished.txt")})
 	srv.Enqueue(
 		mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_2", Name: "bash", Input: `{"command":"echo declined-turn"}`}}},
 		mockserver.Turn{Text: "You declined the command, so I did not run it."},
-		mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_3", Name: "bash", Input: `{"command":"echo started > started.txt; sleep 60; echo finished > finished.txt"}`}}},
+		mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_3", Name: "bash", Input: string(long)}}},
 		mockserver.Turn{Text: "Still here."},
 	)
+}
+
+// running returns the processes whose command line holds s (from /proc;
+// none where there is no /proc).
+func running(s string) []string {
+	var found []string
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, d := range dirs {
+		cmdline, err := os.ReadFile(filepath.Join(d, "cmdline"))
+		if err == nil && strings.Contains(string(cmdline), s) {
+			found = append(found, filepath.Base(d)+": "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
 }
 
 // tsClientReport is what testdata/mcpclient.mjs prints.
@@ -101,11 +117,11 @@ func TestMCPServeTypeScriptClient_FRONT2(t *testing.T) {
 			srv := mockserver.New()
 			defer srv.Close()
 			srv.APIKey = fakeKey
-			tsClientTask(srv)
 			ws := filepath.Join(t.TempDir(), "ws")
 			if err := os.MkdirAll(filepath.Join(ws, ".git"), 0o755); err != nil {
 				t.Fatal(err)
 			}
+			tsClientTask(srv, ws)
 			env := []string{"HOME=" + t.TempDir(), "PATH=" + os.Getenv("PATH"), "REIN_SANDBOX=off", "REIN_MODEL=claude-sonnet-4-5",
 				"ANTHROPIC_API_KEY=" + fakeKey, "ANTHROPIC_BASE_URL=" + srv.URL}
 			args := []string{filepath.Join("testdata", "mcpclient.mjs"), sdk, ws, transport, bin}
@@ -161,8 +177,9 @@ func checkTSClientReport(t *testing.T, got tsClientReport, ws string, srv *mocks
 	if _, err := os.Stat(filepath.Join(ws, "started.txt")); err != nil {
 		t.Errorf("the cancelled command never started: %v", err)
 	}
-	if _, err := os.Stat(filepath.Join(ws, "finished.txt")); err == nil {
-		t.Error("the cancelled command ran to its end")
+	// The command was stopped with its run, not left sleeping.
+	if ps := running(filepath.Join(ws, "finished.txt")); len(ps) > 0 {
+		t.Errorf("the cancelled command still runs: %q", ps)
 	}
 	if len(got.Listed) != 1 || got.Listed[0].ID != sid || got.Listed[0].Runs != 4 {
 		t.Errorf("list_sessions = %+v, want %s with its 4 runs", got.Listed, sid)
