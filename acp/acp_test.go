@@ -419,7 +419,8 @@ func TestConfigOptionModel_FRONT1(t *testing.T) {
 		want string
 	}{
 		{"a model not offered", func() error { _, err := set("model", "evil/model"); return err }(), "not one of the choices"},
-		{"another option", func() error { _, err := set("effort", "high"); return err }(), "unknown config option"},
+		{"another option", func() error { _, err := set("temperature", "high"); return err }(), "unknown config option"},
+		{"an effort, for a model that takes none", func() error { _, err := set("effort", "high"); return err }(), "takes no reasoning effort"},
 		{"a boolean", func() error {
 			_, err := conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{Boolean: &sdk.SetSessionConfigOptionBoolean{
 				SessionId: r.SessionId, ConfigId: "model", Type: "boolean", Value: true}})
@@ -434,5 +435,74 @@ func TestConfigOptionModel_FRONT1(t *testing.T) {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.want) {
 			t.Errorf("%s: err = %v, want one saying %q", tc.name, tc.err, tc.want)
 		}
+	}
+}
+
+// The reasoning effort is a config option (FRONT-1) offered only while
+// the session's model takes one: session/new offers it at "default" (the
+// configuration's thinking); choosing high sends the next request with
+// effort high; a value not offered is refused; a switch to a model that
+// takes none drops the option, refuses it, and sends no effort.
+func TestConfigOptionEffort_FRONT1(t *testing.T) {
+	e := newEnv(t, llmtest.Reply{Text: "thought hard"}, llmtest.Reply{Text: "plain"})
+	e.reasons = map[string]bool{"scripted/demo": true}
+	conn, _ := e.connect()
+	ctx := context.Background()
+	r, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: e.work, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	effort := func(opts []sdk.SessionConfigOption) *sdk.SessionConfigOptionSelect {
+		for _, o := range opts {
+			if o.Select != nil && o.Select.Id == "effort" {
+				return o.Select
+			}
+		}
+		return nil
+	}
+	sel := effort(r.ConfigOptions)
+	if sel == nil || sel.CurrentValue != "default" || *sel.Category != sdk.SessionConfigOptionCategoryThoughtLevel {
+		t.Fatalf("effort option = %+v", sel)
+	}
+	var values []string
+	for _, o := range *sel.Options.Ungrouped {
+		values = append(values, string(o.Value))
+	}
+	if !slices.Equal(values, []string{"default", "low", "medium", "high"}) {
+		t.Errorf("effort values = %v", values)
+	}
+	set := func(id, value string) (sdk.SetSessionConfigOptionResponse, error) {
+		return conn.SetSessionConfigOption(ctx, sdk.SetSessionConfigOptionRequest{ValueId: &sdk.SetSessionConfigOptionValueId{
+			SessionId: r.SessionId, ConfigId: sdk.SessionConfigId(id), Value: sdk.SessionConfigValueId(value)}})
+	}
+	got, err := set("effort", "high")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := effort(got.ConfigOptions); s == nil || s.CurrentValue != "high" {
+		t.Errorf("effort after the switch = %+v", s)
+	}
+	if _, err := set("effort", "extreme"); err == nil || !strings.Contains(err.Error(), "not one of the choices: default, low, medium, high") {
+		t.Errorf("effort extreme: %v", err)
+	}
+	prompt(t, conn, r.SessionId, "think")
+	reqs := e.model.Requests()
+	if th := reqs[len(reqs)-1].Thinking; th == nil || th.Effort != "high" || th.BudgetTokens != 0 {
+		t.Errorf("the request after effort high asks thinking %+v", th)
+	}
+
+	if got, err = set("model", "sonnet"); err != nil {
+		t.Fatal(err)
+	}
+	if s := effort(got.ConfigOptions); s != nil || len(got.ConfigOptions) != 1 {
+		t.Errorf("a model that takes no effort still offers it: %+v", got.ConfigOptions)
+	}
+	if _, err := set("effort", "low"); err == nil || !strings.Contains(err.Error(), "takes no reasoning effort") {
+		t.Errorf("effort for a model that takes none: %v", err)
+	}
+	prompt(t, conn, r.SessionId, "plain")
+	reqs = e.model.Requests()
+	if th := reqs[len(reqs)-1].Thinking; th != nil {
+		t.Errorf("the request of a model that takes no effort asks thinking %+v", th)
 	}
 }

@@ -105,7 +105,7 @@ func (a *acpAgent) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk
 		files.sessionID = conv.SessionID()
 	}
 	l := a.add(conv, ws)
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(l.id), Modes: modeState(s.Policy()), ConfigOptions: configOptions(s)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(l.id), Modes: modeState(s.Policy()), ConfigOptions: configOptions(conv)}, nil
 }
 
 // LoadSession binds a stored session and replays its whole conversation
@@ -118,7 +118,7 @@ func (a *acpAgent) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (s
 	if err := a.replay(ctx, l); err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	return sdk.LoadSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv.Setup())}, nil
+	return sdk.LoadSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv)}, nil
 }
 
 // ResumeSession binds a stored session without replaying it.
@@ -127,7 +127,7 @@ func (a *acpAgent) ResumeSession(ctx context.Context, p sdk.ResumeSessionRequest
 	if err != nil {
 		return sdk.ResumeSessionResponse{}, err
 	}
-	return sdk.ResumeSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv.Setup())}, nil
+	return sdk.ResumeSessionResponse{Modes: modeState(l.conv.Setup().Policy()), ConfigOptions: configOptions(l.conv)}, nil
 }
 
 // resume opens the workspace of cwd and binds stored session id in it,

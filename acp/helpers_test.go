@@ -33,6 +33,9 @@ type env struct {
 	// trusted, when set, trusts the workspace as it is when a session
 	// opens (rein trust).
 	trusted bool
+	// reasons, when set, names the model specs whose model the registry
+	// knows to reason (an Anthropic model: it takes a reasoning effort).
+	reasons map[string]bool
 }
 
 func newEnv(t testing.TB, replies ...llmtest.Reply) *env {
@@ -67,8 +70,11 @@ func (e *env) open(_ context.Context, dir string) (*acp.Workspace, error) {
 	}
 	s, err := runner.NewSetup(runner.Config{Loaded: loaded, Store: e.store, SessionsDir: filepath.Join(e.home, "sessions"), Getenv: getenv,
 		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-			return &runner.Model{Provider: e.model, ProviderName: "scripted", Name: "demo", Label: spec,
-				Caps: registry.Model{Name: "demo", ContextWindow: 100_000, MaxOutput: 4_000, Vision: true}}, nil
+			caps := registry.Model{Name: "demo", ContextWindow: 100_000, MaxOutput: 4_000, Vision: true}
+			if e.reasons[spec] {
+				caps.Provider, caps.Thinking = "anthropic", true
+			}
+			return &runner.Model{Provider: e.model, ProviderName: "scripted", Name: "demo", Label: spec, Caps: caps}, nil
 		}})
 	if err != nil {
 		return nil, err

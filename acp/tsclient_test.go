@@ -18,7 +18,10 @@ const tsSDKVersion = "2.4.0"
 
 // The official TypeScript ACP client (@agentclientprotocol/sdk) drives
 // the built `rein acp` over stdio against a mock vendor on 127.0.0.1: a
-// prompt whose command asks permission, then, in a second process, the
+// prompt whose command asks permission, the reasoning effort set to high
+// and the mode to bypass, a prompt whose long command runs unasked and is
+// cancelled while it runs, a third prompt (sent with the effort's budget
+// and the cancelled call answered), then, in a second process, the
 // list and a load of the session (SPEC FRONT-1, SESS-3, PERM-3); in a
 // third, a client offering its files answers read_file's fs/read_text_file
 // with a buffer not saved, which is what the model is sent. It
@@ -53,6 +56,8 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 		mockserver.Turn{Text: "Running it.", ToolCalls: []mockserver.ToolCall{{ID: "call_1", Name: "bash", Input: `{"command":"echo hello-from-tool"}`}},
 			Usage: llm.Usage{InputTokens: 3000, OutputTokens: 40}},
 		mockserver.Turn{Text: "The command printed: hello-from-tool", Usage: llm.Usage{InputTokens: 3100, OutputTokens: 12}},
+		mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_long", Name: "bash", Input: `{"command":"echo started > started.txt; sleep 60; echo finished > finished.txt"}`}}},
+		mockserver.Turn{Text: "Still here."},
 		mockserver.Turn{ToolCalls: []mockserver.ToolCall{{ID: "call_2", Name: "read_file", Input: `{"path":"notes.txt"}`}}},
 		mockserver.Turn{Text: "It says what the editor holds."},
 	)
@@ -71,14 +76,18 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 	}
 	var got struct {
 		First struct {
-			SessionID string   `json:"sessionId"`
-			Modes     []string `json:"modes"`
-			Stop      string   `json:"stop"`
-			Code      int      `json:"code"`
-			Kinds     []string `json:"kinds"`
-			Text      string   `json:"text"`
-			Asked     [][]string
-			Init      struct {
+			SessionID  string   `json:"sessionId"`
+			Modes      []string `json:"modes"`
+			Options    []string `json:"options"`
+			Effort     []string `json:"effort"`
+			Stop       string   `json:"stop"`
+			CancelStop string   `json:"cancelStop"`
+			AgainStop  string   `json:"againStop"`
+			Code       int      `json:"code"`
+			Kinds      []string `json:"kinds"`
+			Text       string   `json:"text"`
+			Asked      [][]string
+			Init       struct {
 				AgentCapabilities struct {
 					LoadSession bool `json:"loadSession"`
 				} `json:"agentCapabilities"`
@@ -103,12 +112,26 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 	if f.Stop != "end_turn" || f.Code != 0 || !f.Init.AgentCapabilities.LoadSession || !slices.Contains(f.Modes, "plan") {
 		t.Errorf("first: %+v\nstderr:\n%s", f, stderr.String())
 	}
+	// One question: the long command ran unasked in bypass mode.
 	if len(f.Asked) != 1 || !slices.Equal(f.Asked[0], []string{"allow_once", "allow_always", "reject_once"}) {
 		t.Errorf("asked: %v", f.Asked)
 	}
 	if !slices.Contains(f.Kinds, "tool_call:execute:in_progress") || !slices.Contains(f.Kinds, "tool_call_update::completed") ||
-		f.Text != "Running it.The command printed: hello-from-tool" {
+		f.Text != "Running it.The command printed: hello-from-toolStill here." {
 		t.Errorf("first updates: %v, text %q", f.Kinds, f.Text)
+	}
+	// The effort is offered for claude-sonnet-4-5 (it reasons) and set.
+	if !slices.Equal(f.Options, []string{"model=anthropic/claude-sonnet-4-5", "effort=default"}) || !slices.Equal(f.Effort, []string{"model=anthropic/claude-sonnet-4-5", "effort=high"}) {
+		t.Errorf("config options: %v, after effort high: %v", f.Options, f.Effort)
+	}
+	if f.CancelStop != "cancelled" || f.AgainStop != "end_turn" {
+		t.Errorf("the cancelled prompt stopped %q, the next %q", f.CancelStop, f.AgainStop)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "started.txt")); err != nil {
+		t.Errorf("the cancelled command never started: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "finished.txt")); err == nil {
+		t.Error("the cancelled command ran to its end")
 	}
 	if s.Code != 0 || !slices.Equal(s.Listed, []string{f.SessionID}) || s.Text != f.Text ||
 		!slices.Contains(s.Kinds, "user_message_chunk") || !slices.Contains(s.Kinds, "tool_call_update::completed") {
@@ -119,8 +142,16 @@ func TestTypeScriptClient_FRONT1(t *testing.T) {
 		t.Errorf("third: %+v", th)
 	}
 	reqs := srv.Requests()
-	if len(reqs) == 0 || reqs[len(reqs)-1].Decoded == nil {
-		t.Fatalf("the mock vendor got %d requests", len(reqs))
+	if len(reqs) != 6 || reqs[len(reqs)-1].Decoded == nil {
+		t.Fatalf("the mock vendor got %d requests, want 6", len(reqs))
+	}
+	// The prompt after the cancel: effort high (Anthropic's budget for
+	// it), the cancelled call answered in the history.
+	if d := reqs[3].Decoded; d == nil || d.Thinking == nil || d.Thinking.BudgetTokens != 16384 {
+		t.Errorf("the request after effort high: thinking %+v", d)
+	}
+	if after := string(reqs[3].Body); !strings.Contains(after, "call_long") || !strings.Contains(after, "Are you still there?") {
+		t.Errorf("the request after the cancel lacks the cancelled call or the prompt: %s", after)
 	}
 	last := string(reqs[len(reqs)-1].Body)
 	if !strings.Contains(last, "UNSAVED-BUFFER-TEXT") || strings.Contains(last, "saved on disk") {

@@ -24,8 +24,12 @@
 // page) is refused, so a page the user visits cannot drive rein (DNS
 // rebinding, cross-site requests; docs/security.md).
 //
+// A session runs one run at a time (holds.go): the session store's lock
+// keeps other processes out, not a second run of this one.
+//
 // The files: server.go (Config, the server, its transports), tools.go
-// (the tools' inputs, outputs and handlers), approve.go (elicitation),
+// (the tools' inputs, outputs and handlers), runs.go (a run in flight,
+// parked questions), holds.go (one run per session), approve.go (elicitation),
 // guard.go (the HTTP Host and Origin checks), auth.go (the bearer
 // token), confine.go (workspace and
 // session confinement).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,6 +35,14 @@ type flight struct {
 	questions chan *question
 	done      chan flightEnd
 	cancel    context.CancelFunc
+	// ended is closed once the run has let its session go.
+	ended chan struct{}
+	// stopping is set once the run is cancelled (stop).
+	stopping atomic.Bool
+	// driver is the context of the tool call driving the run now (nil
+	// while none does: the run is parked): a call cancelled is a run
+	// stopping even before drive has seen it (see cancelled).
+	driver atomic.Pointer[context.Context]
 	// timer cancels the run when it stays parked too long.
 	timer *time.Timer
 	// asked is the question a parked run waits to have answered.
@@ -92,7 +101,9 @@ func (s *Server) run(ctx context.Context, req *mcp.CallToolRequest, in RunInput)
 	if err != nil {
 		return nil, RunResult{}, err
 	}
-	return s.drive(ctx, req, s.start(req, conv, closeConv, in.Prompt), nil)
+	f := s.newFlight(req)
+	s.start(req, f, conv, closeConv, in.Prompt)
+	return s.drive(ctx, req, f, nil)
 }
 
 // continueSession runs a prompt in a stored session.
@@ -107,8 +118,13 @@ func (s *Server) continueSession(ctx context.Context, req *mcp.CallToolRequest, 
 	if err != nil {
 		return nil, RunResult{}, err
 	}
+	f := s.newFlight(req)
+	if err := s.hold(ctx, sess.ID, f); err != nil {
+		return nil, RunResult{}, err
+	}
 	conv, closeConv, err := s.open(ctx, sess.WorkDir, Options{PermissionMode: in.PermissionMode}, sess)
 	if err != nil {
+		s.release(sess.ID, f)
 		return nil, RunResult{}, err
 	}
 	st, err := conv.Resume(ctx, sess.ID)
@@ -117,12 +133,14 @@ func (s *Server) continueSession(ctx context.Context, req *mcp.CallToolRequest, 
 	}
 	if err != nil {
 		closeConv()
+		s.release(sess.ID, f)
 		if errors.Is(err, session.ErrLocked) {
 			return nil, RunResult{}, fmt.Errorf("session %s is in use by another run; wait for it to end, or start a new one with run", sess.ID)
 		}
 		return nil, RunResult{}, fmt.Errorf("session %s: %v", sess.ID, err)
 	}
-	return s.drive(ctx, req, s.start(req, conv, closeConv, in.Prompt), nil)
+	s.start(req, f, conv, closeConv, in.Prompt)
+	return s.drive(ctx, req, f, nil)
 }
 
 // open builds the Setup of the workspace at dir, with the model a new run
@@ -145,25 +163,57 @@ func (s *Server) open(ctx context.Context, dir string, o Options, sess *session.
 	return conv, func() { conv.Close(); base.Close() }, nil
 }
 
-// start runs prompt in conv in the background, its permission questions
-// going to the client by elicitation when it declared the capability. The
-// run's context is its own: the tool calls that drive it cancel it when
-// they are cancelled (see drive).
-func (s *Server) start(req *mcp.CallToolRequest, conv *runner.Conversation, closeConv func(), prompt string) *flight {
+// newFlight is the flight of a run a tool call starts.
+func (s *Server) newFlight(req *mcp.CallToolRequest) *flight {
+	return &flight{ss: req.Session, questions: make(chan *question), done: make(chan flightEnd, 1), ended: make(chan struct{})}
+}
+
+// stop cancels the run (its call was cancelled, or it stayed parked too
+// long): a continue of its session waits for it to end (hold).
+func (f *flight) stop() {
+	f.stopping.Store(true)
+	f.cancel()
+}
+
+// cancelled reports whether the run is stopping: stopped, or its driving
+// call cancelled (the client's notifications/cancelled is handled as it
+// is read, before the client's next request, which may continue the
+// session, is served).
+func (f *flight) cancelled() bool {
+	if f.stopping.Load() {
+		return true
+	}
+	ctx := f.driver.Load()
+	return ctx != nil && (*ctx).Err() != nil
+}
+
+// start runs prompt in conv in the background as f, its permission
+// questions going to the client by elicitation when it declared the
+// capability. The run's context is its own: the tool calls that drive it
+// cancel it when they are cancelled (see drive). The run holds its session
+// (hold) from the moment it has one; it lets it go — the conversation
+// closed, the session's lock released — before it tells how it ended, so
+// the client may continue the session as soon as it has the result.
+func (s *Server) start(req *mcp.CallToolRequest, f *flight, conv *runner.Conversation, closeConv func(), prompt string) {
 	ctx, cancel := context.WithCancel(context.Background())
-	f := &flight{ss: req.Session, questions: make(chan *question), done: make(chan flightEnd, 1), cancel: cancel}
+	f.cancel = cancel
 	var token any
 	if req.Params != nil {
 		token = req.Params.GetProgressToken()
 	}
 	go func() {
 		defer cancel()
-		defer closeConv()
 		var end flightEnd
+		id := conv.SessionID()
 		tools := 0
 		for ev, err := range conv.Submit(ctx, "", prompt, approverFor(req.Session, f)) {
 			if err != nil {
 				end.err = err
+			}
+			if id == "" {
+				if id = conv.SessionID(); id != "" {
+					s.holdNew(id, f)
+				}
 			}
 			switch ev.Type {
 			case agent.EventDone:
@@ -179,9 +229,11 @@ func (s *Server) start(req *mcp.CallToolRequest, conv *runner.Conversation, clos
 		}
 		conv.EndSession(context.WithoutCancel(ctx), "exit")
 		end.sessionID = conv.SessionID()
+		closeConv()
+		s.release(id, f)
+		close(f.ended)
 		f.done <- end
 	}()
-	return f
 }
 
 // drive follows f on behalf of one tool call until the run ends, or asks
@@ -192,6 +244,8 @@ func (s *Server) drive(ctx context.Context, req *mcp.CallToolRequest, f *flight,
 	if err != nil {
 		return nil, RunResult{}, err
 	}
+	f.driver.Store(&ctx)
+	defer f.driver.Store(nil)
 	for {
 		select {
 		case q := <-f.questions:
@@ -205,7 +259,7 @@ func (s *Server) drive(ctx context.Context, req *mcp.CallToolRequest, f *flight,
 		case end := <-f.done:
 			return result(end)
 		case <-ctx.Done():
-			f.cancel()
+			f.stop()
 			end := <-f.done
 			if end.done == nil {
 				return nil, RunResult{}, ctx.Err()
@@ -270,7 +324,7 @@ func (s *Server) park(f *flight, q *question) string {
 	f.asked = q
 	f.timer = time.AfterFunc(parkTimeout, func() {
 		if s.unpark(state, f.ss) != nil {
-			f.cancel()
+			f.stop()
 		}
 	})
 	s.parked.m[state] = f

@@ -59,6 +59,7 @@ type Server struct {
 	cfg    Config
 	mcp    *mcp.Server
 	parked parked
+	holds  holds
 }
 
 // New checks cfg and builds the server with its tools.

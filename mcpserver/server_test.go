@@ -376,6 +376,111 @@ func TestCancelMidTool_FRONT2(t *testing.T) {
 	}
 }
 
+// A continue sent as soon as a cancelled continue of the same session is
+// recorded — no result told the client when the cancelled run let the
+// session go — runs once that run has wound down (hold; holds_internal_test.go
+// makes the wait certain); the session then holds the cancelled call,
+// answered, and all three runs (SPEC FRONT-2, SESS-3).
+func TestContinueAfterCancel_FRONT2(t *testing.T) {
+	f := newFixture(t, map[string]string{workspace.PermissionMode: "bypass"},
+		llmtest.Reply{Text: "Ready."},
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("b1", "bash", `{"command":"sleep 60"}`)}},
+		llmtest.Reply{Text: "Still here."},
+	)
+	started := make(chan struct{}, 1)
+	cs := f.connect(t, &mcp.ClientOptions{ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+		select {
+		case started <- struct{}{}:
+		default:
+		}
+	}})
+	var first mcpserver.RunResult
+	call(t, cs, "run", map[string]any{"prompt": "get ready"}, &first)
+	ctx, cancel := context.WithCancel(context.Background())
+	errc := make(chan error, 1)
+	go func() {
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "continue", Arguments: map[string]any{"session_id": first.SessionID, "prompt": "sleep"},
+			Meta: mcp.Meta{"progressToken": "p1"}})
+		errc <- err
+	}()
+	ended := f.store.ended()
+	<-started
+	cancel()
+	if err := <-errc; err == nil {
+		t.Error("the cancelled call returned no error")
+	}
+	select {
+	case r := <-ended:
+		if r.Reason != "cancelled" {
+			t.Fatalf("the run ended %q (%s), want cancelled", r.Reason, r.Error)
+		}
+	case <-time.After(30 * time.Second): // a safety net, not a measure: the command sleeps 60 s
+		t.Fatal("the run did not end after the call was cancelled")
+	}
+	var again mcpserver.RunResult
+	if res := call(t, cs, "continue", map[string]any{"session_id": first.SessionID, "prompt": "still there?"}, &again); res.IsError {
+		t.Fatalf("continue after the cancel: %s", textOf(res))
+	}
+	if again.Text != "Still here." || again.StopReason != "completed" {
+		t.Errorf("continue after the cancel = %+v", again)
+	}
+	var read mcpserver.ReadResult
+	call(t, cs, "read_session", map[string]any{"session_id": first.SessionID}, &read)
+	if read.Session.Runs != 3 || !strings.Contains(read.Text, "[tool error: interrupted") {
+		t.Errorf("the session after the cancel: %d runs\n%s", read.Session.Runs, read.Text)
+	}
+}
+
+// A session runs one run at a time: while a run waits on its permission
+// question, a continue of its session — by the same client or another —
+// is refused, saying so, and the model is not called for it; once the
+// run has answered, the session continues (SPEC FRONT-2, SESS-3).
+func TestContinueWhileRunning_FRONT2(t *testing.T) {
+	f := newFixture(t, nil,
+		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("w1", "write_file", `{"path":"out.txt","content":"hello\n"}`)}},
+		llmtest.Reply{Text: "done"},
+		llmtest.Reply{Text: "continued"},
+	)
+	asking, answer := make(chan struct{}), make(chan struct{})
+	cs := f.connectVersion(t, &mcp.ClientOptions{ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+		close(asking)
+		<-answer
+		return &mcp.ElicitResult{Action: "accept"}, nil
+	}}, "2025-06-18")
+	other := f.connect(t, nil)
+	ran := make(chan mcpserver.RunResult, 1)
+	go func() {
+		var r mcpserver.RunResult
+		call(t, cs, "run", map[string]any{"prompt": "write out.txt"}, &r)
+		ran <- r
+	}()
+	<-asking
+	var list mcpserver.ListResult
+	call(t, other, "list_sessions", nil, &list)
+	if len(list.Sessions) != 1 {
+		t.Fatalf("sessions while the run asks: %+v", list.Sessions)
+	}
+	id := list.Sessions[0].ID
+	for _, c := range []*mcp.ClientSession{other, cs} {
+		res := call(t, c, "continue", map[string]any{"session_id": id, "prompt": "and another"}, nil)
+		if !res.IsError || !strings.Contains(textOf(res), "session "+id+" is running") {
+			t.Errorf("continue while the session runs = error %v %q", res.IsError, clipped(textOf(res)))
+		}
+	}
+	close(answer)
+	if r := <-ran; r.Text != "done" || r.SessionID != id {
+		t.Errorf("the run = %+v", r)
+	}
+	if n := len(f.model.Requests()); n != 2 {
+		t.Errorf("the model was called %d times, want 2 (the refused continues call it not)", n)
+	}
+	var next mcpserver.RunResult
+	call(t, other, "continue", map[string]any{"session_id": id, "prompt": "and another"}, &next)
+	if next.Text != "continued" {
+		t.Errorf("continue after the run = %+v", next)
+	}
+}
+
 // Attack rows: what a client (or the model behind it) sends is hostile.
 func TestAttacks_FRONT2(t *testing.T) {
 	f := newFixture(t, nil, llmtest.Reply{Text: "ok"})

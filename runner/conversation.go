@@ -77,6 +77,9 @@ type Conversation struct {
 	// files holds the session's text files besides the disk (an editor's
 	// buffers, see [Conversation.UseFiles]); nil: the disk alone.
 	files FileAccess
+	// effort is the reasoning effort of the next runs ("": the
+	// configuration's thinking), see [Conversation.UseEffort].
+	effort string
 }
 
 // NewConversation starts a conversation over s; its first run creates
@@ -160,9 +163,7 @@ func (c *Conversation) Agent(approver permission.Approver) *agent.Agent {
 		Reminder: c.planReminder,
 		Now:      s.cfg.Now, Warnings: slices.Concat(s.cfg.Loaded.Warnings, s.reg.Warnings(), c.agentWarnings(), s.scanWarnings, c.memoryWarnings, s.mcp.warnings),
 	}
-	if b := s.ev.Int(workspace.ThinkingBudget); b > 0 {
-		cfg.Thinking = &llm.ThinkingConfig{BudgetTokens: b}
-	}
+	cfg.Thinking = c.thinking(m, s.ev.Int(workspace.ThinkingBudget))
 	if f := m.Frame; f != nil {
 		cfg.MaxTokens, cfg.Thinking = f.MaxTokens, f.Thinking
 	}

@@ -93,7 +93,7 @@ func (c *Conversation) DryRunMessage(ctx context.Context, prompt *llm.Message) (
 	// A scratch conversation has no session whose held jobs it could
 	// borrow (a Service's runs do): it gets jobs of its own, never started.
 	n.cfg.heldJobs = nil
-	d := &Conversation{s: &n} // no hooks: NewConversation registers them, a dry run does not
+	d := &Conversation{s: &n, effort: c.effort} // no hooks: NewConversation registers them, a dry run does not
 	d.tracker, d.todos = builtin.NewFileTracker(), &builtin.Todos{}
 	if err := d.buildTools(); err != nil {
 		return nil, err

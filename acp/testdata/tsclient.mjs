@@ -1,7 +1,9 @@
 // A real ACP client, the official TypeScript SDK (@agentclientprotocol/sdk),
 // driving `rein acp` over stdio: initialize, a session, a prompt whose
-// command asks permission (answered once), a load of the session in a
-// second process (its history replayed), the list; then, in a third, a
+// command asks permission (answered once), the reasoning effort and the
+// mode set, a prompt whose long command is cancelled while it runs, a
+// third prompt; a load of the session in a second process (its history
+// replayed), the list; then, in a third, a
 // client offering its files: its readTextFile answers notes.txt with a
 // buffer not saved (UNSAVED-BUFFER-TEXT), which the model must be sent.
 // It prints what it saw as one JSON line; TestTypeScriptClient_FRONT1
@@ -9,6 +11,8 @@
 //
 //   node tsclient.mjs SDK_DIR REIN_BINARY WORKSPACE
 import { spawn } from "node:child_process";
+import { existsSync } from "node:fs";
+import { setTimeout as sleep } from "node:timers/promises";
 import { Readable, Writable } from "node:stream";
 import { pathToFileURL } from "node:url";
 
@@ -25,7 +29,13 @@ async function run(op, capabilities = {}) {
   const app = acp
     .client()
     .onNotification("session/update", (cx) => {
-      seen.updates.push(cx.params.update);
+      const u = cx.params.update;
+      seen.updates.push(u);
+      if (u.sessionUpdate === "tool_call" && u.status === "in_progress" && seen.onToolStart) {
+        const f = seen.onToolStart;
+        seen.onToolStart = null;
+        f();
+      }
     })
     .onRequest("session/request_permission", (cx) => {
       seen.asked.push(cx.params.options.map((o) => o.kind));
@@ -42,7 +52,7 @@ async function run(op, capabilities = {}) {
     });
   const result = await app.connectWith(stream, async (cx) => {
     const init = await cx.request("initialize", { protocolVersion: 1, clientCapabilities: capabilities });
-    return { init, ...(await op(cx)) };
+    return { init, ...(await op(cx, seen)) };
   });
   child.stdin.end();
   const code = await exited;
@@ -56,13 +66,31 @@ async function run(op, capabilities = {}) {
   return { ...result, code, kinds, text, asked: seen.asked, fs: seen.fs };
 }
 
-const first = await run(async (cx) => {
+// The first process: a prompt whose command asks permission; the
+// reasoning effort set to high and the mode to bypass; a second prompt
+// whose long command runs unasked and is cancelled (session/cancel) once
+// it has started; a third prompt in the same session.
+const first = await run(async (cx, seen) => {
   const s = await cx.request("session/new", { cwd: ws, mcpServers: [] });
-  const r = await cx.request("session/prompt", {
+  const say = (text) => cx.request("session/prompt", { sessionId: s.sessionId, prompt: [{ type: "text", text }] });
+  const r = await say("Run echo hello-from-tool in the shell and tell me what it printed.");
+  const effort = await cx.request("session/set_config_option", { sessionId: s.sessionId, configId: "effort", value: "high" });
+  await cx.request("session/set_mode", { sessionId: s.sessionId, modeId: "bypass" });
+  seen.onToolStart = async () => {
+    for (let i = 0; i < 200 && !existsSync(ws + "/started.txt"); i++) await sleep(25);
+    await cx.notify("session/cancel", { sessionId: s.sessionId });
+  };
+  const cancelled = await say("Run the long command.");
+  const again = await say("Are you still there?");
+  return {
     sessionId: s.sessionId,
-    prompt: [{ type: "text", text: "Run echo hello-from-tool in the shell and tell me what it printed." }],
-  });
-  return { sessionId: s.sessionId, modes: s.modes?.availableModes?.map((m) => m.id), stop: r.stopReason };
+    modes: s.modes?.availableModes?.map((m) => m.id),
+    options: s.configOptions?.map((o) => `${o.id}=${o.currentValue}`),
+    effort: effort.configOptions?.map((o) => `${o.id}=${o.currentValue}`),
+    stop: r.stopReason,
+    cancelStop: cancelled.stopReason,
+    againStop: again.stopReason,
+  };
 });
 const second = await run(async (cx) => {
   const list = await cx.request("session/list", { cwd: ws });
