@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,7 +17,7 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...session.Event) error {
 		return nil
 	}
 	evs = slices.Clone(evs)
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	return s.write(ctx, func(ctx context.Context, tx *txn) error {
 		last := func(id string) (int64, error) { return lastEventID(ctx, tx, id) }
 		if err := session.PrepareEvents(evs, s.now(), last); err != nil {
 			return err
@@ -49,7 +48,7 @@ func (s *Store) Events(ctx context.Context, sessionID string, afterID int64, lim
 		return nil, fmt.Errorf("events: read: %w", err)
 	}
 	args := []any{sessionID, afterID}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, type, time, data FROM events
+	rows, err := s.read().QueryContext(ctx, `SELECT id, run_id, type, time, data FROM events
 		WHERE session_id = ? AND id > ? ORDER BY id`+limitClause(limit, &args), args...)
 	if err != nil {
 		return nil, fmt.Errorf("events of session %s: read: %w", sessionID, err)
@@ -76,7 +75,7 @@ func (s *Store) LastEventID(ctx context.Context, sessionID string) (int64, error
 	if err := session.ValidID(sessionID); err != nil {
 		return 0, fmt.Errorf("events: last id: %w", err)
 	}
-	last, err := lastEventID(ctx, s.db, sessionID)
+	last, err := lastEventID(ctx, s.read(), sessionID)
 	if err != nil {
 		return 0, fmt.Errorf("events of session %s: last id: %w", sessionID, err)
 	}
@@ -88,7 +87,7 @@ func (s *Store) DeleteEvents(ctx context.Context, sessionID string) error {
 	if err := session.ValidID(sessionID); err != nil {
 		return fmt.Errorf("events: delete: %w", err)
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ?`, sessionID); err != nil {
 			return err
 		}
@@ -111,7 +110,7 @@ func (s *Store) AppendAudit(ctx context.Context, recs ...session.AuditRecord) er
 	if err := session.PrepareAudit(recs, s.now()); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`)
 		if err != nil {
 			return err
