@@ -24,18 +24,54 @@ func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry)
 	}
 	entries = slices.Clone(entries)
 	var last int64
-	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
-		prev, err := lastSeq(ctx, tx, id)
-		if err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) (err error) {
+		last, err = s.appendEntries(ctx, tx, id, entries)
+		return err
+	})
+	if err != nil {
+		return 0, opErr(id, "append", err)
+	}
+	return last, nil
+}
+
+// appendEntries numbers entries after the log's last seq and stores them
+// in tx; it returns the new last seq.
+func (s *Store) appendEntries(ctx context.Context, tx *txn, id string, entries []session.Entry) (int64, error) {
+	prev, err := lastSeq(ctx, tx, id)
+	if err != nil {
+		return 0, err
+	}
+	last, err := session.PrepareAppend(entries, prev+1, s.now())
+	if err != nil {
+		return 0, err
+	}
+	if err := insertEntries(ctx, tx, id, entries, nil); err != nil {
+		return 0, err
+	}
+	return last, setLastSeq(ctx, tx, id, last)
+}
+
+// AppendUpdate implements session.LogWriter: the entries and the record's
+// change in one transaction.
+func (s *Store) AppendUpdate(ctx context.Context, id string, entries []session.Entry, change func(*session.Session) bool) (int64, error) {
+	if err := session.ValidID(id); err != nil {
+		return 0, opErr("", "append", err)
+	}
+	entries = slices.Clone(entries)
+	var last int64
+	err := s.write(ctx, func(ctx context.Context, tx *txn) (err error) {
+		if last, err = s.appendEntries(ctx, tx, id, entries); err != nil {
 			return err
 		}
-		if last, err = session.PrepareAppend(entries, prev+1, s.now()); err != nil {
+		ss, err := getSession(ctx, tx, id)
+		if err != nil || !change(ss) {
 			return err
 		}
-		if err := insertEntries(ctx, tx, id, entries, nil); err != nil {
+		ss.ID = id
+		if err := checkSession(ss, false); err != nil {
 			return err
 		}
-		return setLastSeq(ctx, tx, id, last)
+		return s.updateSession(ctx, tx, ss)
 	})
 	if err != nil {
 		return 0, opErr(id, "append", err)

@@ -121,22 +121,25 @@ func (s *Store) UpdateRun(ctx context.Context, r *session.Run) error {
 	if err := session.CheckRunUpdate(r); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
-		stored, err := getRun(ctx, tx, r.ID)
-		if err != nil {
-			return err
-		}
-		data, err := json.Marshal(session.UpdatedRun(stored, r))
-		if err != nil {
-			return fmt.Errorf("%w: %v", session.ErrInvalid, err)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, run = ? WHERE id = ?`, string(r.Status), string(data), r.ID)
-		return err
-	})
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error { return updateRun(ctx, tx, r) })
 	if err != nil {
 		return fmt.Errorf("run %s: update: %w", r.ID, err)
 	}
 	return nil
+}
+
+// updateRun stores the state of the checked run r in tx.
+func updateRun(ctx context.Context, tx *txn, r *session.Run) error {
+	stored, err := getRun(ctx, tx, r.ID)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(session.UpdatedRun(stored, r))
+	if err != nil {
+		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, run = ? WHERE id = ?`, string(r.Status), string(data), r.ID)
+	return err
 }
 
 // GetRun implements session.Ledger.

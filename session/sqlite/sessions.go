@@ -166,24 +166,28 @@ func (s *Store) Update(ctx context.Context, ss *session.Session) error {
 		return opErr("", "update", err)
 	}
 	c := *ss
-	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
-		old, err := getSession(ctx, tx, c.ID)
-		if err != nil {
-			return err
-		}
-		c.CreatedAt = old.CreatedAt
-		if c.UpdatedAt.IsZero() {
-			c.UpdatedAt = s.now()
-		}
-		meta, err := json.Marshal(&c)
-		if err != nil {
-			return fmt.Errorf("%w: %v", session.ErrInvalid, err)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, work_dir = ?, caller = ?, workspace = ?, meta = ? WHERE id = ?`,
-			c.UpdatedAt.UnixNano(), c.WorkDir, c.Caller, c.Workspace, string(meta), c.ID)
-		return err
-	})
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error { return s.updateSession(ctx, tx, &c) })
 	return opErr(c.ID, "update", err)
+}
+
+// updateSession stores the checked record c of a session in tx, keeping
+// its creation time.
+func (s *Store) updateSession(ctx context.Context, tx *txn, c *session.Session) error {
+	old, err := getSession(ctx, tx, c.ID)
+	if err != nil {
+		return err
+	}
+	c.CreatedAt = old.CreatedAt
+	if c.UpdatedAt.IsZero() {
+		c.UpdatedAt = s.now()
+	}
+	meta, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, work_dir = ?, caller = ?, workspace = ?, meta = ? WHERE id = ?`,
+		c.UpdatedAt.UnixNano(), c.WorkDir, c.Caller, c.Workspace, string(meta), c.ID)
+	return err
 }
 
 // Delete implements session.Store: the session and its log go; its runs,

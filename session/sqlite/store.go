@@ -66,8 +66,10 @@ type Store struct {
 }
 
 var (
-	_ session.Store  = (*Store)(nil)
-	_ session.Ledger = (*Store)(nil)
+	_ session.Store       = (*Store)(nil)
+	_ session.Ledger      = (*Store)(nil)
+	_ session.EventWriter = (*Store)(nil)
+	_ session.LogWriter   = (*Store)(nil)
 )
 
 // Open opens the database at path, creating it (mode 0600, in a directory
