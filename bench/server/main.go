@@ -21,8 +21,11 @@
 // server's process) or bash (a shell command, which rein serve runs in its
 // sandbox: bubblewrap, and Landlock through rein-sandbox-helper). The
 // table says which, how the server runs commands (/ready's "commands") and
-// what the commands printed: the name of PID 1 they saw, which is the
-// sandbox's own inside bubblewrap's PID namespace.
+// what the commands printed: their shell's PID, 2 inside bubblewrap's PID
+// namespace. CPU a run is the server's own, its children's as it waited
+// for them (the outer bubblewrap), and, where the bench may create a
+// cgroup (v2, or v1's cpuacct; root), the server's with every process it
+// started, bubblewrap's namespaces included.
 //
 // Issue 30's run — a session created and its stream opened for every run,
 // a sandboxed shell command, until done — at 1, 4 and 16 sessions:
