@@ -10,7 +10,7 @@ import (
 
 // The statement cache prepares each query text once, in writes and reads
 // alike, keeps no query that fails to prepare, and refuses after Close.
-func TestStatementCache(t *testing.T) {
+func TestStatementCache_SESS1(t *testing.T) {
 	st := openBatching(t, 2)
 	ctx := context.Background()
 	m := llm.UserText("hi")
