@@ -65,11 +65,23 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 	}
 	durable := ev.Type.Durable()
 	var id int64
+	var ended *session.Run
 	if durable {
 		st.durable, st.delta = st.durable+1, 0
 		id = EventID(st.durable, 0)
-		e := session.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID, Type: string(ev.Type), Time: ev.Time, Data: data}
-		if err := st.s.cfg.Ledger.AppendEvents(ctx, e); err != nil {
+		// A client that sees an event finds what it records: the audit
+		// record and, for done, the run's end are stored with it, in one
+		// write where the ledger can (session.EventWriter).
+		w := session.EventWrite{Event: session.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID,
+			Type: string(ev.Type), Time: ev.Time, Data: data}}
+		if w.Audit, err = st.audit(ev); err != nil {
+			return fmt.Errorf("audit %s event: %w", ev.Type, err)
+		}
+		if ev.Type == agent.EventDone && ev.Done != nil {
+			ended = st.s.ended(st.run, ev.Done, st.cause(), st.prompted)
+			w.Run = ended
+		}
+		if err := session.WriteEvent(ctx, st.s.cfg.Ledger, w); err != nil {
 			return fmt.Errorf("store %s event: %w", ev.Type, err)
 		}
 	} else {
@@ -79,22 +91,15 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 		st.delta++
 		id = EventID(st.durable, st.delta)
 	}
-	// A client that sees an event finds what it records: the audit record
-	// and, for done, the run's end are stored first.
-	if err := st.audit(ctx, ev); err != nil {
-		return fmt.Errorf("audit %s event: %w", ev.Type, err)
-	}
 	if ev.Type == agent.EventMessage && ev.Subagent == nil {
 		st.prompted = true
 	}
 	if ev.Type == agent.EventPlan && ev.Subagent == nil {
 		st.s.planDecided(ctx, st.run, ev.Plan) // before a client sees the approval
 	}
-	if ev.Type == agent.EventDone && ev.Done != nil {
-		if st.prompted {
-			st.run.Images = nil // the session log holds them now
-		}
-		st.s.finish(ctx, st.run, ev.Done, st.cause())
+	if ended != nil {
+		*st.run = *ended
+		st.s.NotifyMirror(st.run.SessionID) // its entries are stored: the mirror may copy them
 	}
 	if err := st.s.cfg.Bus.Publish(ctx, eventbus.Event{SessionID: st.run.SessionID, ID: id, RunID: st.run.ID,
 		Type: string(ev.Type), Durable: durable, Data: data}); err != nil {
@@ -106,14 +111,16 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 	return nil
 }
 
-// audit records the run's tool calls and its end (SPEC API-7).
-func (st *stream) audit(ctx context.Context, ev agent.Event) error {
+// audit returns the audit record of a run's tool call or end (SPEC
+// API-7), nil for other events; it keeps a tool call's input until its
+// end.
+func (st *stream) audit(ev agent.Event) (*session.AuditRecord, error) {
 	var kind session.AuditKind
 	var data any
 	switch {
 	case ev.Type == agent.EventToolStart && ev.Tool != nil:
 		st.inputs[ev.Tool.ID] = ev.Tool.Input
-		return nil
+		return nil, nil
 	case ev.Type == agent.EventToolEnd && ev.Tool != nil:
 		t := *ev.Tool
 		t.Input, t.Output = permission.Redact(st.inputs[t.ID]), ""
@@ -124,14 +131,13 @@ func (st *stream) audit(ctx context.Context, ev agent.Event) error {
 		d.Focus, d.Text = nil, ""
 		kind, data = session.AuditRun, d
 	default:
-		return nil
+		return nil, nil
 	}
 	b, err := json.Marshal(data)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	return st.s.cfg.Ledger.AppendAudit(ctx, session.AuditRecord{Time: ev.Time, Caller: st.run.Caller,
-		SessionID: st.run.SessionID, RunID: st.run.ID, Kind: kind, Data: b})
+	return &session.AuditRecord{Time: ev.Time, Caller: st.run.Caller, SessionID: st.run.SessionID, RunID: st.run.ID, Kind: kind, Data: b}, nil
 }
 
 // execute runs a run that was queued to its end; ctx cancels it.
@@ -155,21 +161,23 @@ func (s *Service) execute(ctx context.Context, run *session.Run, appr *remoteApp
 	}
 }
 
-// finish stores the end of a run from its done event; cause is why the
-// run's context ended, if it did. A run cut off because its worker lost
-// the session's lease is interrupted, as the next holder would mark it
-// (a write the store fences off is left to that holder).
-func (s *Service) finish(ctx context.Context, run *session.Run, d *agent.DoneEvent, cause error) {
-	s.NotifyMirror(run.SessionID) // its entries are stored: the mirror may copy them
-	run.Reason, run.Error, run.Turns, run.Usage, run.CostUSD = string(d.Reason), d.Error, d.Turns, d.Usage, d.CostUSD
-	run.Status, run.EndedAt = statusOf(d.Reason), s.cfg.Now()
+// ended returns run as its done event ends it; cause is why the run's
+// context ended, if it did; prompted says the session log holds the run's
+// user message (so the record need not keep its images). A run cut off
+// because its worker lost the session's lease is interrupted, as the next
+// holder would mark it.
+func (s *Service) ended(run *session.Run, d *agent.DoneEvent, cause error, prompted bool) *session.Run {
+	r := *run
+	if prompted {
+		r.Images = nil // the session log holds them now
+	}
+	r.Reason, r.Error, r.Turns, r.Usage, r.CostUSD = string(d.Reason), d.Error, d.Turns, d.Usage, d.CostUSD
+	r.Status, r.EndedAt = statusOf(d.Reason), s.cfg.Now()
 	if errors.Is(cause, queue.ErrLeaseLost) {
-		run.Status = session.RunInterrupted
-		run.Error = fmt.Sprintf("this worker lost the session (%v); another worker takes it up", cause)
+		r.Status = session.RunInterrupted
+		r.Error = fmt.Sprintf("this worker lost the session (%v); another worker takes it up", cause)
 	}
-	if err := s.cfg.Ledger.UpdateRun(ctx, run); err != nil {
-		s.cfg.Logger.Error("the run's end could not be stored", "session_id", run.SessionID, "run_id", run.ID, "err", err)
-	}
+	return &r
 }
 
 // statusOf maps a done reason to the run's final state.

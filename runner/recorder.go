@@ -85,12 +85,11 @@ func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 		if e.Message == nil {
 			return nil
 		}
-		if err := r.append(ctx, session.Entry{Kind: session.KindMessage, Time: e.Time, RunID: e.RunID, Message: e.Message}); err != nil {
-			return err
-		}
+		entry := session.Entry{Kind: session.KindMessage, Time: e.Time, RunID: e.RunID, Message: e.Message}
 		if e.Message.Role == llm.RoleUser {
-			return r.setPreview(ctx, *e.Message)
+			return r.appendPrompt(ctx, entry)
 		}
+		return r.append(ctx, entry)
 	case agent.EventToolStart:
 		if e.Tool == nil {
 			return nil
@@ -163,26 +162,27 @@ func (r *Recorder) append(ctx context.Context, e ...session.Entry) error {
 	return err
 }
 
-// setPreview gives the session the preview of its first user message.
-func (r *Recorder) setPreview(ctx context.Context, m llm.Message) error {
-	text := session.PreviewOf(m.TextOf())
+// appendPrompt appends a user message and, the first time the session
+// gets one, gives the session its preview, in one write where the store
+// can (session.LogWriter).
+func (r *Recorder) appendPrompt(ctx context.Context, e session.Entry) error {
+	text := session.PreviewOf(e.Message.TextOf())
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.preview || text == "" {
-		return nil
+		return r.append(ctx, e)
 	}
-	s, err := r.store.Get(ctx, r.id)
+	_, err := session.AppendUpdate(ctx, r.store, r.id, []session.Entry{e}, func(s *session.Session) bool {
+		if s.Preview != "" {
+			return false
+		}
+		s.Preview = text
+		return true
+	})
 	if err != nil {
-		return err
+		return fmt.Errorf("session %s: record the prompt and the preview: %w", r.id, err)
 	}
 	r.preview = true
-	if s.Preview != "" {
-		return nil
-	}
-	s.Preview = text
-	if err := r.store.Update(ctx, s); err != nil {
-		return fmt.Errorf("session %s: set preview: %w", r.id, err)
-	}
 	return nil
 }
 
@@ -206,30 +206,26 @@ func (r *Recorder) done(ctx context.Context, e agent.Event) error {
 		}
 		entries = append(entries, session.Entry{Kind: session.KindFocus, Time: e.Time, RunID: e.RunID, Focus: f})
 	}
-	if err := r.append(ctx, entries...); err != nil {
-		return err
-	}
-	s, err := r.store.Get(ctx, r.id)
-	if err != nil {
-		return err
-	}
-	s.Usage.Add(d.Usage)
-	s.CostUSD += d.CostUSD
-	s.Runs++
-	switch {
-	case label != "":
-		s.Model = label
-	case rec.Model != "":
-		s.Model = rec.Model
-		if rec.Provider != "" {
-			s.Model = rec.Provider + "/" + rec.Model
+	_, err := session.AppendUpdate(ctx, r.store, r.id, entries, func(s *session.Session) bool {
+		s.Usage.Add(d.Usage)
+		s.CostUSD += d.CostUSD
+		s.Runs++
+		switch {
+		case label != "":
+			s.Model = label
+		case rec.Model != "":
+			s.Model = rec.Model
+			if rec.Provider != "" {
+				s.Model = rec.Provider + "/" + rec.Model
+			}
 		}
-	}
-	s.UpdatedAt = e.Time
-	if s.UpdatedAt.IsZero() {
-		s.UpdatedAt = time.Now()
-	}
-	if err := r.store.Update(ctx, s); err != nil {
+		s.UpdatedAt = e.Time
+		if s.UpdatedAt.IsZero() {
+			s.UpdatedAt = time.Now()
+		}
+		return true
+	})
+	if err != nil {
 		return fmt.Errorf("session %s: record run %s: %w", r.id, e.RunID, err)
 	}
 	return nil

@@ -2,19 +2,35 @@
 // scripted runs per minute through the whole server — HTTP POST in, SQLite,
 // SSE out — and the server's memory with many idle SSE clients.
 //
-//	go run ./bench/server [-bin PATH] [-sessions 16] [-per-session 5] [-warmup 3s] [-duration 30s]
+//	go run ./bench/server [-bin PATH] [-sessions 16] [-per-session 5] [-tool list_dir] [-warmup 3s] [-duration 30s]
 //	                      [-clients 10000] [-sse-sessions 100]
 //
-// It builds rein (or takes -bin), starts the mock vendor in-process on
-// 127.0.0.1 — every run gets one read-only tool call (list_dir) and then a
-// text reply, at zero latency — and starts `rein serve` on a free loopback
-// port with a fresh HOME and data directory and no rate limit.
+// It builds rein and rein-sandbox-helper beside it (or takes -bin), starts
+// the mock vendor in-process on 127.0.0.1 — every run gets one tool call
+// and then a text reply, at zero latency — and starts `rein serve` on a
+// free loopback port with a fresh HOME and data directory and no rate
+// limit, its sandbox as by default.
 //
 // Runs: -sessions workers each open a session and its event stream, post a
 // message and read the stream until that run's done event, then post the
 // next; after -per-session runs a worker moves on to a new session, so
 // histories stay as short as in use. The runs whose done event arrives
 // within -duration, after -warmup, are counted; latency is POST → done read.
+// -sessions takes a list (1,4,16): each count gets a fresh server, one
+// after another. -tool says what the run calls: list_dir (read-only, in the
+// server's process) or bash (a shell command, which rein serve runs in its
+// sandbox: bubblewrap, and Landlock through rein-sandbox-helper). The
+// table says which, how the server runs commands (/ready's "commands") and
+// what the commands printed: their shell's PID, 2 inside bubblewrap's PID
+// namespace. CPU a run is the server's own, its children's as it waited
+// for them (the outer bubblewrap), and, where the bench may create a
+// cgroup (v2, or v1's cpuacct; root), the server's with every process it
+// started, bubblewrap's namespaces included.
+//
+// Issue 30's run — a session created and its stream opened for every run,
+// a sandboxed shell command, until done — at 1, 4 and 16 sessions:
+//
+//	go run ./bench/server -clients 0 -tool bash -per-session 1 -sessions 1,4,16 -duration 15s
 //
 // Idle clients: a second, fresh server; -clients connections each GET the
 // event stream of one of -sse-sessions sessions, read the answer's headers
@@ -61,6 +77,8 @@ import (
 type options struct {
 	bin                     string
 	sessions, perSession    int
+	sessionCounts           []int  // -sessions: each count is measured in turn
+	tool                    string // what each run calls: list_dir or bash
 	warmup, duration        time.Duration
 	clients, sseSessions    int
 	maxConcurrent, dialPool int
@@ -72,8 +90,9 @@ type options struct {
 func main() {
 	var o options
 	flag.StringVar(&o.bin, "bin", "", "rein binary to measure (default: build ./cmd/rein into a temporary directory)")
-	flag.IntVar(&o.sessions, "sessions", 16, "concurrent sessions posting runs")
-	flag.IntVar(&o.perSession, "per-session", 5, "runs posted to a session before its worker moves to a new one")
+	sessions := flag.String("sessions", "16", "concurrent sessions posting runs; a list (1,4,16) measures each count on a fresh server")
+	flag.IntVar(&o.perSession, "per-session", 5, "runs posted to a session before its worker moves to a new one (1: a new session and stream every run)")
+	flag.StringVar(&o.tool, "tool", toolListDir, "the tool each run calls: list_dir (in the server's process) or bash (a shell command in the server's sandbox)")
 	flag.DurationVar(&o.warmup, "warmup", 3*time.Second, "runs before the measurement starts (not counted)")
 	flag.DurationVar(&o.duration, "duration", 30*time.Second, "how long runs are counted (0: skip the runs)")
 	flag.IntVar(&o.clients, "clients", 10000, "idle SSE clients (0: skip them)")
@@ -93,6 +112,11 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bench/server: -workers:", err)
 		os.Exit(2)
 	}
+	if o.sessionCounts, err = parseCounts(*sessions); err != nil {
+		fmt.Fprintln(os.Stderr, "bench/server: -sessions:", err)
+		os.Exit(2)
+	}
+	o.sessions = o.sessionCounts[0]
 	if err := run(o); err != nil {
 		fmt.Fprintln(os.Stderr, "bench/server:", err)
 		os.Exit(1)
@@ -100,8 +124,11 @@ func main() {
 }
 
 func run(o options) error {
-	if o.sessions < 1 || o.perSession < 1 || o.sseSessions < 1 || o.dialPool < 1 || o.clients < 0 {
-		return errors.New("-sessions, -per-session, -sse-sessions and -dial-parallel must be at least 1, -clients at least 0")
+	if o.perSession < 1 || o.sseSessions < 1 || o.dialPool < 1 || o.clients < 0 {
+		return errors.New("-per-session, -sse-sessions and -dial-parallel must be at least 1, -clients at least 0")
+	}
+	if o.tool != toolListDir && o.tool != toolBash {
+		return fmt.Errorf("-tool %q: want %s or %s", o.tool, toolListDir, toolBash)
 	}
 	if err := raiseNofile(uint64(o.clients) + 1024); err != nil {
 		return err
@@ -117,7 +144,7 @@ func run(o options) error {
 			return err
 		}
 	}
-	v, err := startVendor()
+	v, err := startVendor(o.tool)
 	if err != nil {
 		return err
 	}
@@ -125,20 +152,29 @@ func run(o options) error {
 	ctx := context.Background()
 	t := &table{}
 	t.heading(fmt.Sprintf("rein serve — %s, %d CPUs, %s", bin, runtime.NumCPU(), time.Now().Format("2006-01-02")))
-	if o.duration > 0 && o.split() {
-		for _, n := range o.workers {
-			r, err := measureSplit(ctx, o, bin, filepath.Join(tmp, fmt.Sprintf("split%d", n)), v.url, n)
-			if err != nil {
-				return fmt.Errorf("split, %d workers: %w", n, err)
-			}
-			r.report(t, o)
+	t.row("sandbox helper", helperNote(bin))
+	for _, n := range o.sessionCounts {
+		if o.duration == 0 {
+			break
 		}
-	} else if o.duration > 0 {
-		r, err := measureRuns(ctx, o, bin, filepath.Join(tmp, "runs"), v.url)
+		o.sessions = n
+		if o.split() {
+			for _, w := range o.workers {
+				r, err := measureSplit(ctx, o, bin, filepath.Join(tmp, fmt.Sprintf("split%d-%d", n, w)), v.url, w)
+				if err != nil {
+					return fmt.Errorf("split, %d sessions, %d workers: %w", n, w, err)
+				}
+				r.report(t, o)
+				reportTools(t, v)
+			}
+			continue
+		}
+		r, err := measureRuns(ctx, o, bin, filepath.Join(tmp, fmt.Sprintf("runs%d", n)), v.url)
 		if err != nil {
-			return fmt.Errorf("runs: %w", err)
+			return fmt.Errorf("runs, %d sessions: %w", n, err)
 		}
 		r.report(t, o)
+		reportTools(t, v)
 	}
 	if o.clients > 0 {
 		r, err := measureIdle(ctx, o, bin, filepath.Join(tmp, "idle"), v.url)
@@ -149,6 +185,28 @@ func run(o options) error {
 	}
 	t.print(os.Stdout)
 	return nil
+}
+
+// helperNote says which Landlock helper the sandbox of bin uses: rein
+// takes rein-sandbox-helper from beside its executable, else runs itself
+// as the helper (exec.SelfHelper).
+func helperNote(bin string) string {
+	h := filepath.Join(filepath.Dir(bin), "rein-sandbox-helper")
+	if _, err := os.Stat(h); err != nil {
+		return "none beside the binary: rein serves as its own helper (+3 ms of CPU a command); build ./cmd/rein-sandbox-helper there"
+	}
+	return h
+}
+
+// reportTools adds what the runs' tools returned (each result's first
+// line, and how many) and forgets it.
+func reportTools(t *table, v *vendor) {
+	for line, n := range v.toolResults() {
+		if len(line) > 60 {
+			line = line[:60] + "…"
+		}
+		t.row(fmt.Sprintf("tool result %q", line), fmt.Sprintf("%d runs", n))
+	}
 }
 
 // split says the runs part measures the split (both URLs given).

@@ -63,6 +63,8 @@ func (e *events) done() (runID, reason string, err error) {
 				continue
 			}
 			fallthrough
+		case typ == "permission_request" && strings.HasPrefix(string(line), "data: "):
+			return "", "", fmt.Errorf("a run asks for permission (the bench's settings should allow its tool): %s", line[len("data: "):])
 		case typ == "done" && strings.HasPrefix(string(line), "data: "):
 			var ev struct {
 				RunID string `json:"run_id"`
@@ -106,6 +108,10 @@ type runsResult struct {
 	p50, p99  time.Duration
 	rss, hwm  int64
 	serverCPU time.Duration // the server's CPU time in the window
+	childCPU  time.Duration // its commands' (children it waited for)
+	allCPU    time.Duration // the server's and every process it started (its cgroup), unless allErr
+	allErr    error
+	commands  string        // how the server runs commands (/ready)
 	benchCPU  time.Duration // this program's (mock vendor and clients)
 }
 
@@ -116,7 +122,11 @@ func measureRuns(ctx context.Context, o options, bin, dir, vendorURL string) (*r
 	if err != nil {
 		return nil, err
 	}
-	defer srv.stop()
+	group, groupErr := newCPUGroup(srv.cmd.Process.Pid)
+	defer func() {
+		srv.stop()
+		group.remove()
+	}()
 	ws, err := srv.workspace(ctx)
 	if err != nil {
 		return nil, err
@@ -125,14 +135,21 @@ func measureRuns(ctx context.Context, o options, bin, dir, vendorURL string) (*r
 	rec := &recorder{from: start.Add(o.warmup), to: start.Add(o.warmup + o.duration)}
 	wctx, cancel := context.WithDeadline(ctx, rec.to)
 	defer cancel()
-	var cpu, self [2]time.Duration
+	commands, err := srv.commands(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var cpu, child, self, all [2]time.Duration
 	var cpuErr [2]error
 	var sampled sync.WaitGroup
 	for i, at := range []time.Time{rec.from, rec.to} {
 		sampled.Add(1)
 		time.AfterFunc(time.Until(at), func() {
 			defer sampled.Done()
-			cpu[i], cpuErr[i] = srv.cpu()
+			cpu[i], child[i], cpuErr[i] = srv.cpu()
+			if group != nil && groupErr == nil {
+				all[i], groupErr = group.usage()
+			}
 			self[i] = selfCPU()
 		})
 	}
@@ -155,7 +172,7 @@ func measureRuns(ctx context.Context, o options, bin, dir, vendorURL string) (*r
 		return nil, err
 	}
 	res := &runsResult{runs: len(rec.latencies), window: o.duration, serverCPU: cpu[1] - cpu[0],
-		benchCPU: self[1] - self[0]}
+		childCPU: child[1] - child[0], benchCPU: self[1] - self[0], commands: commands, allCPU: all[1] - all[0], allErr: groupErr}
 	if res.runs == 0 {
 		return nil, fmt.Errorf("no run ended within %s after the warm-up", o.duration)
 	}
@@ -232,11 +249,18 @@ func runSession(ctx context.Context, c clients, sid string, n int, rec *recorder
 }
 
 func (r *runsResult) report(t *table, o options) {
-	t.heading(fmt.Sprintf("runs: %d sessions at once, %d runs a session, one list_dir call and a reply each; %s counted after %s",
-		o.sessions, o.perSession, o.duration, o.warmup))
+	t.heading(fmt.Sprintf("runs: %d sessions at once, %d runs a session, one %s call and a reply each; %s counted after %s",
+		o.sessions, o.perSession, o.tool, o.duration, o.warmup))
+	t.row("server's commands (/ready)", r.commands)
 	t.row("runs completed", fmt.Sprintf("%d", r.runs))
 	t.row("runs per minute", fmt.Sprintf("%.0f", float64(r.runs)/r.window.Minutes()))
 	t.row("server CPU a run (user + system)", ms(r.serverCPU/time.Duration(r.runs)))
+	t.row("its commands' CPU a run (children it waited for)", ms(r.childCPU/time.Duration(r.runs)))
+	if r.allErr != nil {
+		t.row("server and all its processes' CPU a run (cgroup)", "not measured: "+r.allErr.Error())
+	} else {
+		t.row("server and all its processes' CPU a run (cgroup)", ms(r.allCPU/time.Duration(r.runs)))
+	}
 	t.row("this program's CPU a run (mock vendor, clients)", ms(r.benchCPU/time.Duration(r.runs)))
 	t.row("latency p50 / p99 (POST → done read)", fmt.Sprintf("%s / %s", ms(r.p50), ms(r.p99)))
 	t.row("server VmRSS / VmHWM after", fmt.Sprintf("%s / %s", mib(r.rss), mib(r.hwm)))

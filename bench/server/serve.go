@@ -66,6 +66,22 @@ func makeProject(root string) (string, error) {
 	return project, nil
 }
 
+// benchSettings are the user settings of the bench's HOME: the runs'
+// shell command (bashCommand, an echo) is allowed without asking,
+// as an operator allows the commands of an unattended server.
+const benchSettings = `permissions:
+  allow: ["Bash(echo:*)"]
+`
+
+// writeSettings writes benchSettings as the user settings under home.
+func writeSettings(home string) error {
+	dir := filepath.Join(home, ".config", "rein")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "settings.yaml"), []byte(benchSettings), 0o644)
+}
+
 // The stderr lines that say a process is ready: rein serve's names its
 // address; rein worker's nothing of use.
 const (
@@ -79,7 +95,7 @@ const (
 // ready; for rein serve, the address after it becomes the server's.
 func launch(bin, dir, project, vendorURL, ready string, onLine func(string), args ...string) (*server, error) {
 	home := filepath.Join(dir, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := writeSettings(home); err != nil {
 		return nil, err
 	}
 	s := &server{project: project, exited: make(chan struct{}), onLine: onLine}
@@ -211,31 +227,47 @@ func (s *server) status(keys ...string) (map[string]int64, error) {
 // Linux).
 const userHZ = 100
 
-// cpu reads the CPU time (user and system) the server has used.
-func (s *server) cpu() (time.Duration, error) { return pidCPU(s.cmd.Process.Pid) }
+// cpu reads the CPU time (user and system) the server has used, and that
+// of its children it waited for (its commands, with theirs).
+func (s *server) cpu() (self, children time.Duration, err error) { return procCPU(s.cmd.Process.Pid) }
 
 // pidCPU reads the CPU time (user and system) process pid has used.
 func pidCPU(pid int) (time.Duration, error) {
+	self, _, err := procCPU(pid)
+	return self, err
+}
+
+// procCPU reads the CPU time (user and system) process pid has used, and
+// that of the children it waited for.
+func procCPU(pid int) (self, children time.Duration, err error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	// The fields after the command name, which is in parentheses: state
-	// is field 3, utime 14, stime 15.
+	// is field 3, utime 14, stime 15, cutime 16, cstime 17.
 	i := bytes.LastIndexByte(b, ')')
 	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	if i < 0 || len(f) < 15 {
+		return 0, 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
 	}
-	var ticks int64
-	for _, v := range f[11:13] {
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
+	var ticks [4]int64
+	for k, v := range f[11:15] {
+		if ticks[k], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/stat: %w", pid, err)
 		}
-		ticks += n
 	}
-	return time.Duration(ticks) * time.Second / userHZ, nil
+	tick := time.Second / userHZ
+	return time.Duration(ticks[0]+ticks[1]) * tick, time.Duration(ticks[2]+ticks[3]) * tick, nil
+}
+
+// commands asks /ready how the server runs commands (SPEC API-9).
+func (s *server) commands(ctx context.Context) (string, error) {
+	var r api.Ready
+	if err := s.call(ctx, http.MethodGet, "/ready", nil, &r, http.StatusOK); err != nil {
+		return "", err
+	}
+	return r.Commands, nil
 }
 
 // openFiles counts the server's open file descriptors.

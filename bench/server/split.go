@@ -325,11 +325,11 @@ func sampleCPU(ctx context.Context, baseURL, app string, apis, workers []*server
 		sum   *time.Duration
 	}{{apis, &s.api}, {workers, &s.work}} {
 		for _, p := range set.procs {
-			t, err := p.cpu()
+			t, commands, err := p.cpu()
 			if err != nil {
 				return s, err
 			}
-			*set.sum += t
+			*set.sum += t + commands // with -tool bash, a worker's commands are its children
 		}
 	}
 	if pid := findProcess("redis-server"); pid > 0 {

@@ -20,7 +20,9 @@ import (
 // increasing across sessions, updates that keep identity, prompt, options
 // and Seq, filtered listing), the event log (increasing ids, a bad batch
 // rejected whole, reading after an id with a limit, the last id, deletion),
-// the audit trail (ids assigned in order, every filter), the callers' kept
+// the audit trail (ids assigned in order, every filter), an event stored
+// with its audit record and its run's end (session.WriteEvent: all or
+// nothing where the ledger is a session.EventWriter), the callers' kept
 // rules (per caller and directory, canonical, each once), the errors callers
 // test (ErrNotFound, ErrExists, ErrInvalid) and concurrent use. newLedger
 // returns an empty ledger; it is called once per subtest and may register
@@ -41,6 +43,7 @@ func RunLedger(t *testing.T, newLedger func(t *testing.T) session.Ledger) {
 		{"DeleteEvents", testDeleteEvents},
 		{"Audit", testAudit},
 		{"AuditFilter", testAuditFilter},
+		{"WriteEvent", testWriteEvent},
 		{"Concurrent", testLedgerConcurrent},
 		{"CallerRules", testCallerRules},
 		{"CallerRuleErrors", testCallerRuleErrors},

@@ -42,6 +42,7 @@ func Run(t *testing.T, newStore func(t *testing.T) session.Store) {
 		{"Fork", testFork},
 		{"Rewrite", testRewrite},
 		{"Update", testUpdate},
+		{"AppendUpdate", testAppendUpdate},
 		{"ConcurrentSessions", testConcurrentSessions},
 		{"ConcurrentSameSession", testConcurrentSameSession},
 		{"LoadHeals", testLoadHeals},

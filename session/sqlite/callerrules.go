@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 
 	"github.com/reinhq/rein/session"
@@ -14,7 +13,7 @@ func (s *Store) AddCallerRule(ctx context.Context, r *session.CallerRule) error 
 	if err := session.PrepareCallerRule(r, s.now()); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		_, err := tx.ExecContext(ctx, `INSERT INTO caller_rules (caller, dir, action, rule, workspace_id, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (caller, dir, action, rule) DO NOTHING`,
 			r.Caller, r.Dir, r.Action, r.Rule, r.WorkspaceID, r.CreatedAt.UnixNano())
@@ -32,7 +31,7 @@ func (s *Store) ListCallerRules(ctx context.Context, caller, dir string) ([]sess
 	if err := session.CheckCallerDir(caller, dir); err != nil {
 		return nil, fmt.Errorf("caller rules: list: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT action, rule, workspace_id, created_at FROM caller_rules
+	rows, err := s.read().QueryContext(ctx, `SELECT action, rule, workspace_id, created_at FROM caller_rules
 		WHERE caller = ? AND dir = ? ORDER BY created_at, action, rule`, caller, dir)
 	if err != nil {
 		return nil, fmt.Errorf("caller rules: list: %w", err)

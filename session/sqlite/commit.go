@@ -21,7 +21,7 @@ var errClosed = errors.New("sqlite: the store is closed")
 // committed (or not).
 type writeReq struct {
 	ctx  context.Context
-	fn   func(ctx context.Context, tx *sql.Tx) error
+	fn   func(ctx context.Context, tx *txn) error
 	done chan error    // buffered: the committer never waits for the caller
 	lead chan struct{} // buffered: the write's caller is to commit the next batches
 	// promoted: lead was sent (under committer.mu).
@@ -42,7 +42,8 @@ type writeReq struct {
 // another. A lone writer pays nothing for it: no other goroutine is
 // involved.
 type committer struct {
-	db *sql.DB
+	db    *sql.DB
+	cache *stmts // the statements of the writes
 
 	mu      sync.Mutex
 	idle    *sync.Cond // signalled when busy turns false
@@ -51,8 +52,8 @@ type committer struct {
 	closed  bool
 }
 
-func newCommitter(db *sql.DB) *committer {
-	c := &committer{db: db}
+func newCommitter(db *sql.DB, cache *stmts) *committer {
+	c := &committer{db: db, cache: cache}
 	c.idle = sync.NewCond(&c.mu)
 	return c
 }
@@ -62,7 +63,7 @@ func newCommitter(db *sql.DB) *committer {
 // still waits for its turn withdraws it (ctx's error is returned, nothing
 // was written); once a batch has taken it, write waits for that batch's
 // outcome, which is then the truth.
-func (c *committer) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+func (c *committer) write(ctx context.Context, fn func(ctx context.Context, tx *txn) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -167,13 +168,14 @@ func (c *committer) commit(batch []*writeReq) {
 		}
 	}
 	ctx := context.Background()
-	tx, err := c.db.BeginTx(ctx, nil)
+	sqlTx, err := c.db.BeginTx(ctx, nil)
 	if err != nil {
 		answer(err)
 		return
 	}
+	tx := &txn{tx: sqlTx, cache: c.cache}
 	fail := func(err error) {
-		_ = tx.Rollback()
+		_ = sqlTx.Rollback()
 		answer(batchErr(len(batch), err))
 	}
 	// One write alone needs no savepoint: its failure rolls back the
@@ -210,11 +212,11 @@ func (c *committer) commit(batch []*writeReq) {
 		}
 	}
 	if stored == 0 {
-		_ = tx.Rollback()
+		_ = sqlTx.Rollback()
 		answer(nil) // every write has its own error
 		return
 	}
-	if err := tx.Commit(); err != nil {
+	if err := sqlTx.Commit(); err != nil {
 		answer(batchErr(len(batch), err))
 		return
 	}

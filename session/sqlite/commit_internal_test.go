@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -40,7 +39,7 @@ func holdWriter(t *testing.T, st *Store) (release func()) {
 	gate, running := make(chan struct{}), make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		done <- st.write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		done <- st.write(context.Background(), func(ctx context.Context, tx *txn) error {
 			close(running)
 			<-gate
 			return nil
@@ -102,7 +101,7 @@ func TestGroupCommitFailedBatchFailsEveryWrite_SESS1(t *testing.T) {
 	waitQueued(t, st, writers)
 	poisoned := make(chan error, 1)
 	go func() {
-		poisoned <- st.write(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		poisoned <- st.write(context.Background(), func(ctx context.Context, tx *txn) error {
 			if _, err := tx.ExecContext(ctx, `PRAGMA defer_foreign_keys = ON`); err != nil {
 				return err
 			}

@@ -19,23 +19,59 @@ func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry)
 		return 0, opErr("", "append", err)
 	}
 	if len(entries) == 0 {
-		last, err := lastSeq(ctx, s.db, id)
+		last, err := lastSeq(ctx, s.read(), id)
 		return last, opErr(id, "append", err)
 	}
 	entries = slices.Clone(entries)
 	var last int64
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		prev, err := lastSeq(ctx, tx, id)
-		if err != nil {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) (err error) {
+		last, err = s.appendEntries(ctx, tx, id, entries)
+		return err
+	})
+	if err != nil {
+		return 0, opErr(id, "append", err)
+	}
+	return last, nil
+}
+
+// appendEntries numbers entries after the log's last seq and stores them
+// in tx; it returns the new last seq.
+func (s *Store) appendEntries(ctx context.Context, tx *txn, id string, entries []session.Entry) (int64, error) {
+	prev, err := lastSeq(ctx, tx, id)
+	if err != nil {
+		return 0, err
+	}
+	last, err := session.PrepareAppend(entries, prev+1, s.now())
+	if err != nil {
+		return 0, err
+	}
+	if err := insertEntries(ctx, tx, id, entries, nil); err != nil {
+		return 0, err
+	}
+	return last, setLastSeq(ctx, tx, id, last)
+}
+
+// AppendUpdate implements session.LogWriter: the entries and the record's
+// change in one transaction.
+func (s *Store) AppendUpdate(ctx context.Context, id string, entries []session.Entry, change func(*session.Session) bool) (int64, error) {
+	if err := session.ValidID(id); err != nil {
+		return 0, opErr("", "append", err)
+	}
+	entries = slices.Clone(entries)
+	var last int64
+	err := s.write(ctx, func(ctx context.Context, tx *txn) (err error) {
+		if last, err = s.appendEntries(ctx, tx, id, entries); err != nil {
 			return err
 		}
-		if last, err = session.PrepareAppend(entries, prev+1, s.now()); err != nil {
+		ss, err := getSession(ctx, tx, id)
+		if err != nil || !change(ss) {
 			return err
 		}
-		if err := insertEntries(ctx, tx, id, entries, nil); err != nil {
+		ss.ID = id
+		if err := checkSession(ss, false); err != nil {
 			return err
 		}
-		return setLastSeq(ctx, tx, id, last)
+		return s.updateSession(ctx, tx, ss)
 	})
 	if err != nil {
 		return 0, opErr(id, "append", err)
@@ -53,14 +89,14 @@ func lastSeq(ctx context.Context, q querier, id string) (int64, error) {
 	return last, err
 }
 
-func setLastSeq(ctx context.Context, tx *sql.Tx, id string, last int64) error {
+func setLastSeq(ctx context.Context, tx *txn, id string, last int64) error {
 	_, err := tx.ExecContext(ctx, `UPDATE session_seqs SET last_seq = ? WHERE session_id = ?`, last, id)
 	return err
 }
 
 // insertEntries stores entries in the log of id; raw, when given, holds
 // their JSON, else they are encoded here.
-func insertEntries(ctx context.Context, tx *sql.Tx, id string, entries []session.Entry, raw [][]byte) error {
+func insertEntries(ctx context.Context, tx *txn, id string, entries []session.Entry, raw [][]byte) error {
 	if len(entries) == 0 {
 		return nil
 	}
@@ -95,7 +131,7 @@ func (s *Store) Entries(ctx context.Context, id string, afterSeq int64) iter.Seq
 		}
 		// The join yields one row of NULLs for a session with no entry
 		// after afterSeq, and none for an unknown session.
-		rows, err := s.db.QueryContext(ctx, `SELECT e.seq, e.data FROM sessions s
+		rows, err := s.read().QueryContext(ctx, `SELECT e.seq, e.data FROM sessions s
 			LEFT JOIN entries e ON e.session_id = s.id AND e.seq > ?
 			WHERE s.id = ? ORDER BY e.seq`, afterSeq, id)
 		if err != nil {
@@ -131,7 +167,7 @@ func (s *Store) Fork(ctx context.Context, id string, atSeq int64) (*session.Sess
 		return nil, opErr("", "fork", err)
 	}
 	var child *session.Session
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		parent, err := getSession(ctx, tx, id)
 		if err != nil {
 			return err
@@ -155,7 +191,7 @@ func (s *Store) Fork(ctx context.Context, id string, atSeq int64) (*session.Sess
 
 // readLog returns the good entries of id's log and, beside each, the JSON
 // it was stored as; damaged rows are left out.
-func readLog(ctx context.Context, tx *sql.Tx, id string) ([]session.Entry, [][]byte, error) {
+func readLog(ctx context.Context, tx *txn, id string) ([]session.Entry, [][]byte, error) {
 	rows, err := tx.QueryContext(ctx, `SELECT seq, data FROM entries WHERE session_id = ? ORDER BY seq`, id)
 	if err != nil {
 		return nil, nil, err
@@ -183,7 +219,7 @@ func (s *Store) Rewrite(ctx context.Context, id string, entries []session.Entry)
 		return opErr("", "rewrite", err)
 	}
 	entries = slices.Clone(entries)
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		prev, err := lastSeq(ctx, tx, id)
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"slices"
 	"strings"
@@ -18,19 +17,54 @@ func (s *Store) AppendEvents(ctx context.Context, evs ...session.Event) error {
 		return nil
 	}
 	evs = slices.Clone(evs)
-	return s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		last := func(id string) (int64, error) { return lastEventID(ctx, tx, id) }
-		if err := session.PrepareEvents(evs, s.now(), last); err != nil {
+	return s.write(ctx, func(ctx context.Context, tx *txn) error { return s.insertEvents(ctx, tx, evs) })
+}
+
+// insertEvents checks evs against the stored ids and stores them in tx.
+func (s *Store) insertEvents(ctx context.Context, tx *txn, evs []session.Event) error {
+	last := func(id string) (int64, error) { return lastEventID(ctx, tx, id) }
+	if err := session.PrepareEvents(evs, s.now(), last); err != nil {
+		return err
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (session_id, id, run_id, type, time, data) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return fmt.Errorf("events: append: %w", err)
+	}
+	defer stmt.Close()
+	for _, e := range evs {
+		if _, err := stmt.ExecContext(ctx, e.SessionID, e.ID, e.RunID, e.Type, e.Time.UnixNano(), nullable(e.Data)); err != nil {
+			return fmt.Errorf("events of session %s: append: %w", e.SessionID, err)
+		}
+	}
+	return nil
+}
+
+// WriteEvent implements session.EventWriter: the event, its audit record
+// and the run's state in one transaction.
+func (s *Store) WriteEvent(ctx context.Context, w session.EventWrite) error {
+	evs := []session.Event{w.Event}
+	var recs []session.AuditRecord
+	if w.Audit != nil {
+		recs = []session.AuditRecord{*w.Audit}
+		if err := session.PrepareAudit(recs, s.now()); err != nil {
 			return err
 		}
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (session_id, id, run_id, type, time, data) VALUES (?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return fmt.Errorf("events: append: %w", err)
+	}
+	if w.Run != nil {
+		if err := session.CheckRunUpdate(w.Run); err != nil {
+			return err
 		}
-		defer stmt.Close()
-		for _, e := range evs {
-			if _, err := stmt.ExecContext(ctx, e.SessionID, e.ID, e.RunID, e.Type, e.Time.UnixNano(), nullable(e.Data)); err != nil {
-				return fmt.Errorf("events of session %s: append: %w", e.SessionID, err)
+	}
+	return s.write(ctx, func(ctx context.Context, tx *txn) error {
+		if err := s.insertEvents(ctx, tx, evs); err != nil {
+			return err
+		}
+		if err := insertAudit(ctx, tx, recs); err != nil {
+			return fmt.Errorf("audit: append: %w", err)
+		}
+		if w.Run != nil {
+			if err := updateRun(ctx, tx, w.Run); err != nil {
+				return fmt.Errorf("run %s: update: %w", w.Run.ID, err)
 			}
 		}
 		return nil
@@ -49,7 +83,7 @@ func (s *Store) Events(ctx context.Context, sessionID string, afterID int64, lim
 		return nil, fmt.Errorf("events: read: %w", err)
 	}
 	args := []any{sessionID, afterID}
-	rows, err := s.db.QueryContext(ctx, `SELECT id, run_id, type, time, data FROM events
+	rows, err := s.read().QueryContext(ctx, `SELECT id, run_id, type, time, data FROM events
 		WHERE session_id = ? AND id > ? ORDER BY id`+limitClause(limit, &args), args...)
 	if err != nil {
 		return nil, fmt.Errorf("events of session %s: read: %w", sessionID, err)
@@ -76,7 +110,7 @@ func (s *Store) LastEventID(ctx context.Context, sessionID string) (int64, error
 	if err := session.ValidID(sessionID); err != nil {
 		return 0, fmt.Errorf("events: last id: %w", err)
 	}
-	last, err := lastEventID(ctx, s.db, sessionID)
+	last, err := lastEventID(ctx, s.read(), sessionID)
 	if err != nil {
 		return 0, fmt.Errorf("events of session %s: last id: %w", sessionID, err)
 	}
@@ -88,7 +122,7 @@ func (s *Store) DeleteEvents(ctx context.Context, sessionID string) error {
 	if err := session.ValidID(sessionID); err != nil {
 		return fmt.Errorf("events: delete: %w", err)
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		if _, err := tx.ExecContext(ctx, `DELETE FROM events WHERE session_id = ?`, sessionID); err != nil {
 			return err
 		}
@@ -111,21 +145,27 @@ func (s *Store) AppendAudit(ctx context.Context, recs ...session.AuditRecord) er
 	if err := session.PrepareAudit(recs, s.now()); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer stmt.Close()
-		for _, r := range recs {
-			if _, err := stmt.ExecContext(ctx, r.Time.UnixNano(), r.Caller, r.SessionID, r.RunID, r.Kind, nullable(r.Data)); err != nil {
-				return err
-			}
-		}
-		return nil
-	})
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error { return insertAudit(ctx, tx, recs) })
 	if err != nil {
 		return fmt.Errorf("audit: append: %w", err)
+	}
+	return nil
+}
+
+// insertAudit stores prepared audit records in tx.
+func insertAudit(ctx context.Context, tx *txn, recs []session.AuditRecord) error {
+	if len(recs) == 0 {
+		return nil
+	}
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for _, r := range recs {
+		if _, err := stmt.ExecContext(ctx, r.Time.UnixNano(), r.Caller, r.SessionID, r.RunID, r.Kind, nullable(r.Data)); err != nil {
+			return err
+		}
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func (s *Store) CreateWorkspace(ctx context.Context, w *session.Workspace) error
 	if err := session.PrepareWorkspace(w, s.now()); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO workspaces (id, caller, kind, dir, name, created_at)
 			VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`,
 			w.ID, w.Caller, string(w.Kind), w.Dir, w.Name, w.CreatedAt.UnixNano())
@@ -51,7 +51,7 @@ func (s *Store) GetWorkspace(ctx context.Context, id string) (*session.Workspace
 	if err := session.ValidID(id); err != nil {
 		return nil, fmt.Errorf("workspace: get: %w", err)
 	}
-	w, err := scanWorkspace(s.db.QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces WHERE id = ?`, id))
+	w, err := scanWorkspace(s.read().QueryRowContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
 		err = session.ErrNotFound
 	}
@@ -66,7 +66,7 @@ func (s *Store) ListWorkspaces(ctx context.Context, caller string) ([]*session.W
 	if caller == "" {
 		return nil, fmt.Errorf("workspaces: list: %w: empty caller", session.ErrInvalid)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
+	rows, err := s.read().QueryContext(ctx, `SELECT `+workspaceColumns+` FROM workspaces
 		WHERE caller = ? ORDER BY created_at DESC, id DESC`, caller)
 	if err != nil {
 		return nil, fmt.Errorf("workspaces: list: %w", err)
@@ -97,7 +97,7 @@ func (s *Store) CreateRun(ctx context.Context, r *session.Run) error {
 		return fmt.Errorf("run %s: create: %w: %v", r.ID, session.ErrInvalid, err)
 	}
 	var seq int64
-	err = s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err = s.write(ctx, func(ctx context.Context, tx *txn) error {
 		res, err := tx.ExecContext(ctx, `INSERT INTO runs (id, session_id, caller, status, run)
 			VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING`, r.ID, r.SessionID, r.Caller, string(r.Status), string(data))
 		if err != nil {
@@ -121,22 +121,25 @@ func (s *Store) UpdateRun(ctx context.Context, r *session.Run) error {
 	if err := session.CheckRunUpdate(r); err != nil {
 		return err
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		stored, err := getRun(ctx, tx, r.ID)
-		if err != nil {
-			return err
-		}
-		data, err := json.Marshal(session.UpdatedRun(stored, r))
-		if err != nil {
-			return fmt.Errorf("%w: %v", session.ErrInvalid, err)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, run = ? WHERE id = ?`, string(r.Status), string(data), r.ID)
-		return err
-	})
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error { return updateRun(ctx, tx, r) })
 	if err != nil {
 		return fmt.Errorf("run %s: update: %w", r.ID, err)
 	}
 	return nil
+}
+
+// updateRun stores the state of the checked run r in tx.
+func updateRun(ctx context.Context, tx *txn, r *session.Run) error {
+	stored, err := getRun(ctx, tx, r.ID)
+	if err != nil {
+		return err
+	}
+	data, err := json.Marshal(session.UpdatedRun(stored, r))
+	if err != nil {
+		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE runs SET status = ?, run = ? WHERE id = ?`, string(r.Status), string(data), r.ID)
+	return err
 }
 
 // GetRun implements session.Ledger.
@@ -144,7 +147,7 @@ func (s *Store) GetRun(ctx context.Context, id string) (*session.Run, error) {
 	if err := session.ValidID(id); err != nil {
 		return nil, fmt.Errorf("run: get: %w", err)
 	}
-	r, err := getRun(ctx, s.db, id)
+	r, err := getRun(ctx, s.read(), id)
 	if err != nil {
 		return nil, fmt.Errorf("run %s: get: %w", id, err)
 	}

@@ -37,12 +37,12 @@ func (s *Store) Create(ctx context.Context, ss *session.Session) error {
 	if ss.UpdatedAt.IsZero() {
 		ss.UpdatedAt = ss.CreatedAt
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error { return insertSession(ctx, tx, ss, 0) })
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error { return insertSession(ctx, tx, ss, 0) })
 	return opErr(ss.ID, "create", err)
 }
 
 // insertSession stores a new session whose log's seqs start after lastSeq.
-func insertSession(ctx context.Context, tx *sql.Tx, ss *session.Session, lastSeq int64) error {
+func insertSession(ctx context.Context, tx *txn, ss *session.Session, lastSeq int64) error {
 	meta, err := json.Marshal(ss)
 	if err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
@@ -73,7 +73,7 @@ func (s *Store) Get(ctx context.Context, id string) (*session.Session, error) {
 	if err := session.ValidID(id); err != nil {
 		return nil, opErr("", "get", err)
 	}
-	ss, err := getSession(ctx, s.db, id)
+	ss, err := getSession(ctx, s.read(), id)
 	if err != nil {
 		return nil, opErr(id, "get", err)
 	}
@@ -166,24 +166,28 @@ func (s *Store) Update(ctx context.Context, ss *session.Session) error {
 		return opErr("", "update", err)
 	}
 	c := *ss
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		old, err := getSession(ctx, tx, c.ID)
-		if err != nil {
-			return err
-		}
-		c.CreatedAt = old.CreatedAt
-		if c.UpdatedAt.IsZero() {
-			c.UpdatedAt = s.now()
-		}
-		meta, err := json.Marshal(&c)
-		if err != nil {
-			return fmt.Errorf("%w: %v", session.ErrInvalid, err)
-		}
-		_, err = tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, work_dir = ?, caller = ?, workspace = ?, meta = ? WHERE id = ?`,
-			c.UpdatedAt.UnixNano(), c.WorkDir, c.Caller, c.Workspace, string(meta), c.ID)
-		return err
-	})
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error { return s.updateSession(ctx, tx, &c) })
 	return opErr(c.ID, "update", err)
+}
+
+// updateSession stores the checked record c of a session in tx, keeping
+// its creation time.
+func (s *Store) updateSession(ctx context.Context, tx *txn, c *session.Session) error {
+	old, err := getSession(ctx, tx, c.ID)
+	if err != nil {
+		return err
+	}
+	c.CreatedAt = old.CreatedAt
+	if c.UpdatedAt.IsZero() {
+		c.UpdatedAt = s.now()
+	}
+	meta, err := json.Marshal(c)
+	if err != nil {
+		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
+	}
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, work_dir = ?, caller = ?, workspace = ?, meta = ? WHERE id = ?`,
+		c.UpdatedAt.UnixNano(), c.WorkDir, c.Caller, c.Workspace, string(meta), c.ID)
+	return err
 }
 
 // Delete implements session.Store: the session and its log go; its runs,
@@ -192,7 +196,7 @@ func (s *Store) Delete(ctx context.Context, id string) error {
 	if err := session.ValidID(id); err != nil {
 		return opErr("", "delete", err)
 	}
-	err := s.write(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.write(ctx, func(ctx context.Context, tx *txn) error {
 		// The log and the seq counter go with it (ON DELETE CASCADE).
 		res, err := tx.ExecContext(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		if err != nil {

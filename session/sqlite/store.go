@@ -61,11 +61,15 @@ type Store struct {
 	// writer is the process's one writer, as SQLite wants: it commits
 	// the writes of concurrent callers together (see committer).
 	writer *committer
+	// stmts keeps the statements of fixed text prepared (see stmts).
+	stmts *stmts
 }
 
 var (
-	_ session.Store  = (*Store)(nil)
-	_ session.Ledger = (*Store)(nil)
+	_ session.Store       = (*Store)(nil)
+	_ session.Ledger      = (*Store)(nil)
+	_ session.EventWriter = (*Store)(nil)
+	_ session.LogWriter   = (*Store)(nil)
 )
 
 // Open opens the database at path, creating it (mode 0600, in a directory
@@ -89,7 +93,8 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{db: db, path: abs, now: now, writer: newCommitter(db)}, nil
+	cache := &stmts{db: db}
+	return &Store{db: db, path: abs, now: now, writer: newCommitter(db, cache), stmts: cache}, nil
 }
 
 // config is the connection settings of opts (see package sqlitedb).
@@ -110,6 +115,7 @@ func (s *Store) Path() string { return s.path }
 // database; the store cannot be used afterwards (a write fails).
 func (s *Store) Close() error {
 	s.writer.close()
+	s.stmts.close()
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("sqlite: close %s: %w", s.path, err)
 	}
@@ -121,9 +127,13 @@ func (s *Store) Close() error {
 // a transaction (see committer), each in a savepoint: fn's error undoes
 // fn's writes only. fn must use the ctx it is given, which the caller's
 // cancellation does not interrupt.
-func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *sql.Tx) error) error {
+func (s *Store) write(ctx context.Context, fn func(ctx context.Context, tx *txn) error) error {
 	return s.writer.write(ctx, fn)
 }
+
+// read is the store's reads outside a write, through its statement
+// cache; queries whose text varies with their filters go to s.db.
+func (s *Store) read() reader { return reader{s.stmts} }
 
 // querier is what reads need of a *sql.DB or a *sql.Tx.
 type querier interface {
