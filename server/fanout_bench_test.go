@@ -8,11 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http/httptest"
+	"net/netip"
 	"net/url"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -207,4 +210,108 @@ func BenchmarkIdleStreams(b *testing.B) {
 	b.ReportMetric(float64(alone)/float64(time.Millisecond), "gc-ms-alone")
 	b.ReportMetric(float64(int64(with.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/client")
 	b.ReportMetric(float64(int64(with.StackInuse)-int64(before.StackInuse))/n, "stack-B/client")
+}
+
+// BenchmarkDeparture measures what stays in the server's process after
+// 8,000 idle SSE clients over 10 sessions came and left (issue 30: RSS
+// back within 10 % of idle). The clients are raw sockets outside the Go
+// runtime (see dialRaw), so what the runtime holds is the server's. Each
+// op: the clients connect, then close; once every stream has ended and
+// free memory was returned (debug.FreeOSMemory), the figures are read.
+// Per client, after against before the clients: other-sys-B (the
+// runtime's off-heap memory: a poll descriptor for every connection open
+// at once, never freed), gc-sys-B (GC metadata), heap-B (heap in use),
+// stack-B (goroutine stacks), and anon-B (the process's RssAnon from
+// /proc; with the clients: anon-with-B); goroutines-max is the most
+// goroutines seen while the clients connected and left (sampled).
+func BenchmarkDeparture(b *testing.B) {
+	const n, sessions = 8000, 10
+	e := newEnvBus(b, eventbus.Options{Buffer: 256}, func(c *server.Config) {
+		c.MaxStreamsPerCaller, c.MaxStreams = -1, -1
+		c.Heartbeat = 640 * time.Millisecond // a departed client is noticed within it
+	})
+	u, err := url.Parse(e.ts.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ap, err := netip.ParseAddrPort(u.Host)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sa := &syscall.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	reqs := make([][]byte, sessions)
+	for i := range reqs {
+		f := e.fixture(b, fmt.Sprint("caller", i))
+		reqs[i] = []byte("GET /sessions/" + f.session + "/events HTTP/1.1\r\nHost: " + u.Host + "\r\nAuthorization: Bearer " + f.tok + "\r\nAccept: text/event-stream\r\n\r\n")
+	}
+	settle := func() (runtime.MemStats, int64) {
+		for e.bus.Subscribers() > 0 {
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(3 * time.Second) // the server's own return of memory (2 s after a crowd left)
+		debug.FreeOSMemory()
+		var ms runtime.MemStats
+		runtime.ReadMemStats(&ms)
+		return ms, rssAnon(b)
+	}
+	before, anon0 := settle()
+	var with, after int64
+	var afterMS runtime.MemStats
+	maxG := runtime.NumGoroutine()
+	for b.Loop() {
+		fds := make([]int, 0, n)
+		for i := range n {
+			fd, err := dialRaw(sa, reqs[i%sessions])
+			if fd >= 0 {
+				fds = append(fds, fd)
+			}
+			if err != nil {
+				for _, fd := range fds {
+					syscall.Close(fd)
+				}
+				b.Fatalf("client %d: %v", i, err)
+			}
+			if i%500 == 0 {
+				maxG = max(maxG, runtime.NumGoroutine())
+			}
+		}
+		time.Sleep(200 * time.Millisecond)
+		with = rssAnon(b)
+		for _, fd := range fds {
+			syscall.Close(fd)
+		}
+		for range 20 {
+			maxG = max(maxG, runtime.NumGoroutine())
+			time.Sleep(50 * time.Millisecond)
+		}
+		afterMS, after = settle()
+	}
+	per := func(a, b uint64) float64 { return (float64(a) - float64(b)) / n }
+	b.ReportMetric(per(afterMS.OtherSys, before.OtherSys), "other-sys-B")
+	b.ReportMetric(per(afterMS.GCSys, before.GCSys), "gc-sys-B")
+	b.ReportMetric(per(afterMS.HeapInuse, before.HeapInuse), "heap-B")
+	b.ReportMetric(per(afterMS.StackInuse, before.StackInuse), "stack-B")
+	b.ReportMetric(float64(after-anon0)/n, "anon-B")
+	b.ReportMetric(float64(with-anon0)/n, "anon-with-B")
+	b.ReportMetric(float64(anon0)/(1<<20), "anon-idle-MiB")
+	b.ReportMetric(float64(maxG), "goroutines-max")
+}
+
+// rssAnon is the process's RssAnon in bytes, from /proc/self/status.
+func rssAnon(b *testing.B) int64 {
+	data, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		b.Fatal(err)
+	}
+	for line := range strings.Lines(string(data)) {
+		if v, ok := strings.CutPrefix(line, "RssAnon:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				b.Fatal(err)
+			}
+			return kb << 10
+		}
+	}
+	b.Fatal("no RssAnon in /proc/self/status")
+	return 0
 }

@@ -4,23 +4,17 @@ package server
 
 import (
 	"net"
+	"sync"
 	"syscall"
 )
 
 // rawSocket is a parked stream's socket written without waiting: a
 // writer of the pool (see writerPool) must never wait on one slow client
-// (issue 30). Its methods are called by one goroutine at a time (the one
-// stepping the stream).
+// (issue 30). It is the connection's syscall.RawConn and nothing more, as
+// 10,000 idle streams each hold one; the state of a call is a pooled
+// rawOp.
 type rawSocket struct {
 	rc syscall.RawConn
-	// The results of the last system call, and the calls as func values
-	// made once (a closure per call would be an allocation per write).
-	buf     []byte
-	n       int
-	err     error
-	write1  func(fd uintptr) bool
-	read1   func(fd uintptr) bool
-	readBuf [1]byte
 }
 
 // newRawSocket returns conn's socket, or nil when conn has none (TLS, a
@@ -35,37 +29,57 @@ func newRawSocket(conn net.Conn) *rawSocket {
 	if err != nil {
 		return nil
 	}
-	r := &rawSocket{rc: rc}
-	r.write1 = func(fd uintptr) bool {
-		r.n, r.err = syscall.Write(int(fd), r.buf)
+	return &rawSocket{rc: rc}
+}
+
+// rawOp is one system call on a raw socket: its argument, its results,
+// and the calls as func values bound to it once (a closure per call would
+// be an allocation per write).
+type rawOp struct {
+	buf    []byte
+	n      int
+	err    error
+	write1 func(fd uintptr) bool
+	read1  func(fd uintptr) bool
+	one    [1]byte
+}
+
+var rawOps = sync.Pool{New: func() any {
+	op := &rawOp{}
+	op.write1 = func(fd uintptr) bool {
+		op.n, op.err = syscall.Write(int(fd), op.buf)
 		return true // one attempt: never wait for the socket
 	}
-	r.read1 = func(fd uintptr) bool {
-		r.n, r.err = syscall.Read(int(fd), r.readBuf[:])
+	op.read1 = func(fd uintptr) bool {
+		op.n, op.err = syscall.Read(int(fd), op.one[:])
 		return true
 	}
-	return r
-}
+	return op
+}}
 
 // tryWrite writes as much of b as the socket takes now and returns how
 // much that was; blocked says the socket's buffer is full (the client
 // reads slower than the stream comes).
 func (r *rawSocket) tryWrite(b []byte) (n int, blocked bool, err error) {
+	op := rawOps.Get().(*rawOp)
+	defer func() {
+		op.buf, op.err = nil, nil
+		rawOps.Put(op)
+	}()
 	for n < len(b) {
-		r.buf = b[n:]
-		err := r.rc.Write(r.write1)
-		r.buf = nil
+		op.buf = b[n:]
+		err := r.rc.Write(op.write1)
 		switch {
 		case err != nil:
 			return n, false, err
-		case r.err == syscall.EINTR:
+		case op.err == syscall.EINTR:
 			continue
-		case r.err == syscall.EAGAIN:
+		case op.err == syscall.EAGAIN:
 			return n, true, nil
-		case r.err != nil:
-			return n, false, r.err
+		case op.err != nil:
+			return n, false, op.err
 		}
-		n += r.n
+		n += op.n
 	}
 	return n, false, nil
 }
@@ -75,18 +89,23 @@ func (r *rawSocket) tryWrite(b []byte) (n int, blocked bool, err error) {
 // end of a client that left is already in the socket when a heartbeat
 // asks, as the client's FIN came before.
 func (r *rawSocket) left() bool {
+	op := rawOps.Get().(*rawOp)
+	defer func() {
+		op.err = nil
+		rawOps.Put(op)
+	}()
 	for {
-		if r.rc.Read(r.read1) != nil {
+		if r.rc.Read(op.read1) != nil {
 			return true // the connection is closed
 		}
 		switch {
-		case r.err == syscall.EINTR:
+		case op.err == syscall.EINTR:
 			continue
-		case r.err == syscall.EAGAIN:
+		case op.err == syscall.EAGAIN:
 			return false
-		case r.err != nil:
+		case op.err != nil:
 			return true
 		}
-		return r.n == 0 // the end; a byte the client sent is dropped
+		return op.n == 0 // the end; a byte the client sent is dropped
 	}
 }
