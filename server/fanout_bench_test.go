@@ -42,7 +42,8 @@ import (
 // cpu-µs/client is the process's CPU time per op and client,
 // client-cpu-µs/client the reading thread's share of it, and
 // srv-cpu-µs/client the rest (the server, the bus and the benchmark's
-// publish loop). The burst20 variants publish 20 deltas at once, as a
+// publish loop); writes/client counts the server's write(2) calls per op
+// and client. The burst20 variants publish 20 deltas at once, as a
 // run's stream does, and measure to the read of the last.
 func BenchmarkFanout(b *testing.B) {
 	for _, n := range []int{100, 1000} {
@@ -74,7 +75,7 @@ func benchFanout(b *testing.B, n, burst int) {
 	data := []byte(`{"type":"text_delta","time":"2026-11-21T07:00:01Z","session_id":"s1","run_id":"r1","turn":1,"text":"Let me "}`)
 	var lat, srv []time.Duration
 	id := int64(0)
-	cpu0, ccpu0 := processCPU(b), cl.cpu()
+	cpu0, ccpu0, writes0 := processCPU(b), cl.cpu(), wl.writes.Load()
 	for b.Loop() {
 		frames := id + int64(burst)
 		cl.expect(frames)
@@ -96,6 +97,7 @@ func benchFanout(b *testing.B, n, burst int) {
 	b.ReportMetric(perClient(cpu), "cpu-µs/client")
 	b.ReportMetric(perClient(ccpu), "client-cpu-µs/client")
 	b.ReportMetric(perClient(cpu-ccpu), "srv-cpu-µs/client")
+	b.ReportMetric(float64(wl.writes.Load()-writes0)/float64(b.N*n), "writes/client")
 	slices.Sort(lat)
 	slices.Sort(srv)
 	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

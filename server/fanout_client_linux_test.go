@@ -240,10 +240,12 @@ func threadCPU() int64 {
 }
 
 // writeTimeListener notes in last when the latest write(2) to one of its
-// connections ended (unix ns), whether by Write or through SyscallConn.
+// connections ended (unix ns), whether by Write or through SyscallConn,
+// and counts the writes.
 type writeTimeListener struct {
 	net.Listener
-	last atomic.Int64
+	last   atomic.Int64
+	writes atomic.Int64
 }
 
 func (l *writeTimeListener) Accept() (net.Conn, error) {
@@ -251,17 +253,17 @@ func (l *writeTimeListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &writeTimeConn{Conn: c, last: &l.last}, nil
+	return &writeTimeConn{Conn: c, l: l}, nil
 }
 
 type writeTimeConn struct {
 	net.Conn
-	last *atomic.Int64
+	l *writeTimeListener
 }
 
 func (c *writeTimeConn) Write(p []byte) (int, error) {
 	n, err := c.Conn.Write(p)
-	noteTime(c.last)
+	c.l.note()
 	return n, err
 }
 
@@ -275,26 +277,27 @@ func (c *writeTimeConn) SyscallConn() (syscall.RawConn, error) {
 	if err != nil {
 		return nil, err
 	}
-	return writeTimeRaw{rc, c.last}, nil
+	return writeTimeRaw{rc, c.l}, nil
 }
 
 type writeTimeRaw struct {
 	syscall.RawConn
-	last *atomic.Int64
+	l *writeTimeListener
 }
 
 func (r writeTimeRaw) Write(f func(fd uintptr) bool) error {
 	err := r.RawConn.Write(f)
-	noteTime(r.last)
+	r.l.note()
 	return err
 }
 
-// noteTime raises last to now.
-func noteTime(last *atomic.Int64) {
+// note counts a write and raises last to now.
+func (l *writeTimeListener) note() {
+	l.writes.Add(1)
 	t := time.Now().UnixNano()
 	for {
-		old := last.Load()
-		if t <= old || last.CompareAndSwap(old, t) {
+		old := l.last.Load()
+		if t <= old || l.last.CompareAndSwap(old, t) {
 			return
 		}
 	}
