@@ -440,10 +440,15 @@ func (sw *sseWriter) event(id int64, typ string, data []byte) error {
 
 // comment writes `: text\n\n` (a heartbeat), after what the buffer holds.
 func (sw *sseWriter) comment(text string) error {
+	sw.addComment(text)
+	return sw.write()
+}
+
+// addComment adds `: text\n\n` to the buffer.
+func (sw *sseWriter) addComment(text string) {
 	sw.buf.WriteString(": ")
 	sw.buf.WriteString(text)
 	sw.buf.WriteString("\n\n")
-	return sw.write()
 }
 
 // write sends the buffer, within sseWriteTimeout where the connection

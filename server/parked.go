@@ -17,35 +17,45 @@ import (
 // — only its subscription, its socket and this record (issue 30: 10,000
 // idle clients cost the collector a goroutine stack, a 256-slot channel
 // and a write buffer each otherwise, and every goroutine that ever ran
-// leaves its `g` behind). A
-// goroutine is started when the subscription has events, when its
-// heartbeat is due (a shared wheel, below), when its credential expires or
-// when the server closes its streams; it writes what is due, arms the
-// subscription's notification again and ends.
+// leaves its `g` behind). It is stepped when the subscription has events,
+// when its heartbeat is due (a shared wheel, below), when its credential
+// expires or when the server closes its streams: a step writes what is
+// due and arms the subscription's notification again.
+//
+// A stream over a socket (rawSocket) is stepped by the server's writer
+// pool, without waiting on the socket; when the socket cannot take all
+// that is due (a slow client), the rest is written by a goroutine of the
+// stream's own, which steps it until it is idle again. A stream over
+// another connection (TLS, a pipe) is stepped by a goroutine started for
+// each wake, whose writes may wait.
 type parkedStream struct {
 	s    *Server
 	st   *eventStream
 	sub  eventbus.Notifier
 	conn net.Conn
+	raw  *rawSocket // nil: no socket to write without waiting
 	sw   *sseWriter
 	last int64 // the last event id sent
+	// rest holds the events a step took and could not frame because the
+	// socket was full; the next step sends them first.
+	rest []*eventbus.Event
 	// wake as a func value, made once: the subscription is re-armed with
 	// it at every step.
 	onEvent func()
 	expiry  *time.Timer // nil without a credential end
 
 	mu      sync.Mutex
-	running bool // a goroutine serves the stream (stays true once it ended)
+	running bool // a step is queued or running (stays true once the stream ended)
 	again   bool // woken while running: step once more
 	ping    bool // a heartbeat is due
 	slot    int  // the wheel's slot holding the stream
 }
 
 // park hands the stream to the wheel and the subscription's notification,
-// and returns: from now on goroutines come and go for it. It owns the
-// connection and the stream's end.
+// and returns: from now on it is stepped when something is due. It owns
+// the connection and the stream's end.
 func (s *Server) park(st *eventStream, sub eventbus.Notifier, conn net.Conn, sw *sseWriter, last int64) {
-	p := &parkedStream{s: s, st: st, sub: sub, conn: conn, sw: sw, last: last}
+	p := &parkedStream{s: s, st: st, sub: sub, conn: conn, raw: newRawSocket(conn), sw: sw, last: last}
 	p.onEvent = p.wake
 	sw.releaseBuffer()
 	if !st.until.IsZero() {
@@ -55,7 +65,7 @@ func (s *Server) park(st *eventStream, sub eventbus.Notifier, conn net.Conn, sw 
 	p.wake() // the first step arms the notification (events may wait already)
 }
 
-// wake makes sure a goroutine steps the stream once more.
+// wake makes sure the stream is stepped once more.
 func (p *parkedStream) wake() {
 	p.mu.Lock()
 	if p.running {
@@ -65,7 +75,11 @@ func (p *parkedStream) wake() {
 	}
 	p.running = true
 	p.mu.Unlock()
-	go p.run()
+	if p.raw == nil {
+		go p.run(true)
+		return
+	}
+	p.s.streams.writers.submit(p)
 }
 
 // heartbeat marks a heartbeat due and wakes the stream.
@@ -76,12 +90,31 @@ func (p *parkedStream) heartbeat() {
 	p.wake()
 }
 
-// run steps the stream until nothing more is due, or ends it.
-func (p *parkedStream) run() {
+// stepResult is what a step left to do.
+type stepResult int
+
+const (
+	stepIdle    stepResult = iota // all written, the notification armed
+	stepEnd                       // the stream is over; the buffer holds its last words
+	stepBlocked                   // the socket is full: the buffer and rest hold what is due
+)
+
+// run steps the stream until nothing more is due, or ends it; block says
+// its writes may wait (a goroutine of the stream's own), or not (a writer
+// of the pool, which hands a blocked stream to a goroutine of its own).
+func (p *parkedStream) run(block bool) {
 	for {
-		if p.step() {
-			p.finish()
-			return // running stays true: nothing starts another goroutine
+		switch p.step(block) {
+		case stepEnd:
+			if block || p.sw.buf.Len() == 0 {
+				p.end()
+			} else {
+				go p.end()
+			}
+			return // running stays true: nothing steps the stream again
+		case stepBlocked:
+			go p.resume()
+			return
 		}
 		p.mu.Lock()
 		if !p.again {
@@ -94,58 +127,137 @@ func (p *parkedStream) run() {
 	}
 }
 
+// resume writes what a blocked step left, waiting for the socket (within
+// sseWriteTimeout), then steps the stream on until it is idle.
+func (p *parkedStream) resume() {
+	if p.sw.write() != nil {
+		p.rest = nil
+		p.sw.releaseBuffer()
+		p.finish()
+		return
+	}
+	p.run(true)
+}
+
+// end writes the stream's last words (an expiry comment), if any, and
+// ends it.
+func (p *parkedStream) end() {
+	_ = p.sw.write()
+	p.rest = nil
+	p.sw.releaseBuffer()
+	p.finish()
+}
+
+// flush sends the buffer: whole, waiting for the socket if block (or
+// without a socket), else what the socket takes now (blocked: the rest
+// stays in the buffer).
+func (p *parkedStream) flush(block bool) (blocked bool, err error) {
+	sw := p.sw
+	if block || p.raw == nil {
+		return false, sw.write()
+	}
+	if !sw.deadline.IsZero() {
+		// A blocking write (the headers, a replay, a resume) set one: a
+		// write on the raw socket fails once it has passed.
+		if err := sw.setDeadline(time.Time{}); err != nil {
+			return false, err
+		}
+		sw.deadline = time.Time{}
+	}
+	n, blocked, err := p.raw.tryWrite(sw.buf.Bytes())
+	sw.buf.Next(n)
+	if sw.buf.Len() == 0 {
+		sw.buf.Reset()
+	}
+	return blocked, err
+}
+
 // step writes what is due — the events waiting, a heartbeat — and arms the
-// subscription's notification again; end says the stream is over (the
-// server closes its streams, the credential expired, a write failed, the
-// client left, the subscription ended).
-func (p *parkedStream) step() (end bool) {
+// subscription's notification again (stepIdle). It ends the stream
+// (stepEnd) when the server closes its streams, the credential expired, a
+// write failed, the client left or the subscription ended; unless block,
+// it stops when the socket is full (stepBlocked).
+func (p *parkedStream) step(block bool) stepResult {
 	s, st, sw := p.s, p.st, p.sw
 	sw.takeBuffer()
-	defer sw.releaseBuffer()
-	if !st.until.IsZero() && !s.now().Before(st.until) {
-		_ = sw.comment(expiredComment)
-		return true
+	expired := func() bool { return !st.until.IsZero() && !s.now().Before(st.until) }
+	fail := func() stepResult { // a write failed: nothing more can be sent
+		p.rest = nil
+		sw.releaseBuffer()
+		return stepEnd
+	}
+	if expired() {
+		sw.addComment(expiredComment)
+		return stepEnd
 	}
 	ctx := context.Background()
-	evs, ended := p.sub.Take(nil)
-	for _, ev := range evs {
-		if !st.until.IsZero() && !s.now().Before(st.until) {
-			_ = sw.comment(expiredComment) // after the events framed so far
-			return true
+	evs, ended := p.rest, false
+	p.rest = nil
+	if len(evs) == 0 {
+		evs, ended = p.sub.Take(nil)
+	}
+	for i, ev := range evs {
+		if expired() {
+			sw.addComment(expiredComment) // after the events framed so far
+			return stepEnd
 		}
 		if ev.ID > p.last { // ids up to last were sent from the store
 			s.frameEvent(ctx, sw, ev)
 			p.last = ev.ID
 		}
-		if sw.buf.Len() >= batchBytes && sw.write() != nil {
-			return true
+		if sw.buf.Len() >= batchBytes {
+			switch blocked, err := p.flush(block); {
+			case err != nil:
+				return fail()
+			case blocked:
+				p.rest = evs[i+1:]
+				return stepBlocked
+			}
 		}
 	}
-	if sw.write() != nil {
-		return true
+	switch blocked, err := p.flush(block); {
+	case err != nil:
+		return fail()
+	case blocked:
+		return stepBlocked // ended is found again by the next Take
 	}
 	// The server closes its streams once its runs have ended: what the
 	// bus delivered before (a run's done event) is written first.
 	select {
 	case <-s.closing:
-		return true
+		return stepEnd
 	default:
 	}
 	if ended {
 		if err := p.sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) {
 			s.log.WarnContext(ctx, "sse: subscription ended", "session_id", st.sessionID, "caller", st.caller, "err", err)
 		}
-		return true // a slow client reconnects with Last-Event-ID
+		return stepEnd // a slow client reconnects with Last-Event-ID
 	}
 	p.mu.Lock()
 	ping := p.ping
 	p.ping = false
 	p.mu.Unlock()
-	if ping && (sw.comment("ping") != nil || clientLeft(p.conn)) {
-		return true
+	if ping {
+		sw.addComment("ping")
+		switch blocked, err := p.flush(block); {
+		case err != nil || p.left():
+			return fail()
+		case blocked:
+			return stepBlocked
+		}
 	}
+	sw.releaseBuffer()
 	p.sub.Notify(p.onEvent)
-	return false
+	return stepIdle
+}
+
+// left reports whether the client closed its end of the connection.
+func (p *parkedStream) left() bool {
+	if p.raw != nil {
+		return p.raw.left()
+	}
+	return clientLeft(p.conn)
 }
 
 // finish ends the stream: off the wheel, its subscription closed and its

@@ -53,7 +53,8 @@ type streamCaps struct {
 	wheelOnce sync.Once
 	wheel     *wheel // the parked streams' heartbeats (see parkedStream)
 
-	frames frameCache // the frames of the bus's latest events
+	frames  frameCache // the frames of the bus's latest events
+	writers writerPool // steps the parked streams that are due
 }
 
 // heartbeats returns the wheel of the parked streams' heartbeats, made at
