@@ -146,12 +146,18 @@ func (m *Memory) Keyword(ctx context.Context, terms []string, k int) ([]Hit, err
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	found := m.index.search(terms)
+	found := m.index.search(terms, k, func(a, b int) bool {
+		ca, cb := &m.chunks[a].chunk, &m.chunks[b].chunk
+		if ca.Doc != cb.Doc {
+			return ca.Doc < cb.Doc
+		}
+		return ca.Start < cb.Start
+	})
 	hits := make([]Hit, len(found))
 	for i, f := range found {
 		hits[i] = Hit{Chunk: m.chunks[f.id].chunk, Score: f.score}
 	}
-	return best(hits, k), nil
+	return hits, nil
 }
 
 // Vector ranks the chunks with vectors of vec's dimension by cosine
