@@ -119,7 +119,7 @@ type Result struct {
 	// the machine inflates much less than the wall clock.
 	QueryCPUP50MS float64 `json:"query_cpu_p50_ms"`
 	QueryCPUP99MS float64 `json:"query_cpu_p99_ms"`
-	Misses     []Miss  `json:"misses,omitempty"`
+	Misses        []Miss  `json:"misses,omitempty"`
 	// Ranks is each question's rank (0: not in the first ten files), by
 	// id.
 	Ranks map[string]int `json:"ranks"`
