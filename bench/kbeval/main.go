@@ -56,6 +56,7 @@ type config struct {
 	corpora, modes                                 []string
 	dim                                            int
 	ranking                                        kb.Ranking
+	weights                                        kb.Weights
 	asJSON, verbose                                bool
 	cpuprofile                                     string
 }
@@ -85,6 +86,8 @@ func main() {
 	flag.Float64Var(&cfg.ranking.Variant, "variant", 0, "tuning: kb.Ranking.Variant (0: the default)")
 	flag.Float64Var(&cfg.ranking.PathBoost, "pathboost", 0, "tuning: kb.Ranking.PathBoost (0: the default; negative: off)")
 	flag.Float64Var(&cfg.ranking.PackageBoost, "packageboost", 0, "tuning: kb.Ranking.PackageBoost (0: the default; negative: off)")
+	flag.Float64Var(&cfg.weights.Keyword, "wkeyword", 0, "tuning: the keyword pass's weight in hybrid fusion (0: the default)")
+	flag.Float64Var(&cfg.weights.Vector, "wvector", 0, "tuning: the vector pass's weight in hybrid fusion (0: the default)")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print the results as JSON")
 	flag.BoolVar(&cfg.verbose, "v", false, "list the questions not found first, with where the first labelled file came")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write CPU profiles of the searches (not the indexing) to PREFIX.CORPUS.MODE, for go tool pprof")
@@ -254,7 +257,7 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 		return nil, err
 	}
 	defer cleanup()
-	kcfg := kb.Config{Root: root, Backend: be, Ranking: cfg.ranking}
+	kcfg := kb.Config{Root: root, Backend: be, Ranking: cfg.ranking, Weights: cfg.weights}
 	if mode == kb.ModeHybrid {
 		dim := cfg.dim
 		kcfg.Embedder = llm.EmbedderFunc(func(_ context.Context, texts []string) ([][]float32, error) {
