@@ -281,26 +281,52 @@ var archs = map[string]bool{
 	"riscv64": true, "s390x": true, "wasm": true, "sparc64": true,
 }
 
+// goos are the operating systems Go names files after (name_GOOS.go,
+// name_GOOS_GOARCH.go).
+var goos = map[string]bool{
+	"aix": true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true,
+	"hurd": true, "illumos": true, "ios": true, "js": true, "linux": true, "netbsd": true,
+	"openbsd": true, "plan9": true, "solaris": true, "wasip1": true, "windows": true, "zos": true,
+}
+
 // Variant reports a platform's variant of code, which the keyword pass
 // ranks a little below the portable code it specialises: assembly (.s)
 // and Go files for one processor architecture (sha256block_amd64.go,
-// zsys_linux_arm64.go).
+// zsys_linux_arm64.go) or one operating system (file_plan9.go,
+// root_darwin.go, as Go's build constraints name them).
 func Variant(p string) bool {
+	v, _ := platform(p)
+	return v
+}
+
+// platform reports whether p is a platform's variant of code (see
+// Variant) and the operating system it is for ("" when it names none),
+// so that a query naming the system ("on Linux") does not demote it.
+func platform(p string) (variant bool, os string) {
 	base := path.Base(p)
 	if strings.HasSuffix(base, ".s") || strings.HasSuffix(base, ".S") {
-		return true
+		return true, ""
 	}
 	stem, ok := strings.CutSuffix(base, ".go")
 	if !ok {
-		return false
+		return false, ""
 	}
 	stem = strings.TrimSuffix(stem, "_test")
-	for part := range strings.SplitSeq(stem, "_") {
-		if archs[part] && part != stem {
-			return true
+	parts := strings.Split(stem, "_")
+	if n := len(parts); n >= 2 {
+		switch last := parts[n-1]; {
+		case goos[last]:
+			return true, last
+		case archs[last] && n >= 3 && goos[parts[n-2]]:
+			return true, parts[n-2]
 		}
 	}
-	return false
+	for _, part := range parts {
+		if archs[part] && part != stem {
+			return true, ""
+		}
+	}
+	return false, ""
 }
 
 // docRank is a document's evidence in the keyword pass.
@@ -349,7 +375,7 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 		if !q.wantsTests && Demoted(d.doc) {
 			d.score *= r.Demote
 		}
-		if Variant(d.doc) {
+		if v, os := platform(d.doc); v && (os == "" || !slices.Contains(q.words, os)) {
 			d.score *= r.Variant
 		}
 	}

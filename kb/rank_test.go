@@ -50,6 +50,11 @@ func TestVariant_KB4(t *testing.T) {
 		"cmd/internal/obj/arm64/asm7.go":     false, // a directory named for an architecture: portable code about it
 		"cmd/link/internal/amd64.go":         false, // the architecture alone names the file
 		"docs/amd64_notes.md":                false,
+		"os/file_plan9.go":                   true, // an operating system's variant
+		"crypto/x509/root_darwin.go":         true,
+		"syscall/syscall_linux_test.go":      true,
+		"os/linux.go":                        false, // the system alone names the file
+		"net/js_parse.go":                    false, // Go reads only the last parts
 	} {
 		if got := Variant(p); got != want {
 			t.Errorf("Variant(%q) = %v, want %v", p, got, want)
