@@ -1,6 +1,7 @@
 package kb
 
 import (
+	"math"
 	"path"
 	"slices"
 	"sort"
@@ -19,8 +20,10 @@ type Ranking struct {
 	// third's. 0 means 0.1; negative counts the best chunk alone.
 	Spread float64
 	// Demote multiplies the score of tests, test data, vendored and
-	// generated files (see Demoted) unless the query asks for tests: 0
-	// means 0.35; 1 or more does not demote.
+	// generated files (see Demoted); tests and test data get its square
+	// root instead when the query asks for tests (the question may be
+	// about the code that runs them: testing, httptest): 0 means 0.35; 1
+	// or more does not demote.
 	Demote float64
 	// Variant multiplies the score of a platform's variant of code (see
 	// Variant): 0 means 0.6; 1 or more does not demote.
@@ -247,31 +250,48 @@ func singular(t string) string {
 }
 
 // Demoted reports a document the keyword pass ranks below the others of
-// equal evidence unless the query asks for tests: tests (Go's _test.go,
-// test_*.py, *.test.js and the like), test data (under testdata/,
-// fixtures/, __snapshots__/), vendored code (under vendor/ or
+// equal evidence: tests (Go's _test.go, test_*.py, *.test.js and the
+// like) and test data (under testdata/, fixtures/, __snapshots__/), less
+// so when the query asks for tests, and vendored code (under vendor/ or
 // third_party/) and generated code (*.pb.go, zz_generated*, Go's
-// z*_GOOS.go tables).
-func Demoted(p string) bool {
+// z*_GOOS.go tables) always.
+func Demoted(p string) bool { return demotion(p) != kept }
+
+// What demotion a document gets.
+const (
+	kept      = iota // none
+	testFile         // a test or test data: demoted unless the query asks for tests
+	otherFile        // vendored or generated: demoted always
+)
+
+// demotion classifies a document (see Demoted).
+func demotion(p string) int {
 	dir, base := path.Split(p)
 	lower := strings.ToLower(base)
 	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
 		switch seg {
-		case "testdata", "fixtures", "__snapshots__", "vendor", "third_party", "__tests__":
-			return true
+		case "vendor", "third_party":
+			return otherFile
 		}
 	}
 	stem := strings.TrimSuffix(lower, path.Ext(lower))
 	switch {
-	case strings.HasSuffix(stem, "_test"), strings.HasPrefix(stem, "test_"),
-		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"),
-		strings.HasSuffix(lower, ".pb.go"), strings.HasPrefix(lower, "zz_generated"),
+	case strings.HasSuffix(lower, ".pb.go"), strings.HasPrefix(lower, "zz_generated"),
 		strings.HasSuffix(lower, "_string.go") && strings.Count(stem, "_") == 1:
-		return true
+		return otherFile
 	case strings.HasSuffix(lower, ".go") && len(stem) > 1 && stem[0] == 'z' && strings.Contains(stem, "_"):
-		return true // Go's generated tables: zerrors_linux_amd64.go, zsyscall_windows.go
+		return otherFile // Go's generated tables: zerrors_linux_amd64.go, zsyscall_windows.go
+	case strings.HasSuffix(stem, "_test"), strings.HasPrefix(stem, "test_"),
+		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"):
+		return testFile
 	}
-	return false
+	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		switch seg {
+		case "testdata", "fixtures", "__snapshots__", "__tests__":
+			return testFile
+		}
+	}
+	return kept
 }
 
 // archs are the processor architectures Go names files after.
@@ -372,8 +392,11 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 		if r.PackageBoost > 0 && len(q.packages) > 0 && slices.Contains(q.packages, path.Base(path.Dir(d.doc))) {
 			d.score *= 1 + r.PackageBoost
 		}
-		if !q.wantsTests && Demoted(d.doc) {
+		switch k := demotion(d.doc); {
+		case k == otherFile || k == testFile && !q.wantsTests:
 			d.score *= r.Demote
+		case k == testFile:
+			d.score *= math.Sqrt(r.Demote)
 		}
 		if v, os := platform(d.doc); v && (os == "" || !slices.Contains(q.words, os)) {
 			d.score *= r.Variant

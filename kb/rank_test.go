@@ -111,7 +111,7 @@ func TestRankDocuments_KB4(t *testing.T) {
 		return Hit{Chunk: Chunk{Doc: doc, Start: start, End: start + 9}, Score: score}
 	}
 	hits := []Hit{
-		hit("a_test.go", 1, 10),
+		hit("a_test.go", 1, 11), hit("vendor/v.go", 1, 12),
 		hit("b.go", 1, 6), hit("b.go", 11, 5), hit("b.go", 21, 4), hit("b.go", 31, 1),
 		hit("c.go", 1, 6.5),
 		hit("d.go", 1, 6.4), hit("d.go", 11, 0.5),
@@ -126,14 +126,18 @@ func TestRankDocuments_KB4(t *testing.T) {
 	r := Ranking{}.withDefaults()
 	got := where(rankDocuments(slices.Clone(hits), query{}, r))
 	// b: 6 + 0.1·5 + 0.01·4 = 6.54 beats c's 6.5 and d's 6.45 (whose
-	// second chunk, below half its best, is not returned); a_test: 10 × 0.35.
-	want := []string{"b.go:0", "b.go:1", "c.go:0", "d.go:0", "a_test.go:0"}
+	// second chunk, below half its best, is not returned); vendor/v.go:
+	// 12 × 0.35 = 4.2; a_test: 11 × 0.35 = 3.85.
+	want := []string{"b.go:0", "b.go:1", "c.go:0", "d.go:0", "vendor/v.go:0", "a_test.go:0"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ranking (-want +got):\n%s", diff)
 	}
+	// Asking for tests, a test is demoted by √0.35 only: 11 × 0.59 = 6.51;
+	// vendored code stays demoted.
 	got = where(rankDocuments(slices.Clone(hits), query{wantsTests: true}, r))
-	if got[0] != "a_test.go:0" {
-		t.Errorf("a query asking for tests: %v, want a_test.go first", got)
+	want = []string{"b.go:0", "b.go:1", "a_test.go:0", "c.go:0", "d.go:0", "vendor/v.go:0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("a query asking for tests (-want +got):\n%s", diff)
 	}
 	r.Spread = -1
 	got = where(rankDocuments(slices.Clone(hits), query{}, r.withDefaults()))
