@@ -294,11 +294,14 @@ func demotion(p string) int {
 	return kept
 }
 
-// archs are the processor architectures Go names files after.
+// archs are the processor architectures Go names files after, with the
+// families its code names files after by convention (ppc64x: ppc64 and
+// ppc64le).
 var archs = map[string]bool{
 	"386": true, "amd64": true, "arm": true, "arm64": true, "loong64": true, "mips": true,
 	"mipsle": true, "mips64": true, "mips64le": true, "ppc64": true, "ppc64le": true,
 	"riscv64": true, "s390x": true, "wasm": true, "sparc64": true,
+	"ppc64x": true, "mipsx": true, "mips64x": true,
 }
 
 // goos are the operating systems Go names files after (name_GOOS.go,
