@@ -43,6 +43,7 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/kb"
+	"github.com/reinhq/rein/kb/kbtest"
 	kbpostgres "github.com/reinhq/rein/kb/postgres"
 	kbsqlite "github.com/reinhq/rein/kb/sqlite"
 	"github.com/reinhq/rein/llm"
@@ -335,11 +336,11 @@ func ask(qs []Question, r Result, search func(string) ([]string, error)) (Result
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	for i, q := range qs {
-		c0, cpuOK := threadCPU()
+		c0, cpuOK := kbtest.ThreadCPU()
 		t0 := time.Now()
 		docs, err := search(q.Question)
 		times[i] = time.Since(t0)
-		if c1, ok := threadCPU(); ok && cpuOK {
+		if c1, ok := kbtest.ThreadCPU(); ok && cpuOK {
 			cpu = append(cpu, c1-c0)
 		}
 		if err != nil {
