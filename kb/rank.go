@@ -2,6 +2,7 @@ package kb
 
 import (
 	"math"
+	"math/bits"
 	"path"
 	"slices"
 	"sort"
@@ -36,6 +37,12 @@ type Ranking struct {
 	// ("sync.Once" and sync/once.go): 0 means 0.5; negative does not
 	// boost.
 	PathBoost float64
+	// Coverage multiplies a document's score by 1 + Coverage times the
+	// share of the query's words (by themselves or a variant) that its
+	// chunks among the keyword pass's candidates hold, heading and text:
+	// a file that speaks of every part of the question beats one that
+	// speaks often of a part. 0 means 0.5; negative does not boost.
+	Coverage float64
 	// PackageBoost multiplies by 1 + PackageBoost the score of a
 	// document in a directory named as a qualifier of a qualified name
 	// of the query ("sync.Once": sync/…): 0 means 0.5; negative does
@@ -82,6 +89,12 @@ func pathCoverage(doc string, q query) float64 {
 }
 
 func (r Ranking) withDefaults() Ranking {
+	switch {
+	case r.Coverage == 0:
+		r.Coverage = 0.5
+	case r.Coverage < 0:
+		r.Coverage = 0
+	}
 	if r.PathBoost == 0 {
 		r.PathBoost = 0.5
 	}
@@ -148,9 +161,10 @@ var testWords = map[string]bool{
 
 // query is a search's query analysed for the keyword pass.
 type query struct {
-	terms      []string // distinct, with variants
-	words      []string // the query's own words, without variants
-	packages   []string // the packages of qualified names ("sync.Once" → sync)
+	terms      []string       // distinct, with variants
+	words      []string       // the query's own words, without variants
+	wordOf     map[string]int // a term → the index of the word (the first 64) it is or is a variant of
+	packages   []string       // the packages of qualified names ("sync.Once" → sync)
 	wantsTests bool
 }
 
@@ -176,6 +190,14 @@ func analyseQuery(q string) query {
 	}
 	out.words = dedupe(slices.Clone(kept))
 	out.packages = qualifiers(q)
+	out.wordOf = map[string]int{}
+	for i, w := range out.words[:min(len(out.words), 64)] {
+		for _, v := range append([]string{w, singular(w)}, stems(w)...) {
+			if _, ok := out.wordOf[v]; !ok && v != "" {
+				out.wordOf[v] = i
+			}
+		}
+	}
 	for _, t := range kept {
 		if s := singular(t); s != "" {
 			kept = append(kept, s)
@@ -194,6 +216,24 @@ func analyseQuery(q string) query {
 	}
 	out.terms = dedupe(kept)
 	return out
+}
+
+// wordsIn returns the set (bit i: q.words[i]) of the query's words that
+// text holds, as a term of its own or a variant's. fold is scratch.
+func (q query) wordsIn(text string, fold *[]byte) uint64 {
+	var held uint64
+	for line := range strings.SplitSeq(text, "\n") {
+		var may bool
+		if *fold, may = mayHold(*fold, line, q.terms); !may {
+			continue
+		}
+		for _, t := range Terms(line) {
+			if i, ok := q.wordOf[t]; ok {
+				held |= 1 << i
+			}
+		}
+	}
+	return held
 }
 
 // queryWords are the lowercased runs of ASCII letters and digits of q
@@ -379,6 +419,7 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 		}
 		d.chunks = append(d.chunks, h)
 	}
+	var fold []byte
 	for _, d := range docs {
 		sort.SliceStable(d.chunks, func(i, j int) bool { return hitLess(d.chunks[i], d.chunks[j]) })
 		w := 1.0
@@ -388,6 +429,13 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 			}
 			d.score += w * c.Score
 			w *= r.Spread
+		}
+		if r.Coverage > 0 && len(q.words) > 0 {
+			var held uint64
+			for _, h := range d.chunks {
+				held |= q.wordsIn(h.Heading, &fold) | q.wordsIn(h.Text, &fold)
+			}
+			d.score *= 1 + r.Coverage*float64(bits.OnesCount64(held))/float64(min(len(q.words), 64))
 		}
 		if r.PathBoost > 0 && len(q.words) > 0 {
 			d.score *= 1 + r.PathBoost*pathCoverage(d.doc, q)

@@ -212,3 +212,28 @@ func TestRankDocumentsPath_KB4(t *testing.T) {
 		t.Errorf("boosts off: %s first, want runtime/proc.go (the best evidence)", got[0].Doc)
 	}
 }
+
+// A document whose chunks hold more of the query's words (by a variant
+// too: "retries" → retry) ranks above one of equal evidence holding fewer
+// (SPEC KB-4, Ranking.Coverage).
+func TestRankDocumentsCoverage_KB4(t *testing.T) {
+	hit := func(doc, text string, score float64) Hit {
+		return Hit{Chunk: Chunk{Doc: doc, Start: 1, End: 9, Text: text}, Score: score}
+	}
+	q := analyseQuery("how do retries back off")
+	hits := []Hit{
+		hit("a.go", "retry retry retry\nretry", 10),
+		hit("b.go", "// retry with a back\n// off", 9),
+	}
+	r := Ranking{}.withDefaults()
+	got := rankDocuments(slices.Clone(hits), q, r)
+	// The words: retries, back, off. a.go: 10 × (1 + 0.5·1/3) = 11.67;
+	// b.go: 9 × (1 + 0.5·3/3) = 13.5.
+	if got[0].Doc != "b.go" {
+		t.Errorf("ranked %s first, want b.go (all the words)", got[0].Doc)
+	}
+	r.Coverage = -1
+	if got = rankDocuments(slices.Clone(hits), q, r.withDefaults()); got[0].Doc != "a.go" {
+		t.Errorf("coverage off: ranked %s first, want a.go (the better score)", got[0].Doc)
+	}
+}
