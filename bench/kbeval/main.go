@@ -124,7 +124,10 @@ type Result struct {
 	// the machine inflates much less than the wall clock.
 	QueryCPUP50MS float64 `json:"query_cpu_p50_ms"`
 	QueryCPUP99MS float64 `json:"query_cpu_p99_ms"`
-	Misses        []Miss  `json:"misses,omitempty"`
+	// Ran counts the searches by the mode each said it ran (a hybrid
+	// search falls back to keyword when embedding the query fails).
+	Ran    map[string]int `json:"ran"`
+	Misses []Miss         `json:"misses,omitempty"`
 	// Ranks is each question's rank (0: not in the first ten files), by
 	// id.
 	Ranks map[string]int `json:"ranks"`
@@ -288,19 +291,19 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 		if err != nil {
 			return nil, err
 		}
-		r, err := ask(j.qs, proto, func(q string) ([]string, error) {
+		r, err := ask(j.qs, proto, func(q string) ([]string, string, error) {
 			res, err := base.Search(ctx, q, kb.SearchOptions{TopK: kb.MaxTopK})
 			if errors.Is(err, kb.ErrEmptyQuery) {
-				return nil, nil
+				return nil, "empty query", nil
 			}
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			docs := make([]string, len(res.Hits))
 			for i, h := range res.Hits {
 				docs[i] = h.Doc
 			}
-			return docs, nil
+			return docs, res.Mode, nil
 		})
 		if perr := stopProfile(); err == nil {
 			err = perr
@@ -316,7 +319,7 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 			return nil, fmt.Errorf("%s: %w", modeFile, err)
 		}
 		proto.Mode, proto.IndexSeconds = modeFile, 0
-		r, err := ask(j.qs, proto, func(q string) ([]string, error) { return x.search(q, depth), nil })
+		r, err := ask(j.qs, proto, func(q string) ([]string, string, error) { return x.search(q, depth), modeFile, nil })
 		if err != nil {
 			return nil, err
 		}
@@ -326,8 +329,9 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 }
 
 // ask asks every question of qs with search (which returns the documents
-// of its hits, best first) and scores the first ten distinct files.
-func ask(qs []Question, r Result, search func(string) ([]string, error)) (Result, error) {
+// of its hits, best first, and the mode the search says it ran) and
+// scores the first ten distinct files.
+func ask(qs []Question, r Result, search func(string) ([]string, string, error)) (Result, error) {
 	ranks := make([]int, len(qs))
 	r.Ranks = make(map[string]int, len(qs))
 	times := make([]time.Duration, len(qs))
@@ -339,7 +343,7 @@ func ask(qs []Question, r Result, search func(string) ([]string, error)) (Result
 	for i, q := range qs {
 		c0, cpuOK := kbtest.ThreadCPU()
 		t0 := time.Now()
-		docs, err := search(q.Question)
+		docs, ran, err := search(q.Question)
 		times[i] = time.Since(t0)
 		if c1, ok := kbtest.ThreadCPU(); ok && cpuOK {
 			cpu = append(cpu, c1-c0)
@@ -347,6 +351,10 @@ func ask(qs []Question, r Result, search func(string) ([]string, error)) (Result
 		if err != nil {
 			return Result{}, fmt.Errorf("question %s: %w", q.ID, err)
 		}
+		if r.Ran == nil {
+			r.Ran = map[string]int{}
+		}
+		r.Ran[ran]++
 		docs = distinct(docs, depth)
 		ranks[i] = rankOf(q.Files, docs)
 		r.Ranks[q.ID] = ranks[i]
@@ -448,11 +456,16 @@ func printTable(w io.Writer, results []Result, verbose bool) {
 			r.Corpus, r.Split, r.Mode, r.Backend, r.Questions, r.Recall5, r.Recall10, r.MRR, r.QueryP50MS, r.QueryP99MS,
 			r.QueryCPUP50MS, r.QueryCPUP99MS, r.IndexSeconds, r.Files, r.Chunks)
 	}
+	for _, r := range results {
+		if r.Mode == kb.ModeHybrid && r.Ran[kb.ModeHybrid] != r.Questions {
+			fmt.Fprintf(w, "note: %s hybrid: only %d of %d searches ran hybrid (%v)\n", r.Corpus, r.Ran[kb.ModeHybrid], r.Questions, r.Ran)
+		}
+	}
 	if !verbose {
 		return
 	}
 	for _, r := range results {
-		fmt.Fprintf(w, "\n%s %s: not first (%d):\n", r.Corpus, r.Mode, len(r.Misses))
+		fmt.Fprintf(w, "\n%s %s: searches ran as %v; not first (%d):\n", r.Corpus, r.Mode, r.Ran, len(r.Misses))
 		for _, m := range r.Misses {
 			rank := "not found"
 			if m.Rank > 0 {
