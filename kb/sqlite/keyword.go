@@ -124,22 +124,10 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, toks []string, k int) (
 		}
 		ids = append(ids, alone...)
 		slices.SortStableFunc(ids, func(a, b scoredID) int { return cmp.Compare(b.score, a.score) })
-		if len(ids) < k {
-			matched += ts[e].df
-			continue
-		}
-		kth := ids[k-1].score
-		if kth > bound[e]*(1+1e-9) {
+		if len(ids) >= k && ids[k-1].score > bound[e]*(1+1e-9) {
 			return chunksOf(ctx, tx, ids[:k])
 		}
-		// More rare terms only add candidates, so the k-th score can only
-		// grow: skip the rounds whose bound it cannot beat yet (each costs
-		// two statements that walk every term's posting list).
 		matched += ts[e].df
-		for e+1 < len(ts) && kth <= bound[e+1]*(1+1e-9) {
-			e++
-			matched += ts[e].df
-		}
 	}
 }
 
