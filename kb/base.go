@@ -27,8 +27,7 @@ type Config struct {
 	EmbeddingModel string
 	// EmbedBatch is how many chunks one Embed call gets; 0 means 64.
 	EmbedBatch int
-	// Weights weigh the passes in the fusion; default keyword 1.0,
-	// vector 1.5.
+	// Weights weigh the passes in the fusion; default 1.0 each.
 	Weights Weights
 	// Ranking tunes how the keyword pass ranks documents.
 	Ranking Ranking

@@ -1,6 +1,10 @@
 package kb
 
-import "math"
+import (
+	"math"
+	"slices"
+	"sync"
+)
 
 // BM25 parameters, as SQLite's FTS5 and rein's PostgreSQL backend use them.
 const (
@@ -21,17 +25,28 @@ func BM25IDF(n, df float64) float64 {
 	return idf
 }
 
+// posting is one chunk holding a term, and how often.
+type posting struct {
+	id int32
+	tf int32
+}
+
 // bm25Index is an inverted index scored by Okapi BM25: for each term, the
-// chunks holding it and how often. Not safe for concurrent use: the memory
-// backend guards it.
+// chunks holding it (by ascending id) and how often. Chunk ids are small
+// integers handed out in increasing order, so a search accumulates scores
+// in an array indexed by id rather than a map. Not safe for concurrent
+// writes: the memory backend guards it; searches may run alongside each
+// other.
 type bm25Index struct {
-	postings map[string]map[int]int32 // term → chunk id → frequency
-	lengths  map[int]int32            // chunk id → how many terms
-	total    int64                    // Σ lengths
+	postings map[string][]posting
+	lengths  []int32 // chunk id → how many terms; 0 for no chunk
+	live     int     // how many chunks
+	total    int64   // Σ lengths
+	acc      sync.Pool
 }
 
 func newBM25() *bm25Index {
-	return &bm25Index{postings: map[string]map[int]int32{}, lengths: map[int]int32{}}
+	return &bm25Index{postings: map[string][]posting{}}
 }
 
 // termCounts counts a chunk's terms.
@@ -45,29 +60,44 @@ func termCounts(terms []string) map[string]int32 {
 
 // add indexes chunk id under its term counts and length.
 func (x *bm25Index) add(id int, counts map[string]int32, length int) {
+	p := posting{id: int32(id)}
 	for t, n := range counts {
-		p := x.postings[t]
-		if p == nil {
-			p = map[int]int32{}
-			x.postings[t] = p
+		list := x.postings[t]
+		p.tf = n
+		if len(list) == 0 || list[len(list)-1].id < p.id {
+			x.postings[t] = append(list, p)
+			continue
 		}
-		p[id] = n
+		i, _ := slices.BinarySearchFunc(list, p.id, postingCmp)
+		x.postings[t] = slices.Insert(list, i, p)
+	}
+	if id >= len(x.lengths) {
+		x.lengths = append(x.lengths, make([]int32, id+1-len(x.lengths))...)
 	}
 	x.lengths[id] = int32(length)
 	x.total += int64(length)
+	x.live++
 }
+
+func postingCmp(p posting, id int32) int { return int(p.id - id) }
 
 // remove unindexes chunk id, which was added with these counts.
 func (x *bm25Index) remove(id int, counts map[string]int32) {
 	for t := range counts {
-		p := x.postings[t]
-		delete(p, id)
-		if len(p) == 0 {
+		list := x.postings[t]
+		i, ok := slices.BinarySearchFunc(list, int32(id), postingCmp)
+		if !ok {
+			continue
+		}
+		if list = slices.Delete(list, i, i+1); len(list) == 0 {
 			delete(x.postings, t)
+		} else {
+			x.postings[t] = list
 		}
 	}
 	x.total -= int64(x.lengths[id])
-	delete(x.lengths, id)
+	x.lengths[id] = 0
+	x.live--
 }
 
 // scored is a chunk id with its score.
@@ -76,39 +106,109 @@ type scored struct {
 	score float64
 }
 
-// search scores every chunk holding one of terms (each counted once), in
-// no order.
-func (x *bm25Index) search(terms []string) []scored {
-	n := len(x.lengths)
-	if n == 0 {
+// accumulator is a search's scratch: a score for every chunk id (0: not
+// matched; a match always scores above 0) and the ids it touched.
+type accumulator struct {
+	scores  []float64
+	touched []int32
+}
+
+// search returns the k chunks holding one of terms (each counted once)
+// that score best, best first; less breaks ties between equal scores
+// (it reports whether chunk a ranks before chunk b).
+func (x *bm25Index) search(terms []string, k int, less func(a, b int) bool) []scored {
+	if x.live == 0 || k < 1 {
 		return nil
 	}
-	avg := float64(x.total) / float64(n)
+	n := float64(x.live)
+	avg := float64(x.total) / n
 	if avg == 0 {
 		avg = 1
 	}
-	scores := map[int]float64{}
-	seen := map[string]bool{}
-	for _, t := range terms {
-		if seen[t] {
+	acc, _ := x.acc.Get().(*accumulator)
+	if acc == nil {
+		acc = &accumulator{}
+	}
+	if len(acc.scores) < len(x.lengths) {
+		acc.scores = make([]float64, len(x.lengths))
+	}
+	scores, touched := acc.scores, acc.touched[:0]
+	for i, t := range terms {
+		list := x.postings[t]
+		if len(list) == 0 || slices.Contains(terms[:i], t) {
 			continue
 		}
-		seen[t] = true
-		p := x.postings[t]
-		if len(p) == 0 {
+		idf := BM25IDF(n, float64(len(list)))
+		lenScale := bm25B / avg
+		for _, p := range list {
+			f := float64(p.tf)
+			norm := 1 - bm25B + lenScale*float64(x.lengths[p.id])
+			if scores[p.id] == 0 {
+				touched = append(touched, p.id)
+			}
+			scores[p.id] += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
+		}
+	}
+	top := topK(scores, touched, k, less)
+	for _, id := range touched {
+		scores[id] = 0
+	}
+	acc.touched = touched
+	x.acc.Put(acc)
+	return top
+}
+
+// topK selects the k best of the touched ids by score (ties by less),
+// best first, with a bounded heap: no sort of every match.
+func topK(scores []float64, touched []int32, k int, less func(a, b int) bool) []scored {
+	better := func(a, b scored) bool {
+		if a.score != b.score {
+			return a.score > b.score
+		}
+		return less(a.id, b.id)
+	}
+	// h is a heap whose root is the worst of the best k so far.
+	h := make([]scored, 0, min(k, len(touched)))
+	down := func(i int) {
+		for {
+			w, l, r := i, 2*i+1, 2*i+2
+			if l < len(h) && better(h[w], h[l]) {
+				w = l
+			}
+			if r < len(h) && better(h[w], h[r]) {
+				w = r
+			}
+			if w == i {
+				return
+			}
+			h[i], h[w] = h[w], h[i]
+			i = w
+		}
+	}
+	for _, id := range touched {
+		s := scored{int(id), scores[id]}
+		if len(h) < k {
+			h = append(h, s)
+			for i := len(h) - 1; i > 0; {
+				parent := (i - 1) / 2
+				if !better(h[parent], h[i]) {
+					break
+				}
+				h[i], h[parent] = h[parent], h[i]
+				i = parent
+			}
 			continue
 		}
-		df := float64(len(p))
-		idf := BM25IDF(float64(n), df)
-		for id, tf := range p {
-			f := float64(tf)
-			norm := 1 - bm25B + bm25B*float64(x.lengths[id])/avg
-			scores[id] += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
+		if better(s, h[0]) {
+			h[0] = s
+			down(0)
 		}
 	}
-	out := make([]scored, 0, len(scores))
-	for id, s := range scores {
-		out = append(out, scored{id, s})
-	}
-	return out
+	slices.SortFunc(h, func(a, b scored) int {
+		if better(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return h
 }

@@ -29,8 +29,8 @@ func TestFuse(t *testing.T) {
 
 func TestFuseDefaults(t *testing.T) {
 	got := Fuse([]Hit{hit("a", 1, 2)}, []Hit{hit("b", 1, 2)}, Weights{}, 0)
-	if len(got) != 2 || got[0].Doc != "b" || math.Abs(got[0].Score-1.5/61) > 1e-12 || math.Abs(got[1].Score-1.0/61) > 1e-12 {
-		t.Errorf("Fuse with defaults (vector 1.5, keyword 1, k 60) = %+v", got)
+	if len(got) != 2 || got[0].Doc != "a" || math.Abs(got[0].Score-1.0/61) > 1e-12 || math.Abs(got[1].Score-1.0/61) > 1e-12 {
+		t.Errorf("Fuse with defaults (vector 1, keyword 1, k 60) = %+v", got)
 	}
 }
 
@@ -52,3 +52,19 @@ func TestFuseCollapse(t *testing.T) {
 }
 
 func itoa(n int) string { return thousands(int64(n)) }
+
+// A pass's chunk list is ordered document by document, each document at
+// its best chunk's place with at most perDoc chunks (KB-2, KB-4).
+func TestByDocument_KB4(t *testing.T) {
+	in := []Hit{hit("a", 1, 2), hit("a", 3, 4), hit("b", 1, 2), hit("a", 5, 6), hit("c", 1, 2), hit("b", 3, 4)}
+	var where []string
+	for _, h := range byDocument(in, 2) {
+		where = append(where, h.Doc+":"+itoa(h.Start))
+	}
+	if diff := cmp.Diff([]string{"a:1", "a:3", "b:1", "b:3", "c:1"}, where); diff != "" {
+		t.Errorf("byDocument (-want +got):\n%s", diff)
+	}
+	if got := byDocument(nil, 2); len(got) != 0 {
+		t.Errorf("byDocument(nil) = %v", got)
+	}
+}

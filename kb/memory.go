@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 )
 
@@ -146,12 +145,22 @@ func (m *Memory) Keyword(ctx context.Context, terms []string, k int) ([]Hit, err
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	found := m.index.search(terms)
+	found := m.index.search(terms, k, m.chunkLess)
 	hits := make([]Hit, len(found))
 	for i, f := range found {
 		hits[i] = Hit{Chunk: m.chunks[f.id].chunk, Score: f.score}
 	}
-	return best(hits, k), nil
+	return hits, nil
+}
+
+// chunkLess orders chunks of equal score by document and first line, as
+// every backend breaks ties; the caller holds the lock.
+func (m *Memory) chunkLess(a, b int) bool {
+	ca, cb := &m.chunks[a].chunk, &m.chunks[b].chunk
+	if ca.Doc != cb.Doc {
+		return ca.Doc < cb.Doc
+	}
+	return ca.Start < cb.Start
 }
 
 // Vector ranks the chunks with vectors of vec's dimension by cosine
@@ -163,29 +172,27 @@ func (m *Memory) Vector(ctx context.Context, vec []float32, k int) ([]Hit, error
 	}
 	m.mu.RLock()
 	defer m.mu.RUnlock()
-	var hits []Hit
-	for _, c := range m.chunks {
+	scores := make([]float64, m.next+1)
+	var ids []int32
+	for id, c := range m.chunks {
 		if len(c.vec) != len(q) {
 			continue
 		}
-		hits = append(hits, Hit{Chunk: c.chunk, Score: Dot(q, c.vec)})
+		scores[id] = Dot(q, c.vec)
+		ids = append(ids, int32(id))
 	}
-	return best(hits, k), nil
+	found := topK(scores, ids, k, m.chunkLess)
+	hits := make([]Hit, len(found))
+	for i, f := range found {
+		hits[i] = Hit{Chunk: m.chunks[f.id].chunk, Score: f.score}
+	}
+	return hits, nil
 }
 
 // Close does nothing: the memory is the garbage collector's.
 func (m *Memory) Close() error { return nil }
 
-// best sorts hits by score, best first (ties by document and line), and
-// keeps the first k.
-func best(hits []Hit, k int) []Hit {
-	sort.Slice(hits, func(i, j int) bool { return hitLess(hits[i], hits[j]) })
-	if len(hits) > k {
-		hits = hits[:k:k]
-	}
-	return hits
-}
-
+// hitLess orders hits best first, ties by document and line.
 func hitLess(a, b Hit) bool {
 	if a.Score != b.Score {
 		return a.Score > b.Score

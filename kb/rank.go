@@ -1,6 +1,8 @@
 package kb
 
 import (
+	"math"
+	"math/bits"
 	"path"
 	"slices"
 	"sort"
@@ -19,8 +21,10 @@ type Ranking struct {
 	// third's. 0 means 0.1; negative counts the best chunk alone.
 	Spread float64
 	// Demote multiplies the score of tests, test data, vendored and
-	// generated files (see Demoted) unless the query asks for tests: 0
-	// means 0.35; 1 or more does not demote.
+	// generated files (see Demoted); tests and test data get its square
+	// root instead when the query asks for tests (the question may be
+	// about the code that runs them: testing, httptest): 0 means 0.35; 1
+	// or more does not demote.
 	Demote float64
 	// Variant multiplies the score of a platform's variant of code (see
 	// Variant): 0 means 0.6; 1 or more does not demote.
@@ -33,6 +37,12 @@ type Ranking struct {
 	// ("sync.Once" and sync/once.go): 0 means 0.5; negative does not
 	// boost.
 	PathBoost float64
+	// Coverage multiplies a document's score by 1 + Coverage times the
+	// share of the query's words (by themselves or a variant) that its
+	// chunks among the keyword pass's candidates hold, heading and text:
+	// a file that speaks of every part of the question beats one that
+	// speaks often of a part. 0 means 0.5; negative does not boost.
+	Coverage float64
 	// PackageBoost multiplies by 1 + PackageBoost the score of a
 	// document in a directory named as a qualifier of a qualified name
 	// of the query ("sync.Once": sync/…): 0 means 0.5; negative does
@@ -79,6 +89,12 @@ func pathCoverage(doc string, q query) float64 {
 }
 
 func (r Ranking) withDefaults() Ranking {
+	switch {
+	case r.Coverage == 0:
+		r.Coverage = 0.5
+	case r.Coverage < 0:
+		r.Coverage = 0
+	}
 	if r.PathBoost == 0 {
 		r.PathBoost = 0.5
 	}
@@ -145,9 +161,10 @@ var testWords = map[string]bool{
 
 // query is a search's query analysed for the keyword pass.
 type query struct {
-	terms      []string // distinct, with variants
-	words      []string // the query's own words, without variants
-	packages   []string // the packages of qualified names ("sync.Once" → sync)
+	terms      []string       // distinct, with variants
+	words      []string       // the query's own words, without variants
+	wordOf     map[string]int // a term → the index of the word (the first 64) it is or is a variant of
+	packages   []string       // the packages of qualified names ("sync.Once" → sync)
 	wantsTests bool
 }
 
@@ -173,6 +190,14 @@ func analyseQuery(q string) query {
 	}
 	out.words = dedupe(slices.Clone(kept))
 	out.packages = qualifiers(q)
+	out.wordOf = map[string]int{}
+	for i, w := range out.words[:min(len(out.words), 64)] {
+		for _, v := range append([]string{w, singular(w)}, stems(w)...) {
+			if _, ok := out.wordOf[v]; !ok && v != "" {
+				out.wordOf[v] = i
+			}
+		}
+	}
 	for _, t := range kept {
 		if s := singular(t); s != "" {
 			kept = append(kept, s)
@@ -191,6 +216,24 @@ func analyseQuery(q string) query {
 	}
 	out.terms = dedupe(kept)
 	return out
+}
+
+// wordsIn returns the set (bit i: q.words[i]) of the query's words that
+// text holds, as a term of its own or a variant's. fold is scratch.
+func (q query) wordsIn(text string, fold *[]byte) uint64 {
+	var held uint64
+	for line := range strings.SplitSeq(text, "\n") {
+		var may bool
+		if *fold, may = mayHold(*fold, line, q.terms); !may {
+			continue
+		}
+		for _, t := range Terms(line) {
+			if i, ok := q.wordOf[t]; ok {
+				held |= 1 << i
+			}
+		}
+	}
+	return held
 }
 
 // queryWords are the lowercased runs of ASCII letters and digits of q
@@ -247,60 +290,106 @@ func singular(t string) string {
 }
 
 // Demoted reports a document the keyword pass ranks below the others of
-// equal evidence unless the query asks for tests: tests (Go's _test.go,
-// test_*.py, *.test.js and the like), test data (under testdata/,
-// fixtures/, __snapshots__/), vendored code (under vendor/ or
+// equal evidence: tests (Go's _test.go, test_*.py, *.test.js and the
+// like) and test data (under testdata/, fixtures/, __snapshots__/), less
+// so when the query asks for tests, and vendored code (under vendor/ or
 // third_party/) and generated code (*.pb.go, zz_generated*, Go's
-// z*_GOOS.go tables).
-func Demoted(p string) bool {
+// z*_GOOS.go tables) always.
+func Demoted(p string) bool { return demotion(p) != kept }
+
+// What demotion a document gets.
+const (
+	kept      = iota // none
+	testFile         // a test or test data: demoted unless the query asks for tests
+	otherFile        // vendored or generated: demoted always
+)
+
+// demotion classifies a document (see Demoted).
+func demotion(p string) int {
 	dir, base := path.Split(p)
 	lower := strings.ToLower(base)
 	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
 		switch seg {
-		case "testdata", "fixtures", "__snapshots__", "vendor", "third_party", "__tests__":
-			return true
+		case "vendor", "third_party":
+			return otherFile
 		}
 	}
 	stem := strings.TrimSuffix(lower, path.Ext(lower))
 	switch {
-	case strings.HasSuffix(stem, "_test"), strings.HasPrefix(stem, "test_"),
-		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"),
-		strings.HasSuffix(lower, ".pb.go"), strings.HasPrefix(lower, "zz_generated"),
+	case strings.HasSuffix(lower, ".pb.go"), strings.HasPrefix(lower, "zz_generated"),
 		strings.HasSuffix(lower, "_string.go") && strings.Count(stem, "_") == 1:
-		return true
+		return otherFile
 	case strings.HasSuffix(lower, ".go") && len(stem) > 1 && stem[0] == 'z' && strings.Contains(stem, "_"):
-		return true // Go's generated tables: zerrors_linux_amd64.go, zsyscall_windows.go
+		return otherFile // Go's generated tables: zerrors_linux_amd64.go, zsyscall_windows.go
+	case strings.HasSuffix(stem, "_test"), strings.HasPrefix(stem, "test_"),
+		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"):
+		return testFile
 	}
-	return false
+	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+		switch seg {
+		case "testdata", "fixtures", "__snapshots__", "__tests__":
+			return testFile
+		}
+	}
+	return kept
 }
 
-// archs are the processor architectures Go names files after.
+// archs are the processor architectures Go names files after, with the
+// families its code names files after by convention (ppc64x: ppc64 and
+// ppc64le).
 var archs = map[string]bool{
 	"386": true, "amd64": true, "arm": true, "arm64": true, "loong64": true, "mips": true,
 	"mipsle": true, "mips64": true, "mips64le": true, "ppc64": true, "ppc64le": true,
 	"riscv64": true, "s390x": true, "wasm": true, "sparc64": true,
+	"ppc64x": true, "mipsx": true, "mips64x": true,
+}
+
+// goos are the operating systems Go names files after (name_GOOS.go,
+// name_GOOS_GOARCH.go).
+var goos = map[string]bool{
+	"aix": true, "android": true, "darwin": true, "dragonfly": true, "freebsd": true,
+	"hurd": true, "illumos": true, "ios": true, "js": true, "linux": true, "netbsd": true,
+	"openbsd": true, "plan9": true, "solaris": true, "wasip1": true, "windows": true, "zos": true,
 }
 
 // Variant reports a platform's variant of code, which the keyword pass
 // ranks a little below the portable code it specialises: assembly (.s)
 // and Go files for one processor architecture (sha256block_amd64.go,
-// zsys_linux_arm64.go).
+// zsys_linux_arm64.go) or one operating system (file_plan9.go,
+// root_darwin.go, as Go's build constraints name them).
 func Variant(p string) bool {
+	v, _ := platform(p)
+	return v
+}
+
+// platform reports whether p is a platform's variant of code (see
+// Variant) and the operating system it is for ("" when it names none),
+// so that a query naming the system ("on Linux") does not demote it.
+func platform(p string) (variant bool, os string) {
 	base := path.Base(p)
 	if strings.HasSuffix(base, ".s") || strings.HasSuffix(base, ".S") {
-		return true
+		return true, ""
 	}
 	stem, ok := strings.CutSuffix(base, ".go")
 	if !ok {
-		return false
+		return false, ""
 	}
 	stem = strings.TrimSuffix(stem, "_test")
-	for part := range strings.SplitSeq(stem, "_") {
-		if archs[part] && part != stem {
-			return true
+	parts := strings.Split(stem, "_")
+	if n := len(parts); n >= 2 {
+		switch last := parts[n-1]; {
+		case goos[last]:
+			return true, last
+		case archs[last] && n >= 3 && goos[parts[n-2]]:
+			return true, parts[n-2]
 		}
 	}
-	return false
+	for _, part := range parts {
+		if archs[part] && part != stem {
+			return true, ""
+		}
+	}
+	return false, ""
 }
 
 // docRank is a document's evidence in the keyword pass.
@@ -330,6 +419,7 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 		}
 		d.chunks = append(d.chunks, h)
 	}
+	var fold []byte
 	for _, d := range docs {
 		sort.SliceStable(d.chunks, func(i, j int) bool { return hitLess(d.chunks[i], d.chunks[j]) })
 		w := 1.0
@@ -340,16 +430,26 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 			d.score += w * c.Score
 			w *= r.Spread
 		}
+		if r.Coverage > 0 && len(q.words) > 0 {
+			var held uint64
+			for _, h := range d.chunks {
+				held |= q.wordsIn(h.Heading, &fold) | q.wordsIn(h.Text, &fold)
+			}
+			d.score *= 1 + r.Coverage*float64(bits.OnesCount64(held))/float64(min(len(q.words), 64))
+		}
 		if r.PathBoost > 0 && len(q.words) > 0 {
 			d.score *= 1 + r.PathBoost*pathCoverage(d.doc, q)
 		}
 		if r.PackageBoost > 0 && len(q.packages) > 0 && slices.Contains(q.packages, path.Base(path.Dir(d.doc))) {
 			d.score *= 1 + r.PackageBoost
 		}
-		if !q.wantsTests && Demoted(d.doc) {
+		switch k := demotion(d.doc); {
+		case k == otherFile || k == testFile && !q.wantsTests:
 			d.score *= r.Demote
+		case k == testFile:
+			d.score *= math.Sqrt(r.Demote)
 		}
-		if Variant(d.doc) {
+		if v, os := platform(d.doc); v && (os == "" || !slices.Contains(q.words, os)) {
 			d.score *= r.Variant
 		}
 	}

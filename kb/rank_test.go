@@ -50,6 +50,12 @@ func TestVariant_KB4(t *testing.T) {
 		"cmd/internal/obj/arm64/asm7.go":     false, // a directory named for an architecture: portable code about it
 		"cmd/link/internal/amd64.go":         false, // the architecture alone names the file
 		"docs/amd64_notes.md":                false,
+		"os/file_plan9.go":                   true, // an operating system's variant
+		"crypto/aes/gcm_ppc64x.go":           true, // a family of architectures
+		"crypto/x509/root_darwin.go":         true,
+		"syscall/syscall_linux_test.go":      true,
+		"os/linux.go":                        false, // the system alone names the file
+		"net/js_parse.go":                    false, // Go reads only the last parts
 	} {
 		if got := Variant(p); got != want {
 			t.Errorf("Variant(%q) = %v, want %v", p, got, want)
@@ -106,7 +112,7 @@ func TestRankDocuments_KB4(t *testing.T) {
 		return Hit{Chunk: Chunk{Doc: doc, Start: start, End: start + 9}, Score: score}
 	}
 	hits := []Hit{
-		hit("a_test.go", 1, 10),
+		hit("a_test.go", 1, 11), hit("vendor/v.go", 1, 12),
 		hit("b.go", 1, 6), hit("b.go", 11, 5), hit("b.go", 21, 4), hit("b.go", 31, 1),
 		hit("c.go", 1, 6.5),
 		hit("d.go", 1, 6.4), hit("d.go", 11, 0.5),
@@ -121,14 +127,18 @@ func TestRankDocuments_KB4(t *testing.T) {
 	r := Ranking{}.withDefaults()
 	got := where(rankDocuments(slices.Clone(hits), query{}, r))
 	// b: 6 + 0.1·5 + 0.01·4 = 6.54 beats c's 6.5 and d's 6.45 (whose
-	// second chunk, below half its best, is not returned); a_test: 10 × 0.35.
-	want := []string{"b.go:0", "b.go:1", "c.go:0", "d.go:0", "a_test.go:0"}
+	// second chunk, below half its best, is not returned); vendor/v.go:
+	// 12 × 0.35 = 4.2; a_test: 11 × 0.35 = 3.85.
+	want := []string{"b.go:0", "b.go:1", "c.go:0", "d.go:0", "vendor/v.go:0", "a_test.go:0"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ranking (-want +got):\n%s", diff)
 	}
+	// Asking for tests, a test is demoted by √0.35 only: 11 × 0.59 = 6.51;
+	// vendored code stays demoted.
 	got = where(rankDocuments(slices.Clone(hits), query{wantsTests: true}, r))
-	if got[0] != "a_test.go:0" {
-		t.Errorf("a query asking for tests: %v, want a_test.go first", got)
+	want = []string{"b.go:0", "b.go:1", "a_test.go:0", "c.go:0", "d.go:0", "vendor/v.go:0"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("a query asking for tests (-want +got):\n%s", diff)
 	}
 	r.Spread = -1
 	got = where(rankDocuments(slices.Clone(hits), query{}, r.withDefaults()))
@@ -200,5 +210,30 @@ func TestRankDocumentsPath_KB4(t *testing.T) {
 	got = rankDocuments([]Hit{hit("runtime/proc.go", 10), hit("internal/once.go", 9), hit("sync/once.go", 8)}, q, r.withDefaults())
 	if got[0].Doc != "runtime/proc.go" {
 		t.Errorf("boosts off: %s first, want runtime/proc.go (the best evidence)", got[0].Doc)
+	}
+}
+
+// A document whose chunks hold more of the query's words (by a variant
+// too: "retries" → retry) ranks above one of equal evidence holding fewer
+// (SPEC KB-4, Ranking.Coverage).
+func TestRankDocumentsCoverage_KB4(t *testing.T) {
+	hit := func(doc, text string, score float64) Hit {
+		return Hit{Chunk: Chunk{Doc: doc, Start: 1, End: 9, Text: text}, Score: score}
+	}
+	q := analyseQuery("how do retries back off")
+	hits := []Hit{
+		hit("a.go", "retry retry retry\nretry", 10),
+		hit("b.go", "// retry with a back\n// off", 9),
+	}
+	r := Ranking{}.withDefaults()
+	got := rankDocuments(slices.Clone(hits), q, r)
+	// The words: retries, back, off. a.go: 10 × (1 + 0.5·1/3) = 11.67;
+	// b.go: 9 × (1 + 0.5·3/3) = 13.5.
+	if got[0].Doc != "b.go" {
+		t.Errorf("ranked %s first, want b.go (all the words)", got[0].Doc)
+	}
+	r.Coverage = -1
+	if got = rankDocuments(slices.Clone(hits), q, r.withDefaults()); got[0].Doc != "a.go" {
+		t.Errorf("coverage off: ranked %s first, want a.go (the better score)", got[0].Doc)
 	}
 }

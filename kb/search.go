@@ -75,6 +75,7 @@ func (b *Base) Search(ctx context.Context, query string, opts SearchOptions) (*R
 		}
 	}
 	rk := b.cfg.Ranking.withDefaults()
+	vecHits = byDocument(vecHits, rk.PerDoc)
 	kwHits, err := b.backend.Keyword(ctx, q.terms, max(rk.Candidates, opts.Candidates))
 	if err != nil {
 		return nil, fmt.Errorf("kb: search: keyword pass: %w", err)

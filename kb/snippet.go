@@ -1,6 +1,10 @@
 package kb
 
-import "strings"
+import (
+	"bytes"
+	"strings"
+	"unicode/utf8"
+)
 
 // Line is one line of a document, numbered from 1.
 type Line struct {
@@ -34,8 +38,13 @@ func annotate(r *Result, q query) {
 	lines := strings.Split(r.Text, "\n")
 	keep := make([]bool, len(lines))
 	hits := 0
+	var fold []byte
 	for i, line := range lines {
 		matched := false
+		var may bool
+		if fold, may = mayHold(fold, line, q.terms); !may {
+			continue
+		}
 		for _, t := range Terms(line) {
 			if want[t] {
 				found[t], matched = true, true
@@ -66,4 +75,31 @@ func annotate(r *Result, q query) {
 			r.Matched = append(r.Matched, t)
 		}
 	}
+}
+
+// mayHold reports whether Terms(line) may hold one of terms: false only
+// when line is ASCII and none of the ASCII terms is a substring of it
+// lowercased without underscores (every term of an ASCII line is), so
+// that annotate analyses only the lines that can match. fold is scratch,
+// returned for reuse.
+func mayHold(fold []byte, line string, terms []string) ([]byte, bool) {
+	fold = fold[:0]
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return fold, true
+		case c == '_':
+			continue
+		case 'A' <= c && c <= 'Z':
+			c += 'a' - 'A'
+		}
+		fold = append(fold, c)
+	}
+	for _, t := range terms {
+		if bytes.Contains(fold, []byte(t)) {
+			return fold, true
+		}
+	}
+	return fold, false
 }

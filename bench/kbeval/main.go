@@ -36,11 +36,14 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/reinhq/rein/kb"
+	"github.com/reinhq/rein/kb/kbtest"
 	kbpostgres "github.com/reinhq/rein/kb/postgres"
 	kbsqlite "github.com/reinhq/rein/kb/sqlite"
 	"github.com/reinhq/rein/llm"
@@ -54,7 +57,9 @@ type config struct {
 	corpora, modes                                 []string
 	dim                                            int
 	ranking                                        kb.Ranking
+	weights                                        kb.Weights
 	asJSON, verbose                                bool
+	cpuprofile                                     string
 }
 
 // modeFile is the baseline mode: BM25 over whole files.
@@ -81,9 +86,13 @@ func main() {
 	flag.Float64Var(&cfg.ranking.Demote, "demote", 0, "tuning: kb.Ranking.Demote (0: the default)")
 	flag.Float64Var(&cfg.ranking.Variant, "variant", 0, "tuning: kb.Ranking.Variant (0: the default)")
 	flag.Float64Var(&cfg.ranking.PathBoost, "pathboost", 0, "tuning: kb.Ranking.PathBoost (0: the default; negative: off)")
+	flag.Float64Var(&cfg.ranking.Coverage, "coverage", 0, "tuning: kb.Ranking.Coverage (0: the default; negative: off)")
 	flag.Float64Var(&cfg.ranking.PackageBoost, "packageboost", 0, "tuning: kb.Ranking.PackageBoost (0: the default; negative: off)")
+	flag.Float64Var(&cfg.weights.Keyword, "wkeyword", 0, "tuning: the keyword pass's weight in hybrid fusion (0: the default)")
+	flag.Float64Var(&cfg.weights.Vector, "wvector", 0, "tuning: the vector pass's weight in hybrid fusion (0: the default)")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print the results as JSON")
 	flag.BoolVar(&cfg.verbose, "v", false, "list the questions not found first, with where the first labelled file came")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write CPU profiles of the searches (not the indexing) to PREFIX.CORPUS.MODE, for go tool pprof")
 	flag.Parse()
 	cfg.modes = strings.Split(modes, ",")
 	cfg.corpora = strings.Split(corpusNames, ",")
@@ -110,7 +119,15 @@ type Result struct {
 	// of a search, in milliseconds.
 	QueryP50MS float64 `json:"query_p50_ms"`
 	QueryP99MS float64 `json:"query_p99_ms"`
-	Misses     []Miss  `json:"misses,omitempty"`
+	// QueryCPUP50MS and QueryCPUP99MS are the same of a search's CPU
+	// time (its thread's, on Linux; 0 elsewhere), which other work on
+	// the machine inflates much less than the wall clock.
+	QueryCPUP50MS float64 `json:"query_cpu_p50_ms"`
+	QueryCPUP99MS float64 `json:"query_cpu_p99_ms"`
+	// Ran counts the searches by the mode each said it ran (a hybrid
+	// search falls back to keyword when embedding the query fails).
+	Ran    map[string]int `json:"ran"`
+	Misses []Miss         `json:"misses,omitempty"`
 	// Ranks is each question's rank (0: not in the first ten files), by
 	// id.
 	Ranks map[string]int `json:"ranks"`
@@ -245,7 +262,7 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 		return nil, err
 	}
 	defer cleanup()
-	kcfg := kb.Config{Root: root, Backend: be, Ranking: cfg.ranking}
+	kcfg := kb.Config{Root: root, Backend: be, Ranking: cfg.ranking, Weights: cfg.weights}
 	if mode == kb.ModeHybrid {
 		dim := cfg.dim
 		kcfg.Embedder = llm.EmbedderFunc(func(_ context.Context, texts []string) ([][]float32, error) {
@@ -270,20 +287,27 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 		Files: rep.Added + rep.Updated + rep.Unchanged, Chunks: rep.Chunks, Skipped: len(rep.Skipped)}
 	var results []Result
 	if mode != modeFile {
-		r, err := ask(j.qs, proto, func(q string) ([]string, error) {
+		stopProfile, err := startProfile(cfg.cpuprofile, j.name, mode)
+		if err != nil {
+			return nil, err
+		}
+		r, err := ask(j.qs, proto, func(q string) ([]string, string, error) {
 			res, err := base.Search(ctx, q, kb.SearchOptions{TopK: kb.MaxTopK})
 			if errors.Is(err, kb.ErrEmptyQuery) {
-				return nil, nil
+				return nil, "empty query", nil
 			}
 			if err != nil {
-				return nil, err
+				return nil, "", err
 			}
 			docs := make([]string, len(res.Hits))
 			for i, h := range res.Hits {
 				docs[i] = h.Doc
 			}
-			return docs, nil
+			return docs, res.Mode, nil
 		})
+		if perr := stopProfile(); err == nil {
+			err = perr
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -295,7 +319,7 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 			return nil, fmt.Errorf("%s: %w", modeFile, err)
 		}
 		proto.Mode, proto.IndexSeconds = modeFile, 0
-		r, err := ask(j.qs, proto, func(q string) ([]string, error) { return x.search(q, depth), nil })
+		r, err := ask(j.qs, proto, func(q string) ([]string, string, error) { return x.search(q, depth), modeFile, nil })
 		if err != nil {
 			return nil, err
 		}
@@ -305,18 +329,32 @@ func measure(ctx context.Context, cfg config, root, mode string, j job, stderr i
 }
 
 // ask asks every question of qs with search (which returns the documents
-// of its hits, best first) and scores the first ten distinct files.
-func ask(qs []Question, r Result, search func(string) ([]string, error)) (Result, error) {
+// of its hits, best first, and the mode the search says it ran) and
+// scores the first ten distinct files.
+func ask(qs []Question, r Result, search func(string) ([]string, string, error)) (Result, error) {
 	ranks := make([]int, len(qs))
 	r.Ranks = make(map[string]int, len(qs))
 	times := make([]time.Duration, len(qs))
+	var cpu []time.Duration
+	// The search runs on this goroutine's thread (every backend's client
+	// is Go code): its CPU time is the thread's.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	for i, q := range qs {
+		c0, cpuOK := kbtest.ThreadCPU()
 		t0 := time.Now()
-		docs, err := search(q.Question)
+		docs, ran, err := search(q.Question)
 		times[i] = time.Since(t0)
+		if c1, ok := kbtest.ThreadCPU(); ok && cpuOK {
+			cpu = append(cpu, c1-c0)
+		}
 		if err != nil {
 			return Result{}, fmt.Errorf("question %s: %w", q.ID, err)
 		}
+		if r.Ran == nil {
+			r.Ran = map[string]int{}
+		}
+		r.Ran[ran]++
 		docs = distinct(docs, depth)
 		ranks[i] = rankOf(q.Files, docs)
 		r.Ranks[q.ID] = ranks[i]
@@ -326,7 +364,28 @@ func ask(qs []Question, r Result, search func(string) ([]string, error)) (Result
 	}
 	r.Score = score(ranks)
 	r.QueryP50MS, r.QueryP99MS = percentile(times, 0.50), percentile(times, 0.99)
+	r.QueryCPUP50MS, r.QueryCPUP99MS = percentile(cpu, 0.50), percentile(cpu, 0.99)
 	return r, nil
+}
+
+// startProfile starts a CPU profile into prefix.corpus.mode and returns
+// what stops it; with no prefix, nothing.
+func startProfile(prefix, corpus, mode string) (func() error, error) {
+	if prefix == "" {
+		return func() error { return nil }, nil
+	}
+	f, err := os.Create(prefix + "." + corpus + "." + mode)
+	if err != nil {
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("-cpuprofile: %w", err)
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
 }
 
 // openBackend opens a new, empty backend for one mode and returns what
@@ -390,17 +449,23 @@ func progress(w io.Writer, mode string) func(kb.Progress) {
 
 // printTable prints the results, and with verbose the misses.
 func printTable(w io.Writer, results []Result, verbose bool) {
-	fmt.Fprintf(w, "%-7s %-8s %-8s %-8s %9s %9s %10s %6s %9s %9s %9s %6s %7s\n",
-		"corpus", "split", "mode", "backend", "questions", "recall@5", "recall@10", "MRR", "query p50", "query p99", "index", "files", "chunks")
+	fmt.Fprintf(w, "%-7s %-8s %-8s %-8s %9s %9s %10s %6s %9s %9s %9s %9s %9s %6s %7s\n",
+		"corpus", "split", "mode", "backend", "questions", "recall@5", "recall@10", "MRR", "query p50", "query p99", "cpu p50", "cpu p99", "index", "files", "chunks")
 	for _, r := range results {
-		fmt.Fprintf(w, "%-7s %-8s %-8s %-8s %9d %9.3f %10.3f %6.3f %7.2fms %7.2fms %8.1fs %6d %7d\n",
-			r.Corpus, r.Split, r.Mode, r.Backend, r.Questions, r.Recall5, r.Recall10, r.MRR, r.QueryP50MS, r.QueryP99MS, r.IndexSeconds, r.Files, r.Chunks)
+		fmt.Fprintf(w, "%-7s %-8s %-8s %-8s %9d %9.3f %10.3f %6.3f %7.2fms %7.2fms %7.2fms %7.2fms %8.1fs %6d %7d\n",
+			r.Corpus, r.Split, r.Mode, r.Backend, r.Questions, r.Recall5, r.Recall10, r.MRR, r.QueryP50MS, r.QueryP99MS,
+			r.QueryCPUP50MS, r.QueryCPUP99MS, r.IndexSeconds, r.Files, r.Chunks)
+	}
+	for _, r := range results {
+		if r.Mode == kb.ModeHybrid && r.Ran[kb.ModeHybrid] != r.Questions {
+			fmt.Fprintf(w, "note: %s hybrid: only %d of %d searches ran hybrid (%v)\n", r.Corpus, r.Ran[kb.ModeHybrid], r.Questions, r.Ran)
+		}
 	}
 	if !verbose {
 		return
 	}
 	for _, r := range results {
-		fmt.Fprintf(w, "\n%s %s: not first (%d):\n", r.Corpus, r.Mode, len(r.Misses))
+		fmt.Fprintf(w, "\n%s %s: searches ran as %v; not first (%d):\n", r.Corpus, r.Mode, r.Ran, len(r.Misses))
 		for _, m := range r.Misses {
 			rank := "not found"
 			if m.Rank > 0 {

@@ -1,14 +1,14 @@
-package sqlite
+package kbtest
 
 import (
 	"syscall"
 	"time"
 )
 
-// threadCPU returns the CPU time the calling thread has used (the caller
+// ThreadCPU returns the CPU time the calling thread has used (the caller
 // locks itself to its thread): what a search costs whatever else the
 // machine runs, which the wall clock under load does not tell.
-func threadCPU() (time.Duration, bool) {
+func ThreadCPU() (time.Duration, bool) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_THREAD, &ru); err != nil {
 		return 0, false

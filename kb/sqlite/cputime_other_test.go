@@ -1,8 +1,0 @@
-//go:build !linux
-
-package sqlite
-
-import "time"
-
-// threadCPU is Linux's only: elsewhere it reports nothing.
-func threadCPU() (time.Duration, bool) { return 0, false }
