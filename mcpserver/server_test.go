@@ -353,12 +353,19 @@ func TestCancelMidTool_FRONT2(t *testing.T) {
 			}
 		}
 	}})
+	cancelMidCall(t, f, cs, started, "run", map[string]any{"prompt": "sleep"})
+}
+
+// cancelMidCall calls tool name with args, cancels the call once started
+// is signalled (a progress notification of the running command), and
+// checks that the call failed and its run ended cancelled.
+func cancelMidCall(t *testing.T, f *fixture, cs *mcp.ClientSession, started <-chan struct{}, name string, args map[string]any) {
+	t.Helper()
 	ended := f.store.ended()
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "run", Arguments: map[string]any{"prompt": "sleep"},
-			Meta: mcp.Meta{"progressToken": "p1"}})
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args, Meta: mcp.Meta{"progressToken": "p1"}})
 		errc <- err
 	}()
 	<-started
@@ -369,7 +376,7 @@ func TestCancelMidTool_FRONT2(t *testing.T) {
 	select {
 	case r := <-ended:
 		if r.Reason != "cancelled" {
-			t.Errorf("the run ended %q (%s), want cancelled", r.Reason, r.Error)
+			t.Fatalf("the run ended %q (%s), want cancelled", r.Reason, r.Error)
 		}
 	case <-time.After(30 * time.Second): // a safety net, not a measure: the command sleeps 60 s
 		t.Fatal("the run did not end after the call was cancelled")
@@ -396,27 +403,7 @@ func TestContinueAfterCancel_FRONT2(t *testing.T) {
 	}})
 	var first mcpserver.RunResult
 	call(t, cs, "run", map[string]any{"prompt": "get ready"}, &first)
-	ctx, cancel := context.WithCancel(context.Background())
-	errc := make(chan error, 1)
-	go func() {
-		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "continue", Arguments: map[string]any{"session_id": first.SessionID, "prompt": "sleep"},
-			Meta: mcp.Meta{"progressToken": "p1"}})
-		errc <- err
-	}()
-	ended := f.store.ended()
-	<-started
-	cancel()
-	if err := <-errc; err == nil {
-		t.Error("the cancelled call returned no error")
-	}
-	select {
-	case r := <-ended:
-		if r.Reason != "cancelled" {
-			t.Fatalf("the run ended %q (%s), want cancelled", r.Reason, r.Error)
-		}
-	case <-time.After(30 * time.Second): // a safety net, not a measure: the command sleeps 60 s
-		t.Fatal("the run did not end after the call was cancelled")
-	}
+	cancelMidCall(t, f, cs, started, "continue", map[string]any{"session_id": first.SessionID, "prompt": "sleep"})
 	var again mcpserver.RunResult
 	if res := call(t, cs, "continue", map[string]any{"session_id": first.SessionID, "prompt": "still there?"}, &again); res.IsError {
 		t.Fatalf("continue after the cancel: %s", textOf(res))
