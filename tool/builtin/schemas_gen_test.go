@@ -1,0 +1,13 @@
+package builtin_test
+
+import (
+	"testing"
+
+	"github.com/reinhq/rein/tool/schemagen"
+)
+
+// CLI-1 (issue 30): builtin's generated input schemas are what its input
+// types infer now; a run takes them as they are.
+func TestSchemasGenerated_CLI1(t *testing.T) {
+	schemagen.Check(t, "github.com/reinhq/rein/tool/builtin", "builtin")
+}
