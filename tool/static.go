@@ -22,40 +22,50 @@ import (
 // run's first model request, and again for every conversation a process
 // set up — each session a server opens, each /clear (issue 30, CLI-1).
 type StaticSchema[In any] struct {
-	raw func() json.RawMessage
+	s *static
+}
+
+// static is a declared schema: one allocation at init.
+type static struct {
+	name  string // the input type's package path and name
+	tune  func(*jsonschema.Schema)
+	infer func(string, func(*jsonschema.Schema)) json.RawMessage // inferSchema[In]
+	once  sync.Once
+	raw   json.RawMessage
+}
+
+// get returns the schema: the generated one, else the inferred one.
+func (s *static) get() json.RawMessage {
+	s.once.Do(func() {
+		staticMu.Lock()
+		g, ok := generated[s.name]
+		staticMu.Unlock()
+		if ok {
+			s.raw = json.RawMessage(g)
+			return
+		}
+		s.raw = s.infer(s.name, s.tune)
+	})
+	return s.raw
 }
 
 var (
 	staticMu  sync.Mutex
-	declared  = map[string]func() json.RawMessage{} // type name → inference
-	generated = map[string]string{}                 // type name → encoded schema
+	declared  []*static             // every declaration
+	generated = map[string]string{} // type name → encoded schema
 )
-
-// typeName names In in the registries: its package path and name.
-func typeName[In any]() string {
-	t := reflect.TypeFor[In]()
-	return t.PkgPath() + "." + t.Name()
-}
 
 // NewStaticSchema declares the input schema of tools taking In, adjusted
 // by tune (see [Define]); tune must depend on nothing but the schema. Call
 // it from a package variable's initialiser: it builds nothing until the
 // schema is first needed. In must be a named type.
 func NewStaticSchema[In any](tune func(*jsonschema.Schema)) StaticSchema[In] {
-	name := typeName[In]()
-	infer := func() json.RawMessage { return inferSchema[In](name, tune) }
+	t := reflect.TypeFor[In]()
+	s := &static{name: t.PkgPath() + "." + t.Name(), tune: tune, infer: inferSchema[In]}
 	staticMu.Lock()
-	declared[name] = infer
+	declared = append(declared, s)
 	staticMu.Unlock()
-	return StaticSchema[In]{raw: sync.OnceValue(func() json.RawMessage {
-		staticMu.Lock()
-		g, ok := generated[name]
-		staticMu.Unlock()
-		if ok {
-			return json.RawMessage(g)
-		}
-		return infer()
-	})}
+	return StaticSchema[In]{s: s}
 }
 
 // RegisterSchemas registers encoded schemas by the name of their input
@@ -74,16 +84,16 @@ func RegisterSchemas(schemas map[string]string) {
 // package's generated file must register (see package tool/schemagen).
 func DeclaredSchemas(pkgPath string) map[string]json.RawMessage {
 	staticMu.Lock()
-	infers := map[string]func() json.RawMessage{}
-	for name, infer := range declared {
-		if reflectPkg(name) == pkgPath {
-			infers[name] = infer
+	var ours []*static
+	for _, d := range declared {
+		if reflectPkg(d.name) == pkgPath {
+			ours = append(ours, d)
 		}
 	}
 	staticMu.Unlock()
-	out := make(map[string]json.RawMessage, len(infers))
-	for name, infer := range infers {
-		out[name] = infer()
+	out := make(map[string]json.RawMessage, len(ours))
+	for _, d := range ours {
+		out[d.name] = d.infer(d.name, d.tune)
 	}
 	return out
 }
@@ -97,6 +107,6 @@ func reflectPkg(name string) string {
 func DefineStatic[In any](name, description string, meta Meta, schema StaticSchema[In],
 	fn func(ctx context.Context, call Call, in In) (Result, error)) Tool {
 	// A copy: the tool's spec is its own, whatever a caller does with it.
-	raw := slices.Clone(schema.raw())
+	raw := slices.Clone(schema.s.get())
 	return &typed[In]{spec: llm.ToolSpec{Name: name, Description: description, InputSchema: raw}, meta: meta, fn: fn}
 }
