@@ -72,3 +72,37 @@ func TestStaticSchemaSameAsDefine_CLI1(t *testing.T) {
 		t.Errorf("Run = %v, %v", res, err)
 	}
 }
+
+type generatedIn struct {
+	A string `json:"a"`
+}
+
+var (
+	generatedTunes int
+	testGenerated  = NewStaticSchema[generatedIn](func(*jsonschema.Schema) { generatedTunes++ })
+)
+
+// CLI-1 (issue 30): a registered (generated) schema is taken as it is —
+// nothing is inferred or tuned at run time — and DeclaredSchemas, what a
+// package's generated file is checked against, infers every declaration
+// of the package, generated or not.
+func TestStaticSchemaGenerated_CLI1(t *testing.T) {
+	const name = "github.com/reinhq/rein/tool.generatedIn"
+	const gen = `{"type":"object","properties":{"a":{"type":"string"}},"required":["a"],"additionalProperties":false}`
+	RegisterSchemas(map[string]string{name: gen})
+	run := func(context.Context, Call, generatedIn) (Result, error) { return Text(""), nil }
+	if got := DefineStatic("g", "d", Meta{}, testGenerated, run).Spec().InputSchema; string(got) != gen || generatedTunes != 0 {
+		t.Fatalf("schema %s (tuned %d times), want the registered one, untuned", got, generatedTunes)
+	}
+	declared := DeclaredSchemas("github.com/reinhq/rein/tool")
+	if _, ok := declared[name]; !ok || generatedTunes != 1 {
+		t.Errorf("DeclaredSchemas did not infer %s (tuned %d times)", name, generatedTunes)
+	}
+	want := Define("t", "d", Meta{}, tuneStatic, runStatic).Spec().InputSchema
+	if got := declared["github.com/reinhq/rein/tool.staticIn"]; !bytes.Equal(got, want) {
+		t.Errorf("DeclaredSchemas: staticIn = %s, want %s", got, want)
+	}
+	if len(DeclaredSchemas("github.com/reinhq/rein/tool/builtin")) != 0 {
+		t.Error("DeclaredSchemas: another package's declarations")
+	}
+}

@@ -6,7 +6,6 @@ package schemagen
 
 import (
 	"bytes"
-	"flag"
 	"fmt"
 	"go/format"
 	"os"
@@ -19,8 +18,6 @@ import (
 
 // File is the name of the generated file in the package's directory.
 const File = "schemas_gen.go"
-
-var update = flag.Bool("update", false, "rewrite "+File+" from the inferred schemas")
 
 // Source returns the generated file of package pkg (import path pkgPath).
 func Source(pkgPath, pkg string) ([]byte, error) {
@@ -51,16 +48,16 @@ func literal(s string) string {
 }
 
 // Check fails t when the package's generated file is not what its
-// declarations infer now, saying how to regenerate it; with -update it
-// rewrites the file instead. Run from the package's test (the working
-// directory is the package's).
-func Check(t *testing.T, pkgPath, pkg string) {
+// declarations infer now, saying how to regenerate it; with update (the
+// test's -update flag) it rewrites the file instead. Run from the
+// package's test (the working directory is the package's).
+func Check(t *testing.T, pkgPath, pkg string, update bool) {
 	t.Helper()
 	want, err := Source(pkgPath, pkg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if *update {
+	if update {
 		if err := os.WriteFile(File, want, 0o644); err != nil {
 			t.Fatal(err)
 		}
