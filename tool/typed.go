@@ -22,9 +22,16 @@ func New[In any](name, description string, meta Meta, fn func(ctx context.Contex
 // "null or array"): the model should send a list.
 func Define[In any](name, description string, meta Meta, tune func(*jsonschema.Schema),
 	fn func(ctx context.Context, call Call, in In) (Result, error)) Tool {
+	raw := inferSchema[In](name, tune)
+	return &typed[In]{spec: llm.ToolSpec{Name: name, Description: description, InputSchema: raw}, meta: meta, fn: fn}
+}
+
+// inferSchema infers In's schema, adjusts it with tune and encodes it. It
+// panics, naming what, when In has none.
+func inferSchema[In any](what string, tune func(*jsonschema.Schema)) json.RawMessage {
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+		panic(fmt.Sprintf("tool %s: input schema: %v", what, err))
 	}
 	plainArrays(s)
 	if tune != nil {
@@ -32,9 +39,9 @@ func Define[In any](name, description string, meta Meta, tune func(*jsonschema.S
 	}
 	raw, err := json.Marshal(s)
 	if err != nil {
-		panic(fmt.Sprintf("tool %s: input schema: %v", name, err))
+		panic(fmt.Sprintf("tool %s: input schema: %v", what, err))
 	}
-	return &typed[In]{spec: llm.ToolSpec{Name: name, Description: description, InputSchema: raw}, meta: meta, fn: fn}
+	return raw
 }
 
 type typed[In any] struct {

@@ -24,6 +24,8 @@ func (f AskerFunc) Ask(ctx context.Context, question string, options []string) (
 	return f(ctx, question, options)
 }
 
+var askSchema = tool.NewStaticSchema[askIn](nil)
+
 type askIn struct {
 	Question string   `json:"question" jsonschema:"one clear question"`
 	Options  []string `json:"options,omitempty" jsonschema:"suggested answers"`
@@ -70,7 +72,7 @@ func NewAskUserByCall(a CallAsker) tool.Tool {
 }
 
 func newAskUser(ask func(ctx context.Context, call tool.Call, question string, options []string) (string, error)) tool.Tool {
-	return tool.Define(AskUserName, askDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession}, nil,
+	return tool.DefineStatic(AskUserName, askDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession}, askSchema,
 		func(ctx context.Context, call tool.Call, in askIn) (tool.Result, error) {
 			q := strings.TrimSpace(in.Question)
 			if q == "" {

@@ -66,6 +66,12 @@ type BashOptions struct {
 	Unsandboxed exec.Backend
 }
 
+// The schemas of bash's input, without and with background jobs.
+var (
+	bashSchema    = tool.NewStaticSchema[bashIn](nil)
+	bashJobSchema = tool.NewStaticSchema[bashJobIn](nil)
+)
+
 type bashIn struct {
 	Command     string  `json:"command"`
 	Timeout     float64 `json:"timeout,omitempty" jsonschema:"seconds (default 120, max 600)"`
@@ -101,9 +107,9 @@ func NewBash(backend exec.Backend, opts BashOptions) tool.Tool {
 	}
 	meta := tool.Meta{Category: tool.CategoryExecute}
 	if b.opts.Jobs != nil {
-		return tool.New("bash", bashDesc+bashJobsDesc, meta, b.runJobs)
+		return tool.DefineStatic("bash", bashDesc+bashJobsDesc, meta, bashJobSchema, b.runJobs)
 	}
-	return tool.New("bash", bashDesc, meta, b.run)
+	return tool.DefineStatic("bash", bashDesc, meta, bashSchema, b.run)
 }
 
 type bash struct {

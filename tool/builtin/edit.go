@@ -29,6 +29,15 @@ type Edit struct {
 	ReplaceAll bool   `json:"replace_all,omitempty"`
 }
 
+// The schemas of edit_file's and multi_edit's inputs.
+var (
+	editSchema      = tool.NewStaticSchema[editIn](nil)
+	multiEditSchema = tool.NewStaticSchema[multiEditIn](func(s *jsonschema.Schema) {
+		one := 1
+		prop(s, "edits").MinItems = &one
+	})
+)
+
 type editIn struct {
 	Path       string `json:"path"`
 	OldString  string `json:"old_string"`
@@ -52,7 +61,7 @@ const multiEditDesc = "Applies edit_file replacements to one file in order, each
 func NewEditFile(b exec.Backend, t *FileTracker) tool.Tool {
 	b = fenced(b, Fence{})
 	e := &fileEditor{b: b, t: t}
-	return tool.Define("edit_file", editDesc, metaEdit, nil,
+	return tool.DefineStatic("edit_file", editDesc, metaEdit, editSchema,
 		func(ctx context.Context, call tool.Call, in editIn) (tool.Result, error) {
 			return e.run(ctx, call, in.Path, []Edit{{OldString: in.OldString, NewString: in.NewString, ReplaceAll: in.ReplaceAll}})
 		})
@@ -62,10 +71,7 @@ func NewEditFile(b exec.Backend, t *FileTracker) tool.Tool {
 func NewMultiEdit(b exec.Backend, t *FileTracker) tool.Tool {
 	b = fenced(b, Fence{})
 	e := &fileEditor{b: b, t: t}
-	return tool.Define("multi_edit", multiEditDesc, metaEdit, func(s *jsonschema.Schema) {
-		one := 1
-		prop(s, "edits").MinItems = &one
-	}, func(ctx context.Context, call tool.Call, in multiEditIn) (tool.Result, error) {
+	return tool.DefineStatic("multi_edit", multiEditDesc, metaEdit, multiEditSchema, func(ctx context.Context, call tool.Call, in multiEditIn) (tool.Result, error) {
 		if len(in.Edits) == 0 {
 			return tool.Errorf("edits is empty: give at least one replacement"), nil
 		}

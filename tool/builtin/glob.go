@@ -18,6 +18,8 @@ import (
 // globMaxFiles caps the files glob lists.
 const globMaxFiles = 100
 
+var globSchema = tool.NewStaticSchema[globIn](nil)
+
 type globIn struct {
 	Pattern string `json:"pattern" jsonschema:"relative to path; **/*.go for all depths; {a,b} alternatives"`
 	Path    string `json:"path,omitempty" jsonschema:"default: the working directory"`
@@ -43,7 +45,7 @@ func NewGlob(opts ...GlobOptions) tool.Tool {
 		o = opts[0]
 	}
 	ex := newExclusion(o.Exclude).withFence(o.Fence)
-	return tool.Define("glob", globDesc, metaRead, nil, func(ctx context.Context, call tool.Call, in globIn) (tool.Result, error) {
+	return tool.DefineStatic("glob", globDesc, metaRead, globSchema, func(ctx context.Context, call tool.Call, in globIn) (tool.Result, error) {
 		return runGlob(ctx, call, in, ex, o.Fence)
 	})
 }

@@ -26,6 +26,11 @@ const (
 	modeCount   = "count"
 )
 
+var grepSchema = tool.NewStaticSchema[grepIn](func(s *jsonschema.Schema) {
+	enum(prop(s, "output_mode"), modeContent, modeFiles, modeCount)
+	minimum(prop(s, "context"), 0)
+})
+
 type grepIn struct {
 	Pattern         string `json:"pattern" jsonschema:"RE2, matched per line"`
 	Path            string `json:"path,omitempty" jsonschema:"file or directory"`
@@ -57,10 +62,7 @@ type GrepOptions struct {
 
 // NewGrep returns the grep tool.
 func NewGrep(opts GrepOptions) tool.Tool {
-	return tool.Define("grep", grepDesc, metaRead, func(s *jsonschema.Schema) {
-		enum(prop(s, "output_mode"), modeContent, modeFiles, modeCount)
-		minimum(prop(s, "context"), 0)
-	}, func(ctx context.Context, call tool.Call, in grepIn) (tool.Result, error) {
+	return tool.DefineStatic("grep", grepDesc, metaRead, grepSchema, func(ctx context.Context, call tool.Call, in grepIn) (tool.Result, error) {
 		return runGrep(ctx, call, in, opts)
 	})
 }

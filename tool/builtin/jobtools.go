@@ -25,6 +25,13 @@ const (
 	jobScanChunk = 64 << 10
 )
 
+// The schemas of the job tools' inputs.
+var (
+	jobOutputSchema = tool.NewStaticSchema[jobOutputIn](nil)
+	jobIDSchema     = tool.NewStaticSchema[jobIDIn](nil)
+	jobListSchema   = tool.NewStaticSchema[jobListIn](nil)
+)
+
 type jobOutputIn struct {
 	ID       string  `json:"id" jsonschema:"job id"`
 	Offset   *int64  `json:"offset,omitempty" jsonschema:"byte offset"`
@@ -48,10 +55,10 @@ func JobTools(jobs *Jobs) []tool.Tool {
 	t := &jobTools{jobs: jobs}
 	read := tool.Meta{ReadOnly: true, ConcurrencySafe: true, Category: tool.CategorySession}
 	return []tool.Tool{
-		tool.New("job_output", "Reads a background job's new output, its state and exit code.", read, t.output),
-		tool.New("job_kill", "Stops a background job and its process group.",
-			tool.Meta{Category: tool.CategorySession}, t.kill),
-		tool.New("job_list", "Lists background jobs and their state.", read, t.list),
+		tool.DefineStatic("job_output", "Reads a background job's new output, its state and exit code.", read, jobOutputSchema, t.output),
+		tool.DefineStatic("job_kill", "Stops a background job and its process group.",
+			tool.Meta{Category: tool.CategorySession}, jobIDSchema, t.kill),
+		tool.DefineStatic("job_list", "Lists background jobs and their state.", read, jobListSchema, t.list),
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 // listMaxEntries caps what list_dir shows.
 const listMaxEntries = 1000
 
+var listSchema = tool.NewStaticSchema[listIn](nil)
+
 type listIn struct {
 	Path string `json:"path,omitempty" jsonschema:"default: the working directory"`
 }
@@ -33,7 +35,7 @@ func NewListDir(opts ...ListDirOptions) tool.Tool {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	return tool.Define("list_dir", listDesc, metaRead, nil, func(ctx context.Context, call tool.Call, in listIn) (tool.Result, error) {
+	return tool.DefineStatic("list_dir", listDesc, metaRead, listSchema, func(ctx context.Context, call tool.Call, in listIn) (tool.Result, error) {
 		return runListDir(ctx, call, in, o.Fence)
 	})
 }

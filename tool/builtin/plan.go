@@ -22,6 +22,11 @@ const PlanFileName = "plan.md"
 // MaxPlanBytes bounds a plan (permission.MaxPlanBytes).
 const MaxPlanBytes = 32 << 10
 
+var exitPlanSchema = tool.NewStaticSchema[exitPlanIn](func(s *jsonschema.Schema) {
+	n := MaxPlanBytes
+	prop(s, "plan").MaxLength = &n
+})
+
 type exitPlanIn struct {
 	Plan string `json:"plan" jsonschema:"markdown: the steps, the files each changes, how the result will be checked"`
 }
@@ -43,11 +48,7 @@ type PlanOptions struct {
 // then keeps the plan in the session's plan file and tells the model to
 // carry it out.
 func NewExitPlanMode(o PlanOptions) tool.Tool {
-	return tool.Define(ExitPlanModeName, exitPlanDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession},
-		func(s *jsonschema.Schema) {
-			n := MaxPlanBytes
-			prop(s, "plan").MaxLength = &n
-		},
+	return tool.DefineStatic(ExitPlanModeName, exitPlanDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession}, exitPlanSchema,
 		func(ctx context.Context, call tool.Call, in exitPlanIn) (tool.Result, error) {
 			plan := strings.TrimSpace(in.Plan)
 			switch {

@@ -31,6 +31,11 @@ const (
 	readMaxSuggest   = 5         // similar names suggested for a missing file
 )
 
+var readSchema = tool.NewStaticSchema[readIn](func(s *jsonschema.Schema) {
+	minimum(prop(s, "offset"), 1)
+	minimum(prop(s, "limit"), 1)
+})
+
 type readIn struct {
 	Path   string `json:"path"`
 	Offset int    `json:"offset,omitempty" jsonschema:"first line, 1-based"`
@@ -43,10 +48,7 @@ const readDesc = "Reads a file, lines numbered like `cat -n`; PNG, JPEG, GIF and
 // recorded in t.
 func NewReadFile(b exec.Backend, t *FileTracker) tool.Tool {
 	r := &fileReader{b: fenced(b, Fence{}), t: t}
-	return tool.Define("read_file", readDesc, metaRead, func(s *jsonschema.Schema) {
-		minimum(prop(s, "offset"), 1)
-		minimum(prop(s, "limit"), 1)
-	}, r.run)
+	return tool.DefineStatic("read_file", readDesc, metaRead, readSchema, r.run)
 }
 
 type fileReader struct {

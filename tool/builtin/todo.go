@@ -46,6 +46,10 @@ func (t *Todos) Set(items []TodoItem) {
 	t.items = append([]TodoItem(nil), items...)
 }
 
+var todoSchema = tool.NewStaticSchema[todoIn](func(sc *jsonschema.Schema) {
+	enum(prop(prop(sc, "todos").Items, "status"), TodoPending, TodoInProgress, TodoCompleted)
+})
+
 type todoIn struct {
 	Todos []TodoItem `json:"todos"`
 }
@@ -55,10 +59,8 @@ const todoDesc = "Keeps a todo list for multi-step work; send the whole list eac
 
 // NewTodoWrite returns the todo_write tool, keeping the list in s.
 func NewTodoWrite(s *Todos) tool.Tool {
-	return tool.Define("todo_write", todoDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession},
-		func(sc *jsonschema.Schema) {
-			enum(prop(prop(sc, "todos").Items, "status"), TodoPending, TodoInProgress, TodoCompleted)
-		}, func(ctx context.Context, call tool.Call, in todoIn) (tool.Result, error) {
+	return tool.DefineStatic("todo_write", todoDesc, tool.Meta{ReadOnly: true, Category: tool.CategorySession},
+		todoSchema, func(ctx context.Context, call tool.Call, in todoIn) (tool.Result, error) {
 			items, err := checkTodos(in.Todos)
 			if err != nil {
 				return tool.Errorf("%v", err), nil

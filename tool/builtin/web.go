@@ -47,6 +47,8 @@ type WebFetchOptions struct {
 	UserAgent string
 }
 
+var fetchSchema = tool.NewStaticSchema[fetchIn](nil)
+
 type fetchIn struct {
 	URL string `json:"url"`
 }
@@ -57,7 +59,7 @@ const fetchDesc = "Fetches an http(s) URL as text, HTML converted to markdown; t
 // NewWebFetch returns the web_fetch tool.
 func NewWebFetch(opts WebFetchOptions) tool.Tool {
 	f := newFetcher(opts)
-	return tool.Define("web_fetch", fetchDesc, metaNetwork, nil, f.run)
+	return tool.DefineStatic("web_fetch", fetchDesc, metaNetwork, fetchSchema, f.run)
 }
 
 type fetcher struct {
@@ -254,6 +256,10 @@ const (
 	searchMax     = 20
 )
 
+var searchSchema = tool.NewStaticSchema[searchIn](func(s *jsonschema.Schema) {
+	minimum(prop(s, "max_results"), 1)
+})
+
 type searchIn struct {
 	Query      string `json:"query"`
 	MaxResults int    `json:"max_results,omitempty" jsonschema:"default 8, max 20"`
@@ -265,9 +271,7 @@ const searchDesc = "Searches the web: titles, URLs and snippets. Read a result w
 // returns an error result saying search is not configured and how to
 // configure it ([NotConfiguredText]); [SearchFromEnv] picks a backend.
 func NewWebSearch(b SearchBackend) tool.Tool {
-	return tool.Define("web_search", searchDesc, metaNetwork, func(s *jsonschema.Schema) {
-		minimum(prop(s, "max_results"), 1)
-	}, func(ctx context.Context, call tool.Call, in searchIn) (tool.Result, error) {
+	return tool.DefineStatic("web_search", searchDesc, metaNetwork, searchSchema, func(ctx context.Context, call tool.Call, in searchIn) (tool.Result, error) {
 		if b == nil {
 			return tool.Errorf("%s", NotConfiguredText), nil
 		}

@@ -10,6 +10,8 @@ import (
 	"github.com/reinhq/rein/tool"
 )
 
+var writeSchema = tool.NewStaticSchema[writeIn](nil)
+
 type writeIn struct {
 	Path    string `json:"path"`
 	Content string `json:"content" jsonschema:"the whole new content"`
@@ -23,7 +25,7 @@ const writeDesc = "Creates or overwrites a file, making parent directories. An e
 func NewWriteFile(b exec.Backend, t *FileTracker) tool.Tool {
 	b = fenced(b, Fence{})
 	w := &fileWriter{b: b, t: t}
-	return tool.Define("write_file", writeDesc, metaEdit, nil, w.run)
+	return tool.DefineStatic("write_file", writeDesc, metaEdit, writeSchema, w.run)
 }
 
 type fileWriter struct {

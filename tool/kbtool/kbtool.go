@@ -32,6 +32,12 @@ const maxResultBytes = 24 << 10
 // chunks.
 const DefaultTopK = 5
 
+var inputSchema = tool.NewStaticSchema[input](func(sc *jsonschema.Schema) {
+	if p := sc.Properties["top_k"]; p != nil {
+		p.Minimum, p.Maximum = ptr(1.0), ptr(20.0)
+	}
+})
+
 type input struct {
 	Query string `json:"query" jsonschema:"what to look for: a question, or distinctive words (identifiers, names, error messages)"`
 	TopK  int    `json:"top_k,omitempty" jsonschema:"how many hits to return (default 5, at most 20)"`
@@ -52,12 +58,8 @@ type Opener func(ctx context.Context) (*kb.Base, error)
 // called once, on the first search (a failure is retried on the next).
 func New(open Opener) tool.Tool {
 	s := &searcher{open: open}
-	return tool.Define(Name, description, tool.Meta{ReadOnly: true, ConcurrencySafe: true, Category: tool.CategoryRead},
-		func(sc *jsonschema.Schema) {
-			if p := sc.Properties["top_k"]; p != nil {
-				p.Minimum, p.Maximum = ptr(1.0), ptr(20.0)
-			}
-		}, s.run)
+	return tool.DefineStatic(Name, description, tool.Meta{ReadOnly: true, ConcurrencySafe: true, Category: tool.CategoryRead},
+		inputSchema, s.run)
 }
 
 func ptr[T any](v T) *T { return &v }

@@ -27,6 +27,12 @@ const (
 	ActionRemove  = "remove"
 )
 
+var inputSchema = tool.NewStaticSchema[input](func(s *jsonschema.Schema) {
+	setEnum(s, "action", ActionAdd, ActionReplace, ActionRemove)
+	setEnum(s, "target", string(memory.TargetProfile), string(memory.TargetNotes))
+	setEnum(s, "scope", string(memory.ScopeUser), string(memory.ScopeWorkspace))
+})
+
 type input struct {
 	Action  string `json:"action"`
 	Target  string `json:"target"`
@@ -50,11 +56,7 @@ const description = `Long-term memory, shown to future sessions (not this one). 
 func New(store *memory.Store) tool.Tool {
 	desc := fmt.Sprintf(description, thousands(store.Cap(memory.TargetProfile)), thousands(store.Cap(memory.TargetNotes)))
 	meta := tool.Meta{Category: tool.CategoryEdit}
-	return tool.Define(Name, desc, meta, func(s *jsonschema.Schema) {
-		setEnum(s, "action", ActionAdd, ActionReplace, ActionRemove)
-		setEnum(s, "target", string(memory.TargetProfile), string(memory.TargetNotes))
-		setEnum(s, "scope", string(memory.ScopeUser), string(memory.ScopeWorkspace))
-	}, func(ctx context.Context, call tool.Call, in input) (tool.Result, error) {
+	return tool.DefineStatic(Name, desc, meta, inputSchema, func(ctx context.Context, call tool.Call, in input) (tool.Result, error) {
 		return run(ctx, store, in), nil
 	})
 }
