@@ -82,7 +82,7 @@ func (s *Store) createMeta(m *meta) error {
 	return nil
 }
 
-// writeTemp writes data to a new temporary file in dir, fsynced, and
+// writeTemp writes data to a new temporary file in dir, fsynced unless empty, and
 // returns its path.
 func writeTemp(dir, name string, data []byte) (string, error) {
 	f, err := os.CreateTemp(dir, "."+name+".tmp*")
@@ -90,7 +90,9 @@ func writeTemp(dir, name string, data []byte) (string, error) {
 		return "", err
 	}
 	_, err = f.Write(data)
-	if err == nil {
+	if err == nil && len(data) > 0 {
+		// An empty file has no data to make durable; the directory's
+		// fsync after the rename makes its name so.
 		err = f.Sync()
 	}
 	if cerr := f.Close(); err == nil {
