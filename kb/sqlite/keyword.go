@@ -120,26 +120,30 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, toks []string, k int) (
 		if from > 0 {
 			fresh = "(" + fresh + ") NOT (" + orExpr(all[:from]) + ")"
 		}
-		var ids []scoredID
 		if e == len(ts) {
 			// No common term left: the fresh chunks' bm25 is their score.
-			if ids, err = rankIDs(ctx, tx, fresh, k); err != nil {
-				return nil, err
-			}
-		} else {
-			if ids, err = rankIDs(ctx, tx, "("+fresh+") AND ("+orExpr(all[e:])+")", k); err != nil {
-				return nil, err
-			}
-			alone, err := rareOnly(ctx, tx, fresh, ids, k)
+			ids, err := rankIDs(ctx, tx, fresh, k)
 			if err != nil {
 				return nil, err
 			}
-			ids = append(ids, alone...)
+			return chunksOf(ctx, tx, keepBest(best, ids, k))
 		}
-		best = append(best, ids...)
-		slices.SortStableFunc(best, func(a, b scoredID) int { return cmp.Compare(b.score, a.score) })
-		best = best[:min(k, len(best))]
-		if e == len(ts) || len(best) == k && best[k-1].score > bound[e]*(1+1e-9) {
+		both, err := rankIDs(ctx, tx, "("+fresh+") AND ("+orExpr(all[e:])+")", k)
+		if err != nil {
+			return nil, err
+		}
+		best = keepBest(best, both, k)
+		// A fresh chunk holding no common term scores at most what the
+		// fresh terms add: ranking those is needed only if that could
+		// beat the k-th score so far.
+		if len(best) < k || best[k-1].score <= (bound[from]-bound[e])*(1+1e-9) {
+			alone, err := rareOnly(ctx, tx, fresh, both, k)
+			if err != nil {
+				return nil, err
+			}
+			best = keepBest(best, alone, k)
+		}
+		if len(best) == k && best[k-1].score > bound[e]*(1+1e-9) {
 			return chunksOf(ctx, tx, best)
 		}
 		// The next round takes the next term, and those after it until
@@ -155,6 +159,14 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, toks []string, k int) (
 			}
 		}
 	}
+}
+
+// keepBest returns the best k of best and ids by score, best first;
+// equal scores keep their order, best's first.
+func keepBest(best, ids []scoredID, k int) []scoredID {
+	best = append(best, ids...)
+	slices.SortStableFunc(best, func(a, b scoredID) int { return cmp.Compare(b.score, a.score) })
+	return best[:min(k, len(best))]
 }
 
 // rareOnly returns the best (up to k) of the chunks matching rare, an
