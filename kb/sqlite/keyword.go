@@ -175,9 +175,10 @@ func keepBest(best, ids []scoredID, k int) []scoredID {
 // with their full scores.
 //
 // It ranks the chunks matching rare on the rare terms alone, which is
-// the whole score of a chunk holding no common term, and far cheaper than
-// asking FTS5 for "rare NOT common": its bm25 counts the chunks holding
-// each phrase of its query anew, the common ones too, and matches them.
+// the whole score of a chunk holding no common term, rather than asking
+// FTS5 for "rare NOT common", whose bm25 would count the chunks holding
+// each common term anew (it counts every phrase of its query per query)
+// and match them.
 // A chunk of this list that is not in both but outscores the k-th of
 // both holds no common term: if it held one, its full score, at least
 // this one, would have put it in both. Of the chunks scoring more than
