@@ -32,10 +32,15 @@ const exactBudget = 2500
 // chunk's score, so once the k-th best score among the chunks holding one
 // of the rarest terms beats what all the other terms could add together,
 // a chunk holding only those cannot rank. The rarest terms (as many as
-// hold exactBudget chunks together, more while the bound is not met)
-// choose the candidates, and FTS5 scores each on every term: one query
-// for the candidates holding a common term too ("rare AND common", whose
-// bm25 counts every term) and one for the others ("rare NOT common").
+// hold exactBudget chunks together) choose the candidates, and FTS5
+// scores each on every term: one query for the candidates holding a
+// common term too ("rare AND common", whose bm25 counts every term) and
+// one for the others (see rareOnly). While the bound is not met, the next
+// rarest terms join the rare ones, a round at a time: each round ranks
+// only the chunks its terms bring ("new NOT rare", then as above) and
+// keeps the best k so far, and takes as many terms as the k-th score so
+// far needs to beat the bound (a round that cannot end the search would
+// cost bm25's count of every term's chunks for nothing).
 func (s *Store) Keyword(ctx context.Context, terms []string, k int) ([]kb.Hit, error) {
 	toks := tokens(terms)
 	if len(toks) == 0 || k < 1 {
@@ -101,34 +106,104 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, toks []string, k int) (
 		bound[i] = bound[i+1] + kb.BM25IDF(n, float64(ts[i].df))*(bm25K1+1)
 	}
 	e, matched := 1, ts[0].df
-	for e < len(ts) && matched+ts[e].df <= s.budget() {
+	for e < len(ts) && (matched+ts[e].df <= s.budget() || matched < k) {
+		// (fewer than k candidates: the k-th score would be 0)
 		matched += ts[e].df
 		e++
 	}
-	for ; ; e++ {
+	// Each round ranks the chunks holding one of all[from:e] and none of
+	// all[:from] (the earlier rounds ranked those) and keeps the best k
+	// chunks so far.
+	var best []scoredID
+	for from := 0; ; {
+		fresh := orExpr(all[from:e])
+		if from > 0 {
+			fresh = "(" + fresh + ") NOT (" + orExpr(all[:from]) + ")"
+		}
 		if e == len(ts) {
-			return s.ranked(ctx, tx, orExpr(all), k)
+			// No common term left: the fresh chunks' bm25 is their score.
+			ids, err := rankIDs(ctx, tx, fresh, k)
+			if err != nil {
+				return nil, err
+			}
+			return chunksOf(ctx, tx, keepBest(best, ids, k))
 		}
-		if matched < k {
+		both, err := rankIDs(ctx, tx, "("+fresh+") AND ("+orExpr(all[e:])+")", k)
+		if err != nil {
+			return nil, err
+		}
+		best = keepBest(best, both, k)
+		// A fresh chunk holding no common term scores at most what the
+		// fresh terms add: ranking those is needed only if that could
+		// beat the k-th score so far.
+		if len(best) < k || best[k-1].score <= (bound[from]-bound[e])*(1+1e-9) {
+			alone, err := rareOnly(ctx, tx, fresh, both, k)
+			if err != nil {
+				return nil, err
+			}
+			best = keepBest(best, alone, k)
+		}
+		if len(best) == k && best[k-1].score > bound[e]*(1+1e-9) {
+			return chunksOf(ctx, tx, best)
+		}
+		// The next round takes the next term, and those after it until
+		// the k-th score so far (which only grows) could beat the bound:
+		// a round that could not end the search costs a count of every
+		// term's chunks (bm25's) for nothing.
+		from = e
+		for e < len(ts) {
 			matched += ts[e].df
-			continue // fewer than k candidates: the k-th score would be 0
+			e++
+			if matched >= k && (len(best) < k || best[k-1].score > bound[e]*(1+1e-9)) {
+				break
+			}
 		}
-		rare, common := "("+orExpr(all[:e])+")", "("+orExpr(all[e:])+")"
-		ids, err := rankIDs(ctx, tx, rare+" AND "+common, k)
-		if err != nil {
-			return nil, err
-		}
-		alone, err := rankIDs(ctx, tx, rare+" NOT "+common, k)
-		if err != nil {
-			return nil, err
-		}
-		ids = append(ids, alone...)
-		slices.SortStableFunc(ids, func(a, b scoredID) int { return cmp.Compare(b.score, a.score) })
-		if len(ids) >= k && ids[k-1].score > bound[e]*(1+1e-9) {
-			return chunksOf(ctx, tx, ids[:k])
-		}
-		matched += ts[e].df
 	}
+}
+
+// keepBest returns the best k of best and ids by score, best first;
+// equal scores keep their order, best's first.
+func keepBest(best, ids []scoredID, k int) []scoredID {
+	best = append(best, ids...)
+	slices.SortStableFunc(best, func(a, b scoredID) int { return cmp.Compare(b.score, a.score) })
+	return best[:min(k, len(best))]
+}
+
+// rareOnly returns the best (up to k) of the chunks matching rare, an
+// FTS5 query, that hold no common term, by bm25 (best first, ties by
+// rowid), given both, the best k chunks holding a rare and a common term
+// with their full scores.
+//
+// It ranks the chunks matching rare on the rare terms alone, which is
+// the whole score of a chunk holding no common term, rather than asking
+// FTS5 for "rare NOT common", whose bm25 would count the chunks holding
+// each common term anew (it counts every phrase of its query per query)
+// and match them.
+// A chunk of this list that is not in both but outscores the k-th of
+// both holds no common term: if it held one, its full score, at least
+// this one, would have put it in both. Of the chunks scoring more than
+// that k-th, at most k are in both, so the best 2k hold the best k
+// others. (When both has fewer than k, it holds every chunk with a common
+// term, so any other chunk holds none.)
+func rareOnly(ctx context.Context, tx *sql.Tx, rare string, both []scoredID, k int) ([]scoredID, error) {
+	ids, err := rankIDs(ctx, tx, rare, 2*k)
+	if err != nil {
+		return nil, err
+	}
+	in := make(map[int64]bool, len(both))
+	for _, b := range both {
+		in[b.id] = true
+	}
+	out := ids[:0]
+	for _, c := range ids {
+		if len(both) == k && c.score <= both[k-1].score {
+			break
+		}
+		if !in[c.id] && len(out) < k {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // BM25 parameters, as FTS5's bm25() has them.
