@@ -71,8 +71,9 @@ type Config struct {
 	// Batch is how many entries one append copies (default 128).
 	Batch int
 	// Gather is how long the syncer waits, once a Notify woke it, before
-	// copying (default 100 ms; negative: not at all), so the sessions of
-	// runs ending together share the mirror's commits.
+	// copying (default 1 s; negative: not at all): the sessions of runs
+	// ending together share the mirror's commits, and a session the server
+	// created and ran meanwhile is copied once rather than twice.
 	Gather time.Duration
 	Logger *slog.Logger
 }
@@ -194,7 +195,7 @@ func New(cfg Config) (*Mirror, error) {
 		cfg.Batch = 128
 	}
 	if cfg.Gather == 0 {
-		cfg.Gather = 100 * time.Millisecond
+		cfg.Gather = time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)

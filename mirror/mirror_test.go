@@ -116,6 +116,9 @@ func newMirrorEnv(t testing.TB, src source, mcfg mirror.Config) *mirrorEnv {
 	if mcfg.Backoff == nil {
 		mcfg.Backoff = func(int) time.Duration { return 5 * time.Millisecond }
 	}
+	if mcfg.Gather == 0 {
+		mcfg.Gather = 20 * time.Millisecond // TestMirrorCopiesTogether_API6 tests the default
+	}
 	m, err := mirror.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
