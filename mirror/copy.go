@@ -12,51 +12,69 @@ import (
 // Copying one session into its mirror.
 
 // copySession brings the copy of sess in db up to date: created when
-// missing, its new entries appended, its metadata replaced when changed.
-// A copy that disagrees with the store is dropped and made again.
+// missing, its new entries appended, its metadata replaced when changed —
+// with the last entries, in one write when db is a session.LogWriter.
+// A copy that disagrees with the store is dropped and made again. Copies
+// of different sessions may run at once (copyBatch).
 func (m *Mirror) copySession(ctx context.Context, db DB, sess *session.Session) (int, error) {
 	id := sess.ID
 	old, err := db.Get(ctx, id)
+	created := errors.Is(err, session.ErrNotFound)
 	switch {
-	case errors.Is(err, session.ErrNotFound):
+	case created:
 		c := *sess
 		if err := db.Create(ctx, &c); err != nil {
 			return 0, err
 		}
-		m.checked[id] = true
+		m.setChecked(id)
 	case err != nil:
 		return 0, err
 	}
-	if !m.checked[id] {
+	if !m.isChecked(id) {
 		if intact, err := headIntact(ctx, db, id); err != nil || !intact {
 			if err != nil {
 				return 0, err
 			}
 			return m.reset(ctx, db, sess, "its copy starts with the placeholders of an interrupted reset")
 		}
-		if len(m.checked) >= maxCached {
-			clear(m.checked)
+		m.setChecked(id)
+	}
+	var last int64
+	if !created {
+		if last, err = db.Append(ctx, id); err != nil {
+			return 0, err
 		}
-		m.checked[id] = true
 	}
-	last, err := db.Append(ctx, id)
-	if err != nil {
-		return 0, err
+	var meta func(*session.Session) bool // the metadata's change: none for a copy just created or the same
+	if !created && !sameMeta(old, sess) {
+		meta = func(rec *session.Session) bool {
+			*rec = *sess
+			return true
+		}
 	}
-	n, err := m.copyEntries(ctx, db, id, last)
+	n, err := m.copyEntries(ctx, db, id, last, meta)
 	if errors.Is(err, errMismatch) {
 		return m.reset(ctx, db, sess, err.Error())
 	}
-	if err != nil {
-		return n, err
+	return n, err
+}
+
+// isChecked reports whether the head of id's copy was checked since its
+// mirror opened.
+func (m *Mirror) isChecked(id string) bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.checked[id]
+}
+
+// setChecked remembers that the head of id's copy is intact.
+func (m *Mirror) setChecked(id string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.checked) >= maxCached {
+		clear(m.checked)
 	}
-	if old != nil && !sameMeta(old, sess) {
-		c := *sess
-		if err := db.Update(ctx, &c); err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+	m.checked[id] = true
 }
 
 // reset drops the copy of sess and makes it again.
@@ -88,7 +106,7 @@ func (m *Mirror) copyWhole(ctx context.Context, db DB, sess *session.Session) (i
 	case first > 1:
 		return m.copyShifted(ctx, db, sess.ID, first)
 	}
-	n, err := m.copyEntries(ctx, db, sess.ID, 0)
+	n, err := m.copyEntries(ctx, db, sess.ID, 0, nil)
 	if errors.Is(err, errMismatch) {
 		err = fmt.Errorf("%w: %v", errGapped, err)
 	}
@@ -140,15 +158,25 @@ func (m *Mirror) copyShifted(ctx context.Context, db DB, id string, first int64)
 }
 
 // copyEntries appends the store's entries after last to db, a batch at a
-// time, checking that db numbers them as the store did.
-func (m *Mirror) copyEntries(ctx context.Context, db DB, id string, last int64) (int, error) {
+// time, checking that db numbers them as the store did. meta, when set,
+// changes the copy's record with the last batch (or alone, when there are
+// no entries), as session.AppendUpdate does.
+func (m *Mirror) copyEntries(ctx context.Context, db DB, id string, last int64, meta func(*session.Session) bool) (int, error) {
 	total := 0
 	for {
 		batch, more, err := m.readBatch(ctx, id, last)
-		if err != nil || len(batch) == 0 {
+		if err != nil {
 			return total, err
 		}
-		got, err := db.Append(ctx, id, batch...)
+		var got int64
+		switch {
+		case meta != nil && !more:
+			got, err = session.AppendUpdate(ctx, db, id, batch, meta)
+		case len(batch) == 0:
+			return total, nil
+		default:
+			got, err = db.Append(ctx, id, batch...)
+		}
 		if err != nil {
 			return total, err
 		}

@@ -69,7 +69,12 @@ type Config struct {
 	// in a row (from 1); default [Backoff].
 	Backoff func(failures int) time.Duration
 	// Batch is how many entries one append copies (default 128).
-	Batch  int
+	Batch int
+	// Gather is how long the syncer waits, once a Notify woke it, before
+	// copying (default 1 s; negative: not at all): the sessions of runs
+	// ending together share the mirror's commits, and a session the server
+	// created and ran meanwhile is copied once rather than twice.
+	Gather time.Duration
 	Logger *slog.Logger
 }
 
@@ -119,9 +124,10 @@ var (
 )
 
 const (
-	syncTimeout = 2 * time.Minute // bounds one session's copy
+	syncTimeout = 2 * time.Minute // bounds one copy (a session, or copyBatch's sessions)
 	maxFillers  = 100_000         // seqs skipped at the head of a rewritten log
 	maxCached   = 4096            // workspaces and checked sessions remembered
+	maxBatch    = 64              // sessions copied at once
 	// fillerReason marks the placeholders a reset appends before rewriting
 	// a log whose seqs start above 1 (see copyShifted).
 	fillerReason = "rein history mirror: placeholder for seqs the store no longer holds"
@@ -145,7 +151,10 @@ type Mirror struct {
 	closing bool
 	stats   Stats
 
-	work    sync.Mutex // one copy at a time (the syncer, Rebuild); guards the fields below
+	// work: one copy at a time (the syncer, Rebuild); guards the fields
+	// below. While copyBatch's copies run at once, each also takes mu to
+	// change checked and broken.
+	work    sync.Mutex
 	open    map[string]*openDB
 	spaces  map[string]*session.Workspace
 	warned  map[string]bool // directories skipped, warned once
@@ -184,6 +193,9 @@ func New(cfg Config) (*Mirror, error) {
 	}
 	if cfg.Batch <= 0 {
 		cfg.Batch = 128
+	}
+	if cfg.Gather == 0 {
+		cfg.Gather = time.Second
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
@@ -289,22 +301,28 @@ func (m *Mirror) Close(ctx context.Context) error {
 
 // loop is the syncer: it copies the dirty sessions that are due, then
 // sleeps until woken, the next is due, or a mirror has been idle long
-// enough to close.
+// enough to close. Woken by a Notify, it first waits Gather, so the
+// sessions of runs ending together are copied together (see copyBatch).
 func (m *Mirror) loop() {
 	defer close(m.done)
 	for {
-		for _, id := range m.due(false) {
+		for ids := m.due(false); len(ids) > 0; ids = ids[min(len(ids), maxBatch):] {
 			select {
 			case <-m.quit:
 				m.drain()
 				return
 			default:
 			}
-			m.process(id, false)
+			m.copyBatch(ids[:min(len(ids), maxBatch)])
 		}
 		timer := time.NewTimer(m.nextWait())
 		select {
 		case <-m.wake:
+			if !m.gather() {
+				timer.Stop()
+				m.drain()
+				return
+			}
 		case <-timer.C:
 			m.closeIdle()
 		case <-m.quit:
@@ -313,6 +331,22 @@ func (m *Mirror) loop() {
 			return
 		}
 		timer.Stop()
+	}
+}
+
+// gather waits Gather after a Notify woke the syncer; false when the
+// mirror is closing meanwhile.
+func (m *Mirror) gather() bool {
+	if m.cfg.Gather <= 0 {
+		return true
+	}
+	t := time.NewTimer(m.cfg.Gather)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-m.quit:
+		return false
 	}
 }
 
@@ -375,24 +409,81 @@ func (m *Mirror) nextWait() time.Duration {
 	return max(next.Sub(now), 0)
 }
 
+// job is the copy of one dirty session.
+type job struct {
+	id   string
+	gen  uint64 // the session's gen when its copy began
+	dir  string // its workspace's directory, when known
+	h    *openDB
+	sess *session.Session // from the store; nil when the store no longer has it
+	n    int              // entries copied
+	err  error
+}
+
 // process copies one dirty session and settles its state; it returns the
 // session's directory, when known, and the failure.
 func (m *Mirror) process(id string, last bool) (string, error) {
-	m.mu.Lock()
-	p := m.dirty[id]
-	if p == nil {
-		m.mu.Unlock()
+	j, ok := m.start(id)
+	if !ok {
 		return "", nil
 	}
-	gen, hint := p.gen, p.dir
-	m.mu.Unlock()
 	ctx, cancel := context.WithTimeout(m.base, syncTimeout)
 	m.work.Lock()
-	dir, n, err := m.syncSession(ctx, id, hint)
+	m.locate(ctx, j)
+	if j.err == nil {
+		m.apply(ctx, j)
+	}
 	m.work.Unlock()
 	cancel()
-	m.settle(id, gen, dir, n, err, last)
-	return dir, err
+	m.settle(j.id, j.gen, j.dir, j.n, j.err, last)
+	return j.dir, j.err
+}
+
+// copyBatch copies dirty sessions together: each one's mirror is found in
+// turn, then the copies run at once, at most maxBatch, so the writes into
+// a mirror — a session/sqlite store in rein serve — share its group
+// commits instead of each paying a commit (an fsync) of its own.
+func (m *Mirror) copyBatch(ids []string) {
+	ctx, cancel := context.WithTimeout(m.base, syncTimeout)
+	defer cancel()
+	m.work.Lock()
+	var jobs []*job
+	for _, id := range ids {
+		if j, ok := m.start(id); ok {
+			m.locate(ctx, j)
+			jobs = append(jobs, j)
+		}
+	}
+	var wg sync.WaitGroup
+	var later []*job
+	for _, j := range jobs {
+		switch {
+		case j.err == nil && m.open[j.dir] != j.h:
+			// its mirror was closed since it was found (another
+			// session's handle evicted it): due again at the next pass.
+			later = append(later, j)
+		case j.err == nil:
+			wg.Go(func() { m.apply(ctx, j) })
+		}
+	}
+	wg.Wait()
+	m.work.Unlock()
+	for _, j := range jobs {
+		if !slices.Contains(later, j) {
+			m.settle(j.id, j.gen, j.dir, j.n, j.err, false)
+		}
+	}
+}
+
+// start begins the copy of a dirty session; false when it is not dirty.
+func (m *Mirror) start(id string) (*job, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	p := m.dirty[id]
+	if p == nil {
+		return nil, false
+	}
+	return &job{id: id, gen: p.gen, dir: p.dir}, true
 }
 
 // settle records the outcome of a copy: done (unless notified meanwhile),
@@ -448,55 +539,60 @@ func (m *Mirror) settle(id string, gen uint64, dir string, n int, err error, las
 	}
 }
 
-// syncSession brings a session's copy up to date. It returns the
-// session's workspace directory when known and the entries copied; errSkip
-// when the session is not mirrored.
-func (m *Mirror) syncSession(ctx context.Context, id, hint string) (string, int, error) {
-	sess, err := m.cfg.Store.Get(ctx, id)
+// locate reads the session from the store and opens its mirror, under
+// work (the syncer's state is not shared while it runs): it sets j.dir,
+// j.h and j.sess, or j.err (errSkip when the session is not mirrored).
+func (m *Mirror) locate(ctx context.Context, j *job) {
+	sess, err := m.cfg.Store.Get(ctx, j.id)
 	if errors.Is(err, session.ErrNotFound) {
-		return hint, 0, m.forget(ctx, id, hint)
+		if j.dir == "" {
+			j.err = errSkip
+			return
+		}
+		j.h, j.err = m.handle(ctx, j.dir, j.id)
+		return
 	}
 	if err != nil {
-		return hint, 0, fmt.Errorf("history mirror: session %s: read the store: %w", id, err)
+		j.err = fmt.Errorf("history mirror: session %s: read the store: %w", j.id, err)
+		return
 	}
 	dir, err := m.dirOf(ctx, sess)
 	if err != nil {
-		return hint, 0, err
+		j.err = err
+		return
 	}
-	if m.broken[id] {
-		return dir, 0, errSkip
+	j.dir = dir
+	if m.broken[j.id] {
+		j.err = errSkip
+		return
 	}
-	h, err := m.handle(ctx, dir, id)
-	if err != nil {
-		return dir, 0, err
-	}
-	n, err := m.copySession(ctx, h.db, sess)
-	if errors.Is(err, errGapped) {
-		m.broken[id] = true
-		m.cfg.Logger.Warn("history mirror: session left out: its seqs cannot be kept (rein mirror rebuild retries it)",
-			"session_id", id, "dir", dir, "err", err)
-		return dir, n, errSkip
-	}
-	if err != nil {
-		return dir, n, fmt.Errorf("history mirror %s: session %s: %w", h.path, id, err)
-	}
-	return dir, n, nil
+	j.sess = sess
+	j.h, j.err = m.handle(ctx, dir, j.id)
 }
 
-// forget removes a session the store no longer has from the mirror of
-// dir, when known.
-func (m *Mirror) forget(ctx context.Context, id, dir string) error {
-	if dir == "" {
-		return errSkip
+// apply brings the located session's copy up to date: removed from the
+// mirror when the store no longer has it, else copied. Several run at once
+// (copyBatch): it shares the syncer's state under mu only.
+func (m *Mirror) apply(ctx context.Context, j *job) {
+	if j.sess == nil {
+		if err := j.h.db.Delete(ctx, j.id); err != nil && !errors.Is(err, session.ErrNotFound) {
+			j.err = fmt.Errorf("history mirror %s: %w", j.h.path, err)
+		}
+		return
 	}
-	h, err := m.handle(ctx, dir, id)
-	if err != nil {
-		return err
+	n, err := m.copySession(ctx, j.h.db, j.sess)
+	j.n = n
+	switch {
+	case errors.Is(err, errGapped):
+		m.mu.Lock()
+		m.broken[j.id] = true
+		m.mu.Unlock()
+		m.cfg.Logger.Warn("history mirror: session left out: its seqs cannot be kept (rein mirror rebuild retries it)",
+			"session_id", j.id, "dir", j.dir, "err", err)
+		j.err = errSkip
+	case err != nil:
+		j.err = fmt.Errorf("history mirror %s: session %s: %w", j.h.path, j.id, err)
 	}
-	if err := h.db.Delete(ctx, id); err != nil && !errors.Is(err, session.ErrNotFound) {
-		return fmt.Errorf("history mirror %s: %w", h.path, err)
-	}
-	return nil
 }
 
 // dirOf returns the directory of the session's project workspace, or

@@ -116,6 +116,9 @@ func newMirrorEnv(t testing.TB, src source, mcfg mirror.Config) *mirrorEnv {
 	if mcfg.Backoff == nil {
 		mcfg.Backoff = func(int) time.Duration { return 5 * time.Millisecond }
 	}
+	if mcfg.Gather == 0 {
+		mcfg.Gather = 20 * time.Millisecond // TestMirrorCopiesTogether_API6 tests the default
+	}
 	m, err := mirror.New(mcfg)
 	if err != nil {
 		t.Fatal(err)
@@ -884,6 +887,98 @@ func BenchmarkMirrorNotify(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			m.Notify(ids[n.Add(1)%int64(len(ids))])
+		}
+	})
+}
+
+// barrierMirror is a mirror database in memory whose Create waits until
+// want creates are in progress at once (or a second has passed).
+type barrierMirror struct {
+	memMirror
+	want    int
+	mu      sync.Mutex
+	arrived int
+	all     chan struct{}
+	apart   atomic.Int64 // creates that waited in vain
+}
+
+func (b *barrierMirror) Create(ctx context.Context, s *session.Session) error {
+	b.mu.Lock()
+	b.arrived++
+	if b.arrived == b.want {
+		close(b.all)
+	}
+	b.mu.Unlock()
+	select {
+	case <-b.all:
+	case <-time.After(time.Second):
+		b.apart.Add(1)
+	}
+	return b.memMirror.Create(ctx, s)
+}
+
+// Sessions whose runs end together are copied together: their writes
+// reach the mirror at once, so a session/sqlite mirror commits them in
+// one group (API-6, API-2), and a later change of the metadata comes with
+// the new entries.
+func TestMirrorCopiesTogether_API6(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		src := newMemSource()
+		dir := t.TempDir()
+		if err := os.Mkdir(filepath.Join(dir, ".rein"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		ctx := context.Background()
+		ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
+		if err := src.CreateWorkspace(ctx, ws); err != nil {
+			t.Fatal(err)
+		}
+		dst := &barrierMirror{memMirror: memMirror{session.NewMemStore()}, want: 3, all: make(chan struct{})}
+		m, err := mirror.New(mirror.Config{Store: src, Ledger: src, Open: func(path string) (mirror.DB, error) {
+			return dst, os.WriteFile(path, nil, 0o600)
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		synctest.Wait() // the syncer sleeps until notified
+		var ids []string
+		for i := range 3 {
+			s := &session.Session{Caller: "alice", Workspace: ws.ID, WorkDir: dir, Title: fmt.Sprint("run ", i)}
+			if err := src.Create(ctx, s); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := src.Append(ctx, s.ID, session.Entry{Kind: session.KindFocus, Focus: json.RawMessage(`{}`)}); err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, s.ID)
+			m.Notify(s.ID)
+			time.Sleep(10 * time.Millisecond) // runs ending 10 ms apart, within the gather
+		}
+		time.Sleep(time.Minute)
+		synctest.Wait()
+		if n := dst.apart.Load(); n > 0 {
+			t.Errorf("%d of 3 sessions notified together were copied apart", n)
+		}
+		s, err := src.Get(ctx, ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Title = "renamed"
+		if err := src.Update(ctx, s); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := src.Append(ctx, s.ID, session.Entry{Kind: session.KindFocus, Focus: json.RawMessage(`{"x":1}`)}); err != nil {
+			t.Fatal(err)
+		}
+		m.Notify(s.ID)
+		if err := m.Close(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for _, id := range ids {
+			compareMirror(t, src, dst, id)
+		}
+		if st := m.Stats(); st.Synced != 4 || st.Retries != 0 {
+			t.Errorf("stats %+v, want 4 copies and no retry", st)
 		}
 	})
 }

@@ -111,16 +111,19 @@ func (c *Conversation) Heal(ctx context.Context, st *session.State) error {
 }
 
 // bind makes s the current session: its directory (output spills, audit
-// logs), recorder, tools and compactor. st, when set, is its loaded state.
+// logs; made at once only for the audit files of Config.Audit's absence),
+// recorder, tools and compactor. st, when set, is its loaded state.
 func (c *Conversation) bind(s *session.Session, st *session.State) error {
 	c.mu.Lock()
 	c.sess = s
 	c.usage, c.cost = s.Usage, s.CostUSD
 	c.mu.Unlock()
 	c.sessDir = filepath.Join(c.s.cfg.SessionsDir, s.ID)
-	if err := os.MkdirAll(c.sessDir, 0o700); err != nil {
-		return fmt.Errorf("session directory: %w", err)
-	}
+	if c.s.cfg.Audit == nil { // its audit files are opened now
+		if err := os.MkdirAll(c.sessDir, 0o700); err != nil {
+			return fmt.Errorf("session directory: %w", err)
+		}
+	} // else made by the first file put in it (see sessiondir.go)
 	c.rec = NewRecorder(c.s.cfg.Store, s.ID)
 	if err := c.openAudit(s); err != nil {
 		return err

@@ -87,6 +87,9 @@ func (c *Conversation) transcript(ctx context.Context) string {
 // exportTranscript appends to path the entries of session id after the
 // last one it wrote.
 func (c *Conversation) exportTranscript(ctx context.Context, id, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil { // the session's directory, made lazily
+		return err
+	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 	if err != nil {
 		return err

@@ -33,6 +33,7 @@ type harness struct {
 	bus      eventbus.Bus
 	ws       *session.Workspace
 	dir      string
+	data     string // the service's DataDir
 }
 
 func newHarness(t testing.TB, p llm.Provider, cfg runner.ServiceConfig) *harness {
@@ -41,6 +42,7 @@ func newHarness(t testing.TB, p llm.Provider, cfg runner.ServiceConfig) *harness
 	env := map[string]string{"HOME": home, "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
 	h := &harness{sessions: session.NewMemStore(), ledger: session.NewMemLedger(), bus: eventbus.NewMemory(eventbus.Options{}), dir: dir}
 	cfg.Sessions, cfg.Ledger, cfg.Bus, cfg.DataDir = h.sessions, h.ledger, h.bus, t.TempDir()
+	h.data = cfg.DataDir
 	if extra := cfg.Getenv; extra != nil { // the test's variables win
 		cfg.Getenv = func(k string) string {
 			if v := extra(k); v != "" {

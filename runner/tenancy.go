@@ -75,17 +75,17 @@ func (t *Tenancy) fence(root string) builtin.Fence {
 // else the host, said loudly.
 func (s *Setup) tenantBackend(local exec.Local, sessDir string) (exec.Backend, error) {
 	t := s.cfg.Tenancy
-	cache := filepath.Join(sessDir, "cache")
-	if sessDir == "" {
-		cache = ""
-	} else if err := os.MkdirAll(cache, 0o700); err != nil {
-		return nil, fmt.Errorf("sandbox: the run's cache directory: %w", err)
+	cache := ""
+	if sessDir != "" {
+		cache = filepath.Join(sessDir, "cache")
 	}
 	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: exec.SelfHelper(), ConfineReads: true,
 		Cache: cache, GoModCache: goModCache(s.cfg.Getenv), Hide: s.sandboxHide(),
 		HidePaths: append(homeCredentials(s.cfg.Loaded.Paths.Home), t.Hidden...)}
 	err := sb.Available()
 	switch {
+	case err == nil && cache != "":
+		return &cachedSandbox{Sandbox: sb}, nil
 	case err == nil:
 		return sb, nil
 	case t.RemoteCallers && !t.AllowUnconfined:

@@ -3,7 +3,9 @@ package runner_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -285,5 +287,28 @@ func TestTenantWorkspaceIsTheOpenedDirectory_API9(t *testing.T) {
 	}
 	if bwrap && strings.TrimSpace(resultText(res["pwd"])) != bobDir {
 		t.Errorf("commands run in %q, want the opened directory %s", resultText(res["pwd"]), bobDir)
+	}
+}
+
+// A server's run makes its session's directory when a file or a command
+// needs it (issue 30): none for a run without commands; for a command,
+// the sandbox's cache directory in it, which the command gets as
+// XDG_CACHE_HOME (private to the session, API-9).
+func TestTenantSessionDirMadeWhenNeeded_API9(t *testing.T) {
+	if err := (&exec.Sandbox{}).Available(); err != nil {
+		t.Skipf("environment: bwrap cannot run here, the confined server run is untested: %v", err)
+	}
+	w := newTenantWorld(t, &runner.Tenancy{RemoteCallers: true})
+	dir := filepath.Join(w.h.data, w.bobOwn.ID)
+	w.run(t, w.bobOwn, map[string][2]string{"ls": {"list_dir", input("path", ".")}})
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a run without commands made its session's directory: %v", err)
+	}
+	res := w.run(t, w.bobOwn, map[string][2]string{"cache": {"bash", input("command", `test -d "$XDG_CACHE_HOME" && echo ok-$((40+2))`)}})
+	if text := resultText(res["cache"]); res["cache"].IsError || !strings.Contains(text, "ok-42") {
+		t.Errorf("the command has no cache directory: %q", text)
+	}
+	if fi, err := os.Lstat(filepath.Join(dir, "cache")); err != nil || !fi.IsDir() {
+		t.Errorf("the session's cache directory: %v", err)
 	}
 }
