@@ -5,7 +5,6 @@ import (
 	"sync"
 
 	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/permission"
 )
 
@@ -19,12 +18,12 @@ type remoteApprover struct {
 	// questions are the ask_user questions waiting (askuser.go), by call
 	// id; publish sends a question event into the run's stream (set by
 	// the run once its stream exists).
-	questions map[string]chan api.QuestionAnswer
+	questions map[string]chan questionReply
 	publish   func(agent.Event) error
 }
 
 func newRemoteApprover() *remoteApprover {
-	return &remoteApprover{pending: map[string]chan permission.Verdict{}, questions: map[string]chan api.QuestionAnswer{}}
+	return &remoteApprover{pending: map[string]chan permission.Verdict{}, questions: map[string]chan questionReply{}}
 }
 
 // Approve implements permission.Approver: it waits for the answer to the

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
@@ -67,10 +66,10 @@ func (a *remoteApprover) askCall(ctx context.Context, callID, question string, o
 	defer t.Stop()
 	select {
 	case ans := <-ch:
-		if ans.Declined {
+		if ans.declined {
 			return "", builtin.ErrDeclined
 		}
-		return ans.Answer, nil
+		return ans.answer, nil
 	case <-t.C:
 		return "", builtin.NoAnswerError{After: timeout}
 	case <-ctx.Done():
@@ -78,13 +77,20 @@ func (a *remoteApprover) askCall(ctx context.Context, callID, question string, o
 	}
 }
 
+// questionReply is the user's answer to an ask_user question, or a
+// decline (the terminal UI's Esc, the API's "declined": true).
+type questionReply struct {
+	answer   string
+	declined bool
+}
+
 // expectQuestion opens the question of callID.
-func (a *remoteApprover) expectQuestion(callID string) chan api.QuestionAnswer {
+func (a *remoteApprover) expectQuestion(callID string) chan questionReply {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ch, ok := a.questions[callID]
 	if !ok {
-		ch = make(chan api.QuestionAnswer, 1)
+		ch = make(chan questionReply, 1)
 		a.questions[callID] = ch
 	}
 	return ch
@@ -92,7 +98,7 @@ func (a *remoteApprover) expectQuestion(callID string) chan api.QuestionAnswer {
 
 // answerQuestion delivers answer to the pending question of callID; false
 // when none is pending or it was answered already.
-func (a *remoteApprover) answerQuestion(callID string, answer api.QuestionAnswer) bool {
+func (a *remoteApprover) answerQuestion(callID string, answer questionReply) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	ch, ok := a.questions[callID]

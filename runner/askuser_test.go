@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/runner"
@@ -47,7 +46,10 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	answers := map[string]api.QuestionAnswer{"q1": {Answer: "PostgreSQL"}, "q3": {Declined: true}}
+	answers := map[string]struct {
+		text     string
+		declined bool
+	}{"q1": {text: "PostgreSQL"}, "q3": {declined: true}}
 	toolEnd := func() string {
 		for ev := range sub.Events() {
 			var a agent.Event
@@ -63,7 +65,7 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 					t.Errorf("question event %+v", a)
 				}
 				if ans, ok := answers[a.CallID]; ok {
-					if err := h.svc.AnswerQuestion(ctx, a.RunID, a.CallID, ans); err != nil {
+					if err := h.svc.AnswerQuestion(ctx, a.RunID, a.CallID, ans.text, ans.declined); err != nil {
 						t.Errorf("answer: %v", err)
 					}
 				}
@@ -78,7 +80,7 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 		t.Errorf("answered question: the model read %q", out)
 	}
 	h.wait(t, r.ID)
-	if err := h.svc.AnswerQuestion(ctx, r.ID, "q1", api.QuestionAnswer{Answer: "again"}); !errors.Is(err, session.ErrNotFound) {
+	if err := h.svc.AnswerQuestion(ctx, r.ID, "q1", "again", false); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("answering an ended run's question: %v, want ErrNotFound", err)
 	}
 	stored, err := h.ledger.Events(ctx, s.ID, 0, 100)

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/permission"
@@ -307,12 +306,15 @@ func (s *Service) Answer(ctx context.Context, runID, callID string, v permission
 }
 
 // AnswerQuestion answers the pending ask_user question of callID in run
-// runID (the question event), or declines it; none pending wraps
+// runID (the question event) with answer, or declines it (the user chose
+// not to answer; answer is then empty); none pending wraps
 // session.ErrNotFound. In a split service the answer reaches the process
 // running the run as a permission answer does.
-func (s *Service) AnswerQuestion(ctx context.Context, runID, callID string, answer api.QuestionAnswer) error {
-	return s.answerRun(ctx, signal{RunID: runID, CallID: callID, Answer: &answer.Answer, Declined: answer.Declined},
-		func(l *live) bool { return l.approver.answerQuestion(callID, answer) })
+func (s *Service) AnswerQuestion(ctx context.Context, runID, callID, answer string, declined bool) error {
+	return s.answerRun(ctx, signal{RunID: runID, CallID: callID, Answer: &answer, Declined: declined},
+		func(l *live) bool {
+			return l.approver.answerQuestion(callID, questionReply{answer: answer, declined: declined})
+		})
 }
 
 // answerRun gives a run's pending question its answer: in this process

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner/queue"
 	"github.com/reinhq/rein/session"
@@ -174,7 +173,7 @@ func (s *Service) deliver(msg []byte) {
 		if sig.Verdict != nil {
 			taken = l.approver.answer(sig.CallID, *sig.Verdict)
 		} else {
-			taken = l.approver.answerQuestion(sig.CallID, api.QuestionAnswer{Answer: *sig.Answer, Declined: sig.Declined})
+			taken = l.approver.answerQuestion(sig.CallID, questionReply{answer: *sig.Answer, declined: sig.Declined})
 		}
 		if sig.ID != "" {
 			if err := s.signal(s.base, signal{ReplyTo: sig.ID, Taken: taken}); err != nil {

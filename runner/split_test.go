@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/reinhq/rein/agent"
-	"github.com/reinhq/rein/api"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
 	"github.com/reinhq/rein/llm/registry"
@@ -325,10 +324,10 @@ func TestSplitAnswerQuestion_API5(t *testing.T) {
 		var a agent.Event
 		json.Unmarshal(ev.Data, &a)
 		if a.Type == agent.EventQuestion && a.RunID == r.ID {
-			if err := s.api.AnswerQuestion(ctx, r.ID, "no-such-call", api.QuestionAnswer{Answer: "x"}); !errors.Is(err, session.ErrNotFound) {
+			if err := s.api.AnswerQuestion(ctx, r.ID, "no-such-call", "x", false); !errors.Is(err, session.ErrNotFound) {
 				t.Errorf("answering an unknown call through the API service: %v, want ErrNotFound", err)
 			}
-			if err := s.api.AnswerQuestion(ctx, r.ID, a.CallID, api.QuestionAnswer{Answer: "8080"}); err != nil {
+			if err := s.api.AnswerQuestion(ctx, r.ID, a.CallID, "8080", false); err != nil {
 				t.Fatalf("answer through the API service: %v", err)
 			}
 		}
@@ -342,7 +341,7 @@ func TestSplitAnswerQuestion_API5(t *testing.T) {
 	if run := s.wait(t, r.ID); run.Status != session.RunCompleted {
 		t.Errorf("the answered run ended %s (%s)", run.Status, run.Error)
 	}
-	if err := s.api.AnswerQuestion(ctx, r.ID, "q1", api.QuestionAnswer{Answer: "again"}); !errors.Is(err, session.ErrNotFound) {
+	if err := s.api.AnswerQuestion(ctx, r.ID, "q1", "again", false); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("answering an ended run: %v, want ErrNotFound", err)
 	}
 }

@@ -137,7 +137,7 @@ func (f *fakeRuntime) Answer(_ context.Context, runID, callID string, v permissi
 
 // AnswerQuestion implements server.QuestionAnswerer: questions are put
 // with askQuestion.
-func (f *fakeRuntime) AnswerQuestion(_ context.Context, runID, callID string, answer api.QuestionAnswer) error {
+func (f *fakeRuntime) AnswerQuestion(_ context.Context, runID, callID, answer string, declined bool) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err != nil {
@@ -147,7 +147,7 @@ func (f *fakeRuntime) AnswerQuestion(_ context.Context, runID, callID string, an
 		return fmt.Errorf("run %s: no question for %s: %w", runID, callID, session.ErrNotFound)
 	}
 	delete(f.questions, runID+"/"+callID)
-	f.replies = append(f.replies, answer)
+	f.replies = append(f.replies, api.QuestionAnswer{Answer: answer, Declined: declined})
 	return nil
 }
 

@@ -19,7 +19,7 @@ type QuestionAnswerer interface {
 	// AnswerQuestion answers (or declines) the pending ask_user question
 	// of callID in run runID; none pending is an error wrapping
 	// session.ErrNotFound.
-	AnswerQuestion(ctx context.Context, runID, callID string, answer api.QuestionAnswer) error
+	AnswerQuestion(ctx context.Context, runID, callID, answer string, declined bool) error
 }
 
 type questionInput struct {
@@ -52,7 +52,7 @@ func (s *Server) answerQuestion(ctx context.Context, in *questionInput) (*struct
 	}
 	qa, ok := s.cfg.Runtime.(QuestionAnswerer)
 	if ok {
-		err = qa.AnswerQuestion(ctx, in.ID, in.CallID, in.Body)
+		err = qa.AnswerQuestion(ctx, in.ID, in.CallID, in.Body.Answer, in.Body.Declined)
 	}
 	if !ok || errors.Is(err, session.ErrNotFound) {
 		return nil, huma.Error404NotFound(fmt.Sprintf("run %s has no pending question for call %q: it was answered, timed out, or the run ended (see the run's tool_end event for the call)", in.ID, in.CallID))
