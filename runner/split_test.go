@@ -6,6 +6,7 @@ import (
 	"errors"
 	"iter"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -298,8 +299,9 @@ func TestSplitQueueUnavailable_API5(t *testing.T) {
 }
 
 // PERM-3 in split mode: an ask_user question of a run on the worker is
-// answered through the API process's service, the answer travelling as a
-// permission answer does (the broadcast, and the worker's reply).
+// answered (or declined) through the API process's service, the answer
+// travelling as a permission answer does (the broadcast, and the worker's
+// reply).
 func TestSplitAnswerQuestion_API5(t *testing.T) {
 	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
 		if last := req.Messages[len(req.Messages)-1]; len(last.ToolResults()) > 0 {
@@ -310,38 +312,49 @@ func TestSplitAnswerQuestion_API5(t *testing.T) {
 	}}}
 	s := newSplit(t, p, nil, nil)
 	ctx := context.Background()
-	sess := s.newSession(t)
-	sub, err := s.bus.Subscribe(ctx, sess.ID, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer sub.Close()
-	r, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "serve it"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for ev := range sub.Events() {
-		var a agent.Event
-		json.Unmarshal(ev.Data, &a)
-		if a.Type == agent.EventQuestion && a.RunID == r.ID {
-			if err := s.api.AnswerQuestion(ctx, r.ID, "no-such-call", "x", false); !errors.Is(err, session.ErrNotFound) {
-				t.Errorf("answering an unknown call through the API service: %v, want ErrNotFound", err)
+	for _, c := range []struct {
+		name, answer string
+		declined     bool
+		want         string
+	}{
+		{"answered", "8080", false, "The user answered: 8080"},
+		{"declined", "", true, "The user declined to answer"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sess := s.newSession(t)
+			sub, err := s.bus.Subscribe(ctx, sess.ID, 0)
+			if err != nil {
+				t.Fatal(err)
 			}
-			if err := s.api.AnswerQuestion(ctx, r.ID, a.CallID, "8080", false); err != nil {
-				t.Fatalf("answer through the API service: %v", err)
+			defer sub.Close()
+			r, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "serve it"})
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
-		if a.Type == agent.EventToolEnd && a.RunID == r.ID {
-			if a.Tool.Output != "The user answered: 8080" {
-				t.Errorf("the model read %q", a.Tool.Output)
+			for ev := range sub.Events() {
+				var a agent.Event
+				json.Unmarshal(ev.Data, &a)
+				if a.Type == agent.EventQuestion && a.RunID == r.ID {
+					if err := s.api.AnswerQuestion(ctx, r.ID, "no-such-call", "x", false); !errors.Is(err, session.ErrNotFound) {
+						t.Errorf("answering an unknown call through the API service: %v, want ErrNotFound", err)
+					}
+					if err := s.api.AnswerQuestion(ctx, r.ID, a.CallID, c.answer, c.declined); err != nil {
+						t.Fatalf("answer through the API service: %v", err)
+					}
+				}
+				if a.Type == agent.EventToolEnd && a.RunID == r.ID {
+					if !strings.HasPrefix(a.Tool.Output, c.want) {
+						t.Errorf("the model read %q, want %q…", a.Tool.Output, c.want)
+					}
+					break
+				}
 			}
-			break
-		}
-	}
-	if run := s.wait(t, r.ID); run.Status != session.RunCompleted {
-		t.Errorf("the answered run ended %s (%s)", run.Status, run.Error)
-	}
-	if err := s.api.AnswerQuestion(ctx, r.ID, "q1", "again", false); !errors.Is(err, session.ErrNotFound) {
-		t.Errorf("answering an ended run: %v, want ErrNotFound", err)
+			if run := s.wait(t, r.ID); run.Status != session.RunCompleted {
+				t.Errorf("the run ended %s (%s)", run.Status, run.Error)
+			}
+			if err := s.api.AnswerQuestion(ctx, r.ID, "q1", "again", false); !errors.Is(err, session.ErrNotFound) {
+				t.Errorf("answering an ended run: %v, want ErrNotFound", err)
+			}
+		})
 	}
 }
