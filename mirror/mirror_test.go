@@ -700,6 +700,21 @@ func TestMirrorSweepOnOpen(t *testing.T) {
 	compareMirror(t, src, mirror, c)
 }
 
+// projectIn makes a project directory (with its .rein) and alice's project
+// workspace of it in src.
+func projectIn(t testing.TB, src memSource) (string, *session.Workspace) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, ".rein"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
+	if err := src.CreateWorkspace(context.Background(), ws); err != nil {
+		t.Fatal(err)
+	}
+	return dir, ws
+}
+
 // memMirror is a mirror database in memory.
 type memMirror struct{ *session.MemStore }
 
@@ -710,15 +725,8 @@ func (memMirror) Close() error { return nil }
 func TestMirrorBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newMemSource()
-		dir := t.TempDir()
-		if err := os.Mkdir(filepath.Join(dir, ".rein"), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		ctx := context.Background()
-		ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
-		if err := src.CreateWorkspace(ctx, ws); err != nil {
-			t.Fatal(err)
-		}
+		dir, ws := projectIn(t, src)
 		s := &session.Session{Caller: "alice", Workspace: ws.ID, WorkDir: dir}
 		if err := src.Create(ctx, s); err != nil {
 			t.Fatal(err)
@@ -835,15 +843,8 @@ func (b blockingStore) Get(ctx context.Context, id string) (*session.Session, er
 // from memory into a new SQLite mirror.
 func BenchmarkMirrorRebuild(b *testing.B) {
 	src := newMemSource()
-	dir := b.TempDir()
-	if err := os.Mkdir(filepath.Join(dir, ".rein"), 0o755); err != nil {
-		b.Fatal(err)
-	}
 	ctx := context.Background()
-	ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
-	if err := src.CreateWorkspace(ctx, ws); err != nil {
-		b.Fatal(err)
-	}
+	dir, ws := projectIn(b, src)
 	const sessions, entries = 20, 200
 	for range sessions {
 		s := &session.Session{Caller: "alice", Workspace: ws.ID, WorkDir: dir}
@@ -924,15 +925,8 @@ func (b *barrierMirror) Create(ctx context.Context, s *session.Session) error {
 func TestMirrorCopiesTogether_API6(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		src := newMemSource()
-		dir := t.TempDir()
-		if err := os.Mkdir(filepath.Join(dir, ".rein"), 0o755); err != nil {
-			t.Fatal(err)
-		}
 		ctx := context.Background()
-		ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
-		if err := src.CreateWorkspace(ctx, ws); err != nil {
-			t.Fatal(err)
-		}
+		dir, ws := projectIn(t, src)
 		dst := &barrierMirror{memMirror: memMirror{session.NewMemStore()}, want: 3, all: make(chan struct{})}
 		m, err := mirror.New(mirror.Config{Store: src, Ledger: src, Open: func(path string) (mirror.DB, error) {
 			return dst, os.WriteFile(path, nil, 0o600)
