@@ -245,6 +245,12 @@ func (g *Gateway) Run(ctx context.Context) error {
 	defer cancel()
 	g.base.Store(&ctx)
 	if err := g.resume(ctx); err != nil {
+		stopped := ctx.Err() != nil // what was not resumed stays open for the next start
+		cancel()
+		g.drain()
+		if stopped {
+			return nil
+		}
 		return err
 	}
 	errc := make(chan error, len(g.order))
@@ -270,11 +276,17 @@ func (g *Gateway) Run(ctx context.Context) error {
 	}
 	cancel()
 	polls.Wait()
+	g.drain()
+	return err
+}
+
+// drain lets no goroutine start any more and waits for those running (the
+// replies being sent).
+func (g *Gateway) drain() {
 	g.spawnMu.Lock()
 	g.stopped = true // no goroutine starts after this; wg.Wait sees them all
 	g.spawnMu.Unlock()
 	g.wg.Wait()
-	return err
 }
 
 // sweep drops idle chats from the pool and forgets old refusals.
