@@ -188,21 +188,19 @@ func (c *Client) Cancel(ctx context.Context, id string) (*api.Run, error) {
 // /runs/{id}/permissions/{call_id}. No question pending for callID is
 // [ErrNotFound].
 func (c *Client) Answer(ctx context.Context, runID, callID string, a api.PermissionAnswer) error {
-	p, err := seg("run", runID)
-	if err != nil {
-		return err
-	}
-	cp, err := seg("tool call", callID)
-	if err != nil {
-		return err
-	}
-	return c.do(ctx, http.MethodPost, "/runs/"+p+"/permissions/"+cp, nil, a, nil)
+	return c.answerCall(ctx, runID, "permissions", callID, a)
 }
 
 // AnswerQuestion answers a question event of a run (the model's
 // ask_user): POST /runs/{id}/questions/{call_id}. No question pending for
 // callID is [ErrNotFound].
 func (c *Client) AnswerQuestion(ctx context.Context, runID, callID string, answer api.QuestionAnswer) error {
+	return c.answerCall(ctx, runID, "questions", callID, answer)
+}
+
+// answerCall posts body to POST /runs/{runID}/{kind}/{callID}: the answer
+// to a question a run's tool call waits on.
+func (c *Client) answerCall(ctx context.Context, runID, kind, callID string, body any) error {
 	p, err := seg("run", runID)
 	if err != nil {
 		return err
@@ -211,7 +209,7 @@ func (c *Client) AnswerQuestion(ctx context.Context, runID, callID string, answe
 	if err != nil {
 		return err
 	}
-	return c.do(ctx, http.MethodPost, "/runs/"+p+"/questions/"+cp, nil, answer, nil)
+	return c.do(ctx, http.MethodPost, "/runs/"+p+"/"+kind+"/"+cp, nil, body, nil)
 }
 
 // AuditQuery selects records of [Client.Audit]; zero fields do not filter.

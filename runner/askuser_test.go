@@ -29,12 +29,7 @@ func TestAskUserOverServer_PERM3(t *testing.T) {
 		llmtest.Reply{Text: "went on"},
 		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("q3", "ask_user", `{"question":"Tabs or spaces?","options":["tabs","spaces"]}`)}},
 		llmtest.Reply{Text: "chose myself"})
-	h := newHarness(t, p, runner.ServiceConfig{Getenv: func(k string) string {
-		if k == "REIN_ASK_TIMEOUT" {
-			return "1s"
-		}
-		return ""
-	}})
+	h := newHarness(t, p, runner.ServiceConfig{Getenv: askTimeoutEnv("1s")})
 	s := h.newSession(t)
 	ctx := context.Background()
 	sub, err := h.bus.Subscribe(ctx, s.ID, 0)

@@ -24,6 +24,17 @@ import (
 	"github.com/reinhq/rein/session"
 )
 
+// askTimeoutEnv is a Service's environment with permissions.ask_timeout
+// set to d (REIN_ASK_TIMEOUT) and nothing else.
+func askTimeoutEnv(d string) func(string) string {
+	return func(k string) string {
+		if k == "REIN_ASK_TIMEOUT" {
+			return d
+		}
+		return ""
+	}
+}
+
 // harness is a Service over the in-memory store, ledger and bus, with a
 // provider the test gives, in a fresh HOME and workspace.
 type harness struct {
@@ -279,12 +290,7 @@ func TestPermissionAnswered_PERM3(t *testing.T) {
 		llmtest.Reply{Text: "written"},
 		llmtest.Reply{ToolCalls: []llm.ToolUse{llmtest.Call("c2", "write_file", `{"path":"b.txt","content":"hi"}`)}},
 		llmtest.Reply{Text: "gave up"})
-	h := newHarness(t, p, runner.ServiceConfig{Getenv: func(k string) string {
-		if k == "REIN_ASK_TIMEOUT" {
-			return "1s"
-		}
-		return ""
-	}})
+	h := newHarness(t, p, runner.ServiceConfig{Getenv: askTimeoutEnv("1s")})
 	s := h.newSession(t)
 	ctx := context.Background()
 	sub, err := h.bus.Subscribe(ctx, s.ID, 0)

@@ -41,13 +41,7 @@ func newTenantWorld(t *testing.T, tenancy *runner.Tenancy) tenantWorld {
 	}
 	// A question nobody answers is denied in a second: the calls the policy
 	// asks about get no further, which is not what these tests are about.
-	getenv := func(k string) string {
-		if k == "REIN_ASK_TIMEOUT" {
-			return "1s"
-		}
-		return ""
-	}
-	w.h = newHarness(t, w.p, runner.ServiceConfig{AllowBypass: true, Tenancy: tenancy, Getenv: getenv})
+	w.h = newHarness(t, w.p, runner.ServiceConfig{AllowBypass: true, Tenancy: tenancy, Getenv: askTimeoutEnv("1s")})
 	put := func(p, content string) {
 		t.Helper()
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
