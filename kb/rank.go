@@ -168,6 +168,13 @@ type query struct {
 	wantsTests bool
 }
 
+// MaxQueryWords is how many distinct words of a query, and how many of
+// its adjacent pairs, count; the rest of a longer query is ignored. Each
+// term is a pass over its postings: a query of thousands of words (a
+// pasted file, or a hostile model's kb_search) held a core for 22 s on
+// the GOROOT index in SQLite.
+const MaxQueryWords = 64
+
 // analyseQuery makes the keyword pass's terms of a query: its Terms
 // without query stopwords (unless nothing else is left), each plural also
 // as its singular ("retries" → retry), and each pair of adjacent words
@@ -188,7 +195,11 @@ func analyseQuery(q string) query {
 	if len(kept) == 0 {
 		kept = all
 	}
-	out.words = dedupe(slices.Clone(kept))
+	kept = dedupe(kept)
+	if len(kept) > MaxQueryWords {
+		kept = kept[:MaxQueryWords]
+	}
+	out.words = slices.Clone(kept)
 	out.packages = qualifiers(q)
 	out.wordOf = map[string]int{}
 	for i, w := range out.words[:min(len(out.words), 64)] {
@@ -205,13 +216,14 @@ func analyseQuery(q string) query {
 		kept = append(kept, stems(t)...)
 	}
 	words := queryWords(q)
-	for i := 1; i < len(words); i++ {
+	for i, pairs := 1, 0; i < len(words) && pairs < MaxQueryWords; i++ {
 		a, b := words[i-1], words[i]
 		if queryStopwords[a] || queryStopwords[b] || stopwords[a] || stopwords[b] {
 			continue
 		}
 		if j := a + b; len(j) <= MaxTermLen {
 			kept = append(kept, j)
+			pairs++
 		}
 	}
 	out.terms = dedupe(kept)
