@@ -233,9 +233,37 @@ func TestRankDocumentsCoverage_KB4(t *testing.T) {
 	if got[0].Doc != "b.go" {
 		t.Errorf("ranked %s first, want b.go (all the words)", got[0].Doc)
 	}
-	r.Coverage = -1
+	r.Coverage, r.Proximity = -1, -1
 	if got = rankDocuments(slices.Clone(hits), q, r.withDefaults()); got[0].Doc != "a.go" {
 		t.Errorf("coverage off: ranked %s first, want a.go (the better score)", got[0].Doc)
+	}
+}
+
+// A document whose chunks hold the query's adjacent words side by side
+// (in prose, or as the parts of an identifier) ranks above one of equal
+// evidence holding them apart (SPEC KB-4, Ranking.Proximity).
+func TestRankDocumentsProximity_KB4(t *testing.T) {
+	hit := func(doc, text string, score float64) Hit {
+		return Hit{Chunk: Chunk{Doc: doc, Start: 1, End: 9, Text: text}, Score: score}
+	}
+	q := analyseQuery("what does the write barrier do while marking")
+	if want := [][2]int{{0, 1}, {2, 3}}; !slices.Equal(q.pairs, want) {
+		t.Fatalf("pairs %v of words %v, want %v (write barrier, while marking)", q.pairs, q.words, want)
+	}
+	for _, tc := range []struct{ near, far string }{
+		{"// the write barrier shades while marking", "// write the value\n// barrier while\n// marking"},
+		{"if writeBarrier.enabled { markWhileMarking() }", "write(x)\nbarrier()\nwhile()\nmarking()"},
+		{"// the barrier is a write of a pointer while marking", "// write the value\n// barrier while\n// marking"},
+	} {
+		hits := []Hit{hit("far.go", tc.far, 10), hit("near.go", tc.near, 9.5)}
+		r := Ranking{}.withDefaults()
+		if got := rankDocuments(slices.Clone(hits), q, r); got[0].Doc != "near.go" {
+			t.Errorf("%q against %q: ranked %s first, want near.go", tc.near, tc.far, got[0].Doc)
+		}
+		r.Proximity = -1
+		if got := rankDocuments(slices.Clone(hits), q, r.withDefaults()); got[0].Doc != "far.go" {
+			t.Errorf("proximity off: ranked %s first, want far.go (the better score)", got[0].Doc)
+		}
 	}
 }
 
