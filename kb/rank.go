@@ -189,13 +189,17 @@ type query struct {
 // the GOROOT index in SQLite.
 const MaxQueryWords = 64
 
-// analyseQuery makes the keyword pass's terms of a query: its Terms
-// without query stopwords (unless nothing else is left), each plural also
-// as its singular ("retries" → retry), and each pair of adjacent words
-// also as one ("back off" → backoff, "read file" → readfile, as code
-// spells them).
+// analyseQuery makes the keyword pass's terms of a query: its Terms and
+// those of the English words of the programming terms its Chinese text
+// holds (glossary), without query stopwords (unless nothing else is
+// left), each plural also as its singular ("retries" → retry), and each
+// pair of adjacent words also as one ("back off" → backoff, "read file"
+// → readfile, as code spells them).
 func analyseQuery(q string) query {
 	all := Terms(q)
+	if g := glossaryWords(q); g != "" {
+		all = append(all, Terms(g)...)
+	}
 	var out query
 	kept := make([]string, 0, len(all))
 	for _, t := range all {
