@@ -416,7 +416,7 @@ var goos = map[string]bool{
 // Variant reports a platform's variant of code, which the keyword pass
 // ranks a little below the portable code it specialises: assembly (.s)
 // and Go files for one processor architecture (sha256block_amd64.go,
-// zsys_linux_arm64.go) or one operating system (file_plan9.go,
+// zsys_linux_arm64.go, the compiler's rewriteAMD64.go) or one operating system (file_plan9.go,
 // root_darwin.go, as Go's build constraints name them).
 func Variant(p string) bool {
 	v, _ := platform(p)
@@ -450,7 +450,25 @@ func platform(p string) (variant bool, os string) {
 			return true, ""
 		}
 	}
+	if camelArch(stem) {
+		return true, ""
+	}
 	return false, ""
+}
+
+// camelArch reports a Go file name ending in an architecture's name as
+// Go's compiler spells it after a lowercase word: rewriteAMD64,
+// rewriteWasm (not alarm: the name must start with a capital).
+func camelArch(stem string) bool {
+	for a := range archs {
+		for _, name := range []string{strings.ToUpper(a), strings.ToUpper(a[:1]) + a[1:]} {
+			n := len(stem) - len(name)
+			if n > 0 && strings.HasSuffix(stem, name) && 'a' <= stem[n-1] && stem[n-1] <= 'z' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // docRank is a document's evidence in the keyword pass.

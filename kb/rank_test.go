@@ -41,22 +41,28 @@ func TestDemoted_KB4(t *testing.T) {
 
 func TestVariant_KB4(t *testing.T) {
 	for p, want := range map[string]bool{
-		"crypto/sha256/sha256block_amd64.s":  true,
-		"crypto/sha256/sha256block_amd64.go": true,
-		"runtime/sys_linux_arm64.go":         true,
-		"runtime/asm.S":                      true,
-		"crypto/sha256/sha256.go":            false,
-		"runtime/netpoll_epoll.go":           false,
-		"os/user/lookup_unix.go":             false,
-		"cmd/internal/obj/arm64/asm7.go":     false, // a directory named for an architecture: portable code about it
-		"cmd/link/internal/amd64.go":         false, // the architecture alone names the file
-		"docs/amd64_notes.md":                false,
-		"os/file_plan9.go":                   true, // an operating system's variant
-		"crypto/aes/gcm_ppc64x.go":           true, // a family of architectures
-		"crypto/x509/root_darwin.go":         true,
-		"syscall/syscall_linux_test.go":      true,
-		"os/linux.go":                        false, // the system alone names the file
-		"net/js_parse.go":                    false, // Go reads only the last parts
+		"crypto/sha256/sha256block_amd64.s":        true,
+		"crypto/sha256/sha256block_amd64.go":       true,
+		"runtime/sys_linux_arm64.go":               true,
+		"runtime/asm.S":                            true,
+		"crypto/sha256/sha256.go":                  false,
+		"runtime/netpoll_epoll.go":                 false,
+		"os/user/lookup_unix.go":                   false,
+		"cmd/internal/obj/arm64/asm7.go":           false, // a directory named for an architecture: portable code about it
+		"cmd/link/internal/amd64.go":               false, // the architecture alone names the file
+		"docs/amd64_notes.md":                      false,
+		"os/file_plan9.go":                         true, // an operating system's variant
+		"crypto/aes/gcm_ppc64x.go":                 true, // a family of architectures
+		"crypto/x509/root_darwin.go":               true,
+		"syscall/syscall_linux_test.go":            true,
+		"os/linux.go":                              false, // the system alone names the file
+		"net/js_parse.go":                          false, // Go reads only the last parts
+		"cmd/compile/internal/ssa/rewriteAMD64.go": true,  // the compiler's spelling
+		"cmd/compile/internal/ssa/rewrite386.go":   true,
+		"cmd/compile/internal/ssa/rewriteWasm.go":  true,
+		"cmd/compile/internal/ssa/rewrite.go":      false,
+		"time/alarm.go":                            false, // arm, but not a capital's
+		"cmd/asm/ARM64.go":                         false, // the architecture alone names the file
 	} {
 		if got := Variant(p); got != want {
 			t.Errorf("Variant(%q) = %v, want %v", p, got, want)
