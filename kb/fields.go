@@ -19,17 +19,12 @@ const (
 	declWeight = 2
 	// headingWeight: the heading or declaration the chunk sits in.
 	headingWeight = 1
-	// docWeight: the comments of code in column 0 (Go's doc comments,
-	// a package's and each top-level declaration's), extra to their
-	// occurrence in the text: they say in prose what the code does, in
-	// the words a question uses.
-	docWeight = 1
 )
 
 // IndexVersion names how chunks are analysed into terms (Terms and
 // ChunkTerms); it is part of a Document's Hash, so a change of analysis
 // re-indexes every document on the next add or reindex.
-const IndexVersion = "t4"
+const IndexVersion = "t3"
 
 // ChunkTerms are the terms the keyword pass matches a chunk on: those of
 // its fields, each repeated by its weight (see pathWeight and the rest):
@@ -74,17 +69,7 @@ func chunkAnalysis(c Chunk) *analyser {
 	field(strings.TrimSuffix(c.Doc, path.Ext(c.Doc)), pathWeight)
 	field(declared(c.Doc, c.Text), declWeight)
 	field(c.Heading, headingWeight)
-	if isMarkdown(c.Doc) {
-		field(c.Text, 1)
-		return &a
-	}
-	for line := range strings.Lines(c.Text) {
-		if isDocComment(line) {
-			field(line, 1+docWeight)
-		} else {
-			a.words(line)
-		}
-	}
+	field(c.Text, 1)
 	return &a
 }
 
@@ -165,17 +150,4 @@ func lastIdent(s string) string {
 		n--
 	}
 	return s[n:]
-}
-
-// isDocComment reports a line of code that is a comment in column 0: "//"
-// (Go, C, Java, JavaScript, Rust) but not a Go directive ("//go:build"),
-// or "# " (Python, shell, YAML).
-func isDocComment(line string) bool {
-	switch {
-	case strings.HasPrefix(line, "//"):
-		return !strings.HasPrefix(line, "//go:") && !strings.HasPrefix(line, "//line ")
-	case strings.HasPrefix(line, "# "):
-		return true
-	}
-	return false
 }

@@ -47,8 +47,8 @@ func TestChunkTermsFields_KB4(t *testing.T) {
 		"net":     pathWeight,
 		"http":    pathWeight,
 		"client":  pathWeight + declWeight + headingWeight + 1,
-		"sends":   1 + docWeight, // a doc comment
-		"request": 2 + docWeight, // the comment and *Request
+		"sends":   1,
+		"request": 2, // the comment and *Request
 		"send":    1,
 		"go":      0, // the extension is no term
 	} {
@@ -63,33 +63,6 @@ func TestChunkTermsFields_KB4(t *testing.T) {
 	html := ChunkTerms(Chunk{Doc: "go_spec.html", Text: "<h2 id=\"Types\">Types</h2>\n<p>A type</p>\n"})
 	if !slices.Contains(html, "types") {
 		t.Errorf("an HTML heading: %v", html)
-	}
-}
-
-// Comments in column 0 of code (doc comments) count docWeight times more
-// than their text; Go directives, indented comments and Markdown do not
-// (SPEC KB-4).
-func TestChunkTermsDocComments_KB4(t *testing.T) {
-	for _, tc := range []struct {
-		doc, text string
-		want      int // how often "retries" is a term
-	}{
-		{"a.go", "// Backoff retries.\nfunc Backoff() {}\n", 1 + docWeight},
-		{"a.go", "func Backoff() {\n\t// retries\n}\n", 1},
-		{"a.go", "//go:generate retries\n", 1},
-		{"a.py", "# retries with jitter\ndef backoff(): pass\n", 1 + docWeight},
-		{"a.c", "#include <retries.h>\n", 1},
-		{"a.md", "// retries\n", 1},
-	} {
-		n := 0
-		for _, term := range ChunkTerms(Chunk{Doc: tc.doc, Text: tc.text}) {
-			if term == "retries" {
-				n++
-			}
-		}
-		if n != tc.want {
-			t.Errorf("%s %q: retries %d times, want %d", tc.doc, tc.text, n, tc.want)
-		}
 	}
 }
 
@@ -128,29 +101,13 @@ func FuzzChunkFields(f *testing.F) {
 	f.Add("net/http/client.go", "type Client struct {", "func (c *Client) Do(req *Request) {\n\tread_file(ÄRequest)\n}\n", "client")
 	f.Add("doc.md", "# 读取文件", "读取文件 line_by_line HTTPServer utf8", "文件")
 	f.Add("a.go", "", "x__y ReadFileReadFile readfile", "readfile")
-	f.Add("b.go", "", "// Package b reads.\n//go:build linux\n# not Go\n\t// indented\nfunc F() {}", "reads")
 	f.Fuzz(func(t *testing.T, doc, heading, text, _ string) {
 		c := Chunk{Doc: doc, Heading: heading, Text: text}
 		// Each field analysed once and repeated is the fields joined and
 		// analysed.
 		p := strings.TrimSuffix(doc, path.Ext(doc))
 		d := declared(doc, text)
-		body := text
-		if !isMarkdown(doc) {
-			var b strings.Builder
-			for line := range strings.Lines(text) {
-				n := 1
-				if isDocComment(line) {
-					n += docWeight
-				}
-				for range n {
-					b.WriteString(line)
-					b.WriteByte('\n')
-				}
-			}
-			body = b.String()
-		}
-		joined := strings.Repeat(p+"\n", pathWeight) + strings.Repeat(d+"\n", declWeight) + strings.Repeat(heading+"\n", headingWeight) + body
+		joined := strings.Repeat(p+"\n", pathWeight) + strings.Repeat(d+"\n", declWeight) + strings.Repeat(heading+"\n", headingWeight) + text
 		if got, exp := ChunkTerms(c), Terms(joined); !slices.Equal(got, exp) {
 			t.Fatalf("ChunkTerms = %q, the fields joined give %q", got, exp)
 		}
