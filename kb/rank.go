@@ -416,8 +416,9 @@ var goos = map[string]bool{
 // Variant reports a platform's variant of code, which the keyword pass
 // ranks a little below the portable code it specialises: assembly (.s)
 // and Go files for one processor architecture (sha256block_amd64.go,
-// zsys_linux_arm64.go, the compiler's rewriteAMD64.go) or one operating system (file_plan9.go,
-// root_darwin.go, as Go's build constraints name them).
+// zsys_linux_arm64.go, the compiler's rewriteAMD64.go) or one operating
+// system (file_plan9.go, root_darwin.go, as Go's build constraints name
+// them).
 func Variant(p string) bool {
 	v, _ := platform(p)
 	return v
