@@ -48,6 +48,13 @@ type Ranking struct {
 	// of the query ("sync.Once": sync/…): 0 means 0.5; negative does
 	// not boost.
 	PackageBoost float64
+	// Proximity multiplies a document's score by 1 + Proximity times
+	// the share of the query's adjacent word pairs ("write barrier",
+	// "private key") that its candidate chunks hold side by side, in a
+	// line of prose or as the parts of an identifier (writeBarrier):
+	// words next to each other say more than the same words apart. 0
+	// means 0.25; negative does not boost.
+	Proximity float64
 }
 
 // qualifiers returns the lowercase qualifiers of the qualified names in
@@ -89,6 +96,12 @@ func pathCoverage(doc string, q query) float64 {
 }
 
 func (r Ranking) withDefaults() Ranking {
+	switch {
+	case r.Proximity == 0:
+		r.Proximity = 0.25
+	case r.Proximity < 0:
+		r.Proximity = 0
+	}
 	switch {
 	case r.Coverage == 0:
 		r.Coverage = 0.5
@@ -164,6 +177,7 @@ type query struct {
 	terms      []string       // distinct, with variants
 	words      []string       // the query's own words, without variants
 	wordOf     map[string]int // a term → the index of the word (the first 64) it is or is a variant of
+	pairs      [][2]int       // adjacent words of the query (indexes into words), at most 64
 	packages   []string       // the packages of qualified names ("sync.Once" → sync)
 	wantsTests bool
 }
@@ -175,13 +189,17 @@ type query struct {
 // the GOROOT index in SQLite.
 const MaxQueryWords = 64
 
-// analyseQuery makes the keyword pass's terms of a query: its Terms
-// without query stopwords (unless nothing else is left), each plural also
-// as its singular ("retries" → retry), and each pair of adjacent words
-// also as one ("back off" → backoff, "read file" → readfile, as code
-// spells them).
+// analyseQuery makes the keyword pass's terms of a query: its Terms and
+// those of the English words of the programming terms its Chinese text
+// holds (glossary), without query stopwords (unless nothing else is
+// left), each plural also as its singular ("retries" → retry), and each
+// pair of adjacent words also as one ("back off" → backoff, "read file"
+// → readfile, as code spells them).
 func analyseQuery(q string) query {
 	all := Terms(q)
+	if g := glossaryWords(q); g != "" {
+		all = append(all, Terms(g)...)
+	}
 	var out query
 	kept := make([]string, 0, len(all))
 	for _, t := range all {
@@ -225,27 +243,58 @@ func analyseQuery(q string) query {
 			kept = append(kept, j)
 			pairs++
 		}
+		ia, okA := out.wordOf[a]
+		ib, okB := out.wordOf[b]
+		if okA && okB && ia != ib && len(out.pairs) < 64 && !slices.Contains(out.pairs, [2]int{ia, ib}) {
+			out.pairs = append(out.pairs, [2]int{ia, ib})
+		}
 	}
 	out.terms = dedupe(kept)
 	return out
 }
 
+// proximityWindow is how far apart, in terms, two words of a query pair
+// may be and still count as side by side (2: one term between them).
+const proximityWindow = 2
+
 // wordsIn returns the set (bit i: q.words[i]) of the query's words that
-// text holds, as a term of its own or a variant's. fold is scratch.
-func (q query) wordsIn(text string, fold *[]byte) uint64 {
-	var held uint64
+// text holds, as a term of its own or a variant's, and the set (bit i:
+// q.pairs[i]) of the query's pairs it holds side by side in a line
+// (proximityWindow). fold is scratch.
+func (q query) wordsIn(text string, fold *[]byte) (held, pairs uint64) {
 	for line := range strings.SplitSeq(text, "\n") {
 		var may bool
 		if *fold, may = mayHold(*fold, line, q.terms); !may {
 			continue
 		}
+		var recent [proximityWindow]int // word indexes of the last terms, newest first; -1: none
+		for i := range recent {
+			recent[i] = -1
+		}
 		for _, t := range Terms(line) {
-			if i, ok := q.wordOf[t]; ok {
-				held |= 1 << i
+			w, ok := q.wordOf[t]
+			if !ok {
+				w = -1
+			} else {
+				held |= 1 << w
+				if len(q.pairs) > 0 {
+					for _, r := range recent {
+						if r < 0 || r == w {
+							continue
+						}
+						for k, p := range q.pairs {
+							if p == [2]int{r, w} || p == [2]int{w, r} {
+								pairs |= 1 << k
+							}
+						}
+					}
+				}
 			}
+			copy(recent[1:], recent[:])
+			recent[0] = w
 		}
 	}
-	return held
+	return held, pairs
 }
 
 // queryWords are the lowercased runs of ASCII letters and digits of q
@@ -367,8 +416,9 @@ var goos = map[string]bool{
 // Variant reports a platform's variant of code, which the keyword pass
 // ranks a little below the portable code it specialises: assembly (.s)
 // and Go files for one processor architecture (sha256block_amd64.go,
-// zsys_linux_arm64.go) or one operating system (file_plan9.go,
-// root_darwin.go, as Go's build constraints name them).
+// zsys_linux_arm64.go, the compiler's rewriteAMD64.go) or one operating
+// system (file_plan9.go, root_darwin.go, as Go's build constraints name
+// them).
 func Variant(p string) bool {
 	v, _ := platform(p)
 	return v
@@ -401,14 +451,34 @@ func platform(p string) (variant bool, os string) {
 			return true, ""
 		}
 	}
+	if camelArch(stem) {
+		return true, ""
+	}
 	return false, ""
+}
+
+// camelArch reports a Go file name ending in an architecture's name as
+// Go's compiler spells it after a lowercase word: rewriteAMD64,
+// rewriteWasm (not alarm: the name must start with a capital).
+func camelArch(stem string) bool {
+	for a := range archs {
+		for _, name := range []string{strings.ToUpper(a), strings.ToUpper(a[:1]) + a[1:]} {
+			n := len(stem) - len(name)
+			if n > 0 && strings.HasSuffix(stem, name) && 'a' <= stem[n-1] && stem[n-1] <= 'z' {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // docRank is a document's evidence in the keyword pass.
 type docRank struct {
 	doc    string
 	score  float64
-	chunks []Hit // best first
+	chunks []Hit  // best first
+	held   uint64 // the query's words its candidate chunks hold (query.wordsIn)
+	pairs  uint64 // the query's pairs they hold side by side
 }
 
 // rankDocuments ranks the keyword pass's chunk hits by document: a
@@ -422,6 +492,9 @@ type docRank struct {
 func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 	byDoc := map[string]*docRank{}
 	var docs []*docRank
+	var fold []byte
+	coverage := r.Coverage > 0 && len(q.words) > 0
+	proximity := r.Proximity > 0 && len(q.pairs) > 0
 	for _, h := range hits {
 		d := byDoc[h.Doc]
 		if d == nil {
@@ -430,8 +503,13 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 			docs = append(docs, d)
 		}
 		d.chunks = append(d.chunks, h)
+		if coverage || proximity {
+			w1, p1 := q.wordsIn(h.Heading, &fold)
+			w2, p2 := q.wordsIn(h.Text, &fold)
+			d.held |= w1 | w2
+			d.pairs |= p1 | p2
+		}
 	}
-	var fold []byte
 	for _, d := range docs {
 		sort.SliceStable(d.chunks, func(i, j int) bool { return hitLess(d.chunks[i], d.chunks[j]) })
 		w := 1.0
@@ -442,12 +520,11 @@ func rankDocuments(hits []Hit, q query, r Ranking) []Hit {
 			d.score += w * c.Score
 			w *= r.Spread
 		}
-		if r.Coverage > 0 && len(q.words) > 0 {
-			var held uint64
-			for _, h := range d.chunks {
-				held |= q.wordsIn(h.Heading, &fold) | q.wordsIn(h.Text, &fold)
-			}
-			d.score *= 1 + r.Coverage*float64(bits.OnesCount64(held))/float64(min(len(q.words), 64))
+		if coverage {
+			d.score *= 1 + r.Coverage*float64(bits.OnesCount64(d.held))/float64(min(len(q.words), 64))
+		}
+		if proximity {
+			d.score *= 1 + r.Proximity*float64(bits.OnesCount64(d.pairs))/float64(len(q.pairs))
 		}
 		if r.PathBoost > 0 && len(q.words) > 0 {
 			d.score *= 1 + r.PathBoost*pathCoverage(d.doc, q)

@@ -41,22 +41,28 @@ func TestDemoted_KB4(t *testing.T) {
 
 func TestVariant_KB4(t *testing.T) {
 	for p, want := range map[string]bool{
-		"crypto/sha256/sha256block_amd64.s":  true,
-		"crypto/sha256/sha256block_amd64.go": true,
-		"runtime/sys_linux_arm64.go":         true,
-		"runtime/asm.S":                      true,
-		"crypto/sha256/sha256.go":            false,
-		"runtime/netpoll_epoll.go":           false,
-		"os/user/lookup_unix.go":             false,
-		"cmd/internal/obj/arm64/asm7.go":     false, // a directory named for an architecture: portable code about it
-		"cmd/link/internal/amd64.go":         false, // the architecture alone names the file
-		"docs/amd64_notes.md":                false,
-		"os/file_plan9.go":                   true, // an operating system's variant
-		"crypto/aes/gcm_ppc64x.go":           true, // a family of architectures
-		"crypto/x509/root_darwin.go":         true,
-		"syscall/syscall_linux_test.go":      true,
-		"os/linux.go":                        false, // the system alone names the file
-		"net/js_parse.go":                    false, // Go reads only the last parts
+		"crypto/sha256/sha256block_amd64.s":        true,
+		"crypto/sha256/sha256block_amd64.go":       true,
+		"runtime/sys_linux_arm64.go":               true,
+		"runtime/asm.S":                            true,
+		"crypto/sha256/sha256.go":                  false,
+		"runtime/netpoll_epoll.go":                 false,
+		"os/user/lookup_unix.go":                   false,
+		"cmd/internal/obj/arm64/asm7.go":           false, // a directory named for an architecture: portable code about it
+		"cmd/link/internal/amd64.go":               false, // the architecture alone names the file
+		"docs/amd64_notes.md":                      false,
+		"os/file_plan9.go":                         true, // an operating system's variant
+		"crypto/aes/gcm_ppc64x.go":                 true, // a family of architectures
+		"crypto/x509/root_darwin.go":               true,
+		"syscall/syscall_linux_test.go":            true,
+		"os/linux.go":                              false, // the system alone names the file
+		"net/js_parse.go":                          false, // Go reads only the last parts
+		"cmd/compile/internal/ssa/rewriteAMD64.go": true,  // the compiler's spelling
+		"cmd/compile/internal/ssa/rewrite386.go":   true,
+		"cmd/compile/internal/ssa/rewriteWasm.go":  true,
+		"cmd/compile/internal/ssa/rewrite.go":      false,
+		"time/alarm.go":                            false, // arm, but not a capital's
+		"cmd/asm/ARM64.go":                         false, // the architecture alone names the file
 	} {
 		if got := Variant(p); got != want {
 			t.Errorf("Variant(%q) = %v, want %v", p, got, want)
@@ -233,9 +239,37 @@ func TestRankDocumentsCoverage_KB4(t *testing.T) {
 	if got[0].Doc != "b.go" {
 		t.Errorf("ranked %s first, want b.go (all the words)", got[0].Doc)
 	}
-	r.Coverage = -1
+	r.Coverage, r.Proximity = -1, -1
 	if got = rankDocuments(slices.Clone(hits), q, r.withDefaults()); got[0].Doc != "a.go" {
 		t.Errorf("coverage off: ranked %s first, want a.go (the better score)", got[0].Doc)
+	}
+}
+
+// A document whose chunks hold the query's adjacent words side by side
+// (in prose, or as the parts of an identifier) ranks above one of equal
+// evidence holding them apart (SPEC KB-4, Ranking.Proximity).
+func TestRankDocumentsProximity_KB4(t *testing.T) {
+	hit := func(doc, text string, score float64) Hit {
+		return Hit{Chunk: Chunk{Doc: doc, Start: 1, End: 9, Text: text}, Score: score}
+	}
+	q := analyseQuery("what does the write barrier do while marking")
+	if want := [][2]int{{0, 1}, {2, 3}}; !slices.Equal(q.pairs, want) {
+		t.Fatalf("pairs %v of words %v, want %v (write barrier, while marking)", q.pairs, q.words, want)
+	}
+	for _, tc := range []struct{ near, far string }{
+		{"// the write barrier shades while marking", "// write the value\n// barrier while\n// marking"},
+		{"if writeBarrier.enabled { markWhileMarking() }", "write(x)\nbarrier()\nwhile()\nmarking()"},
+		{"// the barrier is a write of a pointer while marking", "// write the value\n// barrier while\n// marking"},
+	} {
+		hits := []Hit{hit("far.go", tc.far, 10), hit("near.go", tc.near, 9.5)}
+		r := Ranking{}.withDefaults()
+		if got := rankDocuments(slices.Clone(hits), q, r); got[0].Doc != "near.go" {
+			t.Errorf("%q against %q: ranked %s first, want near.go", tc.near, tc.far, got[0].Doc)
+		}
+		r.Proximity = -1
+		if got := rankDocuments(slices.Clone(hits), q, r.withDefaults()); got[0].Doc != "far.go" {
+			t.Errorf("proximity off: ranked %s first, want far.go (the better score)", got[0].Doc)
+		}
 	}
 }
 

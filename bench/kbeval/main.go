@@ -88,6 +88,7 @@ func main() {
 	flag.Float64Var(&cfg.ranking.PathBoost, "pathboost", 0, "tuning: kb.Ranking.PathBoost (0: the default; negative: off)")
 	flag.Float64Var(&cfg.ranking.Coverage, "coverage", 0, "tuning: kb.Ranking.Coverage (0: the default; negative: off)")
 	flag.Float64Var(&cfg.ranking.PackageBoost, "packageboost", 0, "tuning: kb.Ranking.PackageBoost (0: the default; negative: off)")
+	flag.Float64Var(&cfg.ranking.Proximity, "proximity", 0, "tuning: kb.Ranking.Proximity (0: the default; negative: off)")
 	flag.Float64Var(&cfg.weights.Keyword, "wkeyword", 0, "tuning: the keyword pass's weight in hybrid fusion (0: the default)")
 	flag.Float64Var(&cfg.weights.Vector, "wvector", 0, "tuning: the vector pass's weight in hybrid fusion (0: the default)")
 	flag.BoolVar(&cfg.asJSON, "json", false, "print the results as JSON")
