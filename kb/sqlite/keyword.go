@@ -110,7 +110,7 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, terms []string, k int) 
 	if len(segs) == 0 {
 		return nil, nil
 	}
-	lookup, err := tx.PrepareContext(ctx, `SELECT data FROM postings WHERE seg = ? AND first <= ? ORDER BY first DESC LIMIT 1`)
+	lookup, err := tx.PrepareContext(ctx, lookupSQL)
 	if err != nil {
 		return nil, err
 	}
@@ -144,50 +144,67 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, terms []string, k int) 
 	return chunksOf(ctx, tx, acc.best(k))
 }
 
-// postingsOf appends the live chunks holding term, from every segment,
-// to list, in order of id.
+// lookupSQL finds, in each segment, the block that may hold a term (the
+// last whose first term is not after it), in order of the segments.
+const lookupSQL = `SELECT s.id, p.data FROM segments s JOIN postings p ON p.id = (
+		SELECT id FROM postings WHERE seg = s.id AND first <= ?1 ORDER BY first DESC LIMIT 1)
+	ORDER BY s.lo`
+
+// postingsOf appends the live chunks holding term, from every segment
+// (segs, in order), to list, in order of id; lookup is lookupSQL.
 func postingsOf(ctx context.Context, lookup *sql.Stmt, segs []segment, term string, list []posting) ([]posting, error) {
-	key := []byte(term)
-	for _, s := range segs {
-		var block []byte
-		err := lookup.QueryRowContext(ctx, s.id, key).Scan(&block)
-		if errors.Is(err, sql.ErrNoRows) {
-			continue
-		}
-		if err != nil {
+	rows, err := lookup.QueryContext(ctx, []byte(term))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var block []byte
+	i := 0
+	for rows.Next() {
+		var seg int64
+		if err := rows.Scan(&seg, &block); err != nil {
 			return nil, err
 		}
-		enc, count, err := find(block, term)
-		if err != nil {
-			return nil, fmt.Errorf("segment %d: %w", s.id, err)
+		for i < len(segs) && segs[i].id != seg {
+			i++
 		}
-		if enc == nil {
-			continue
+		if i == len(segs) {
+			return nil, fmt.Errorf("segment %d: %w", seg, errCorrupt)
 		}
-		dead := s.dead
-		prev := int64(0)
-		bad := false
-		err = decodeList(enc, count, func(p posting) {
-			for len(dead) > 0 && dead[0] < p.id {
-				dead = dead[1:]
-			}
-			if len(dead) > 0 && dead[0] == p.id {
-				return
-			}
-			if p.id <= prev || p.id < s.lo || p.id > s.hi {
-				bad = true
-			}
-			prev = p.id
-			list = append(list, p)
-		})
-		if err == nil && bad {
-			err = errCorrupt
-		}
-		if err != nil {
-			return nil, fmt.Errorf("segment %d: %w", s.id, err)
+		if list, err = appendLive(list, segs[i], block, term); err != nil {
+			return nil, fmt.Errorf("segment %d: %w", seg, err)
 		}
 	}
-	return list, nil
+	return list, rows.Err()
+}
+
+// appendLive appends the live chunks of segment s holding term, from the
+// block that may hold it, to list.
+func appendLive(list []posting, s segment, block []byte, term string) ([]posting, error) {
+	enc, count, err := find(block, term)
+	if err != nil || enc == nil {
+		return list, err
+	}
+	dead := s.dead
+	prev := int64(0)
+	bad := false
+	err = decodeList(enc, count, func(p posting) {
+		for len(dead) > 0 && dead[0] < p.id {
+			dead = dead[1:]
+		}
+		if len(dead) > 0 && dead[0] == p.id {
+			return
+		}
+		if p.id <= prev || p.id < s.lo || p.id > s.hi {
+			bad = true
+		}
+		prev = p.id
+		list = append(list, p)
+	})
+	if err == nil && bad {
+		err = errCorrupt
+	}
+	return list, err
 }
 
 // chunksOf reads the chunks of ids, in the order of ids, each with its

@@ -119,12 +119,13 @@ func (r *blockReader) next() (term []byte, count int, list []byte, ok bool, err 
 // when the block does not hold it.
 func find(block []byte, term string) ([]byte, int, error) {
 	r := blockReader{b: block}
+	key := []byte(term)
 	for {
 		t, count, list, ok, err := r.next()
 		if err != nil || !ok {
 			return nil, 0, err
 		}
-		switch c := bytes.Compare(t, []byte(term)); {
+		switch c := bytes.Compare(t, key); {
 		case c == 0:
 			return list, count, nil
 		case c > 0:

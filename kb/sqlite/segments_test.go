@@ -253,3 +253,34 @@ func TestDamagedPostings(t *testing.T) {
 		t.Errorf("Keyword of unbuilt posting lists: %v, want errStale", err)
 	}
 }
+
+// Chunk ids are never reused, so they spread with re-indexing: past
+// maxDense a search gathers scores in a map, with the same results.
+func TestSparseScores_KB4(t *testing.T) {
+	s := openTemp(t)
+	ref := kb.NewMemory()
+	rnd := rand.New(rand.NewPCG(8, 8))
+	put := func(d int) {
+		p := fmt.Sprintf("doc%02d.md", d)
+		chunks := []kb.Chunk{{Start: 1, End: 5, Text: zipfText(rnd)}, {Start: 11, End: 15, Text: zipfText(rnd)}}
+		if err := s.Put(ctx, kb.Document{Path: p}, chunks, nil); err != nil {
+			t.Fatal(err)
+		}
+		ref.Put(ctx, kb.Document{Path: p}, chunks, nil)
+	}
+	for d := range 10 {
+		put(d)
+	}
+	if _, err := s.db.Exec(`UPDATE meta SET value = value + ? WHERE key = 'next_chunk'`, 2*maxDense); err != nil {
+		t.Fatal(err)
+	}
+	for d := 5; d < 15; d++ {
+		put(d)
+	}
+	segs, err := loadSegments(ctx, s.db)
+	if err != nil || segs[len(segs)-1].hi-segs[0].lo < maxDense {
+		t.Fatalf("segments %+v, %v: want ids spread wider than maxDense", segs, err)
+	}
+	sameAsMemory(t, s, ref, "ids spread")
+	checkInvariants(t, s, "ids spread")
+}

@@ -206,7 +206,7 @@ func livePostings(t testing.TB, s *Store, term string) []posting {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lookup, err := tx.PrepareContext(ctx, `SELECT data FROM postings WHERE seg = ? AND first <= ? ORDER BY first DESC LIMIT 1`)
+	lookup, err := tx.PrepareContext(ctx, lookupSQL)
 	if err != nil {
 		t.Fatal(err)
 	}
