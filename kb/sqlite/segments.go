@@ -65,7 +65,8 @@ type segment struct {
 // live is how many of its chunks are not dead.
 func (s segment) live() int { return s.chunks - s.ndead }
 
-// level is its size class: live chunks, by powers of mergeFanout.
+// level is its size class: its live chunks by powers of 4 (so that
+// mergeFanout segments of one level make about one of the next).
 func (s segment) level() int { return bits.Len(uint(s.live())) / 2 }
 
 // querier is a *sql.Tx or a *sql.DB.
