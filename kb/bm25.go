@@ -6,7 +6,7 @@ import (
 	"sync"
 )
 
-// BM25 parameters, as SQLite's FTS5 and rein's PostgreSQL backend use them.
+// BM25 parameters, as every backend uses them (SQLite FTS5's own).
 const (
 	bm25K1 = 1.2
 	bm25B  = 0.75
@@ -16,7 +16,7 @@ const (
 // a term by, FTS5's: log((n - df + 0.5) / (df + 0.5)) for a term held by
 // df of n chunks, and 1e-6 (next to nothing, but still a match) for a
 // term in half the chunks or more. One formula, so that every backend
-// ranks alike (kb/sqlite's bm25() cannot be given another).
+// ranks alike.
 func BM25IDF(n, df float64) float64 {
 	idf := math.Log((n - df + 0.5) / (df + 0.5))
 	if idf <= 0 {

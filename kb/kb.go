@@ -10,9 +10,9 @@
 // and reads files under a root (skipping, with a reason, what cannot be
 // indexed), indexes them incrementally by content hash, embeds chunks,
 // and searches: fuses, deduplicates, thresholds and cuts. Backends:
-// NewMemory (tests, ephemeral), kb/sqlite (the embedded default: FTS5 +
-// vectors beside it), kb/postgres (production). Every backend passes the
-// conformance suite in kb/kbtest.
+// NewMemory (tests, ephemeral), kb/sqlite (the embedded default: posting
+// lists and vectors in one SQLite file), kb/postgres (production). Every
+// backend passes the conformance suite in kb/kbtest.
 package kb
 
 import (

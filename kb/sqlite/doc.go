@@ -2,21 +2,23 @@
 // kb.Backend over one SQLite file (modernc.org/sqlite, pure Go), the
 // default of a workspace (.rein/data/kb.db).
 //
-// A document is a row of documents and its chunks rows of chunks; each
-// chunk's terms, as rein's analyser makes them (kb.ChunkTerms), are joined
-// by spaces into a contentless FTS5 table (ascii tokenizer, which cuts
-// exactly at those spaces), so SQLite never analyses text itself: rein
-// decides the terms, FTS5 matches them (every term quoted, so no query
-// text is ever FTS5 syntax) and ranks them by bm25, the same BM25 as every
-// backend's (kb.BM25IDF). bm25 costs about 2 µs a matching chunk, so a
-// query whose terms match more than a few thousand chunks skips those
-// that cannot make the top k (MaxScore: its rarest terms choose the
-// candidates, each scored on every term; see Store.Keyword), with exactly
-// the full ranking's result. Vectors are little-endian
-// float32 blobs beside the chunks; the first Vector query loads them all
-// into memory and scores them by cosine in Go, writes of this process
-// keep that copy in step, and a generation counter every write bumps
-// tells a process that another one wrote, so it loads them again.
+// A document is a row of documents and its chunks rows of chunks. The
+// keyword pass reads posting lists this package stores itself and scores
+// them in Go with the memory backend's BM25 (kb.BM25IDF, k1 1.2, b 0.75),
+// so every backend ranks alike. Each write analyses its new chunks
+// (kb.ChunkTerms) into lists of term → (chunk id, term frequency, chunk
+// length), packed in blocks of a few KiB sorted by term (postings.go),
+// and stores them as one segment in the write's own transaction; a
+// removed chunk is listed as dead in the segment holding it, and adjacent
+// segments are merged, dropping the dead chunks' postings, so that a term
+// is read from a few segments (segments.go). A query reads each term's
+// list from every segment, skips the dead chunks, and scores every chunk
+// holding a term (keyword.go): exact, with no pruning to get wrong. Chunk
+// ids are never reused. Vectors are little-endian float32 blobs beside
+// the chunks; the first Vector query loads them all into memory and
+// scores them by cosine in Go, writes of this process keep that copy in
+// step, and a generation counter every write bumps tells a process that
+// another one wrote, so it loads them again.
 //
 // Every write is one transaction (Put, Delete, and PutBatch for many
 // documents at once): a reader sees a document's old chunks or its new
@@ -28,5 +30,7 @@
 //
 // The schema is a list of embedded SQL migrations (migrations/), applied
 // at Open in one transaction and recorded in schema_version; a database
-// written by a newer rein is refused ([ErrNewerSchema]).
+// written by a newer rein is refused ([ErrNewerSchema]). A database of
+// the first schema (FTS5) gets its posting lists built from its stored
+// chunks at Open (build.go).
 package sqlite

@@ -42,7 +42,8 @@ type Store struct {
 	// different generations because of this process).
 	vmu     sync.RWMutex
 	vectors *vectorCache
-	dfState
+	// pool holds search scratch (accumulators).
+	pool sync.Pool
 }
 
 var (
@@ -70,8 +71,10 @@ func Open(path string, opts Options) (*Store, error) {
 			if err != nil {
 				return err
 			}
-			_, err = migrate(ctx, db, ms, time.Now())
-			return err
+			if _, err = migrate(ctx, db, ms, time.Now()); err != nil {
+				return err
+			}
+			return buildPostings(ctx, db)
 		},
 	})
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/reinhq/rein/internal/migration"
 	"github.com/reinhq/rein/kb"
 	"github.com/reinhq/rein/kb/kbtest"
 )
@@ -91,9 +90,13 @@ func TestNewerSchema(t *testing.T) {
 	path2 := filepath.Join(t.TempDir(), "kb.db")
 	openAt(t, path2).Close()
 	s2 := openAt(t, path2)
+	ms, err := migration.Load(migrationFiles, "migrations")
+	if err != nil {
+		t.Fatal(err)
+	}
 	var n int
-	if err := s2.db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != 1 {
-		t.Errorf("schema_version rows after two opens: %d, %v", n, err)
+	if err := s2.db.QueryRow(`SELECT count(*) FROM schema_version`).Scan(&n); err != nil || n != len(ms) {
+		t.Errorf("schema_version rows after two opens: %d, %v; want %d", n, err, len(ms))
 	}
 }
 
@@ -112,11 +115,7 @@ func TestNoStaleIndexEntries(t *testing.T) {
 	s.db.QueryRow(`SELECT count(*) FROM vectors`).Scan(&vecs)
 	var indexed int
 	for _, term := range []string{"one", "two", "three", "four", "five", "six", "seven"} {
-		var n int
-		if err := s.db.QueryRow(`SELECT count(*) FROM chunk_terms WHERE chunk_terms MATCH ?`, quote(term)).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		indexed += n
+		indexed += len(livePostings(t, s, term))
 	}
 	if chunks != 3 || vecs != 1 || indexed != 3 {
 		t.Errorf("%d chunks, %d vectors, %d index entries; want 3, 1, 3", chunks, vecs, indexed)
@@ -149,55 +148,6 @@ func TestTwoStores(t *testing.T) {
 	if got, err := a.Vector(ctx, []float32{1, 0}, 5); err != nil || !cmp.Equal(where(got), []string{"x.md:1"}) {
 		t.Errorf("a's vector query after b's delete: %v, %v", where(got), err)
 	}
-}
-
-// A broad query (its terms in more chunks than the first pass's budget)
-// is ranked exactly as a narrow one: MaxScore skips only the chunks that
-// cannot make the top k, so any budget gives the same hits with the same
-// scores as ranking every match (SPEC KB-4: every backend ranks alike).
-func TestKeywordMaxScore_KB4(t *testing.T) {
-	s := openTemp(t)
-	words := []string{"alpha", "beta", "gamma", "delta", "omega", "sigma"}
-	rnd := rand.New(rand.NewPCG(1, 2))
-	for d := range 12 {
-		var texts []string
-		for range 8 {
-			var sb strings.Builder
-			for range 1 + rnd.IntN(12) {
-				// Zipf-like: alpha is everywhere, sigma rare.
-				sb.WriteString(words[min(len(words)-1, int(rnd.ExpFloat64()*1.2))])
-				sb.WriteByte(' ')
-			}
-			texts = append(texts, sb.String())
-		}
-		putTexts(t, s, fmt.Sprintf("d%02d.md", d), nil, texts...)
-	}
-	for _, q := range []string{"sigma alpha", "omega delta alpha beta", "alpha beta", "sigma omega delta gamma beta alpha", "beta missing"} {
-		for _, k := range []int{1, 3, 10, 200} {
-			s.exact = 1 << 30
-			want, err := s.Keyword(ctx, kb.Terms(q), k)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, budget := range []int{1, 5, 20, 60} {
-				s.exact = budget
-				got, err := s.Keyword(ctx, kb.Terms(q), k)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if len(got) != len(want) {
-					t.Fatalf("%q k=%d budget %d: %d hits, ranking all gives %d", q, k, budget, len(got), len(want))
-				}
-				for i := range got {
-					if got[i].Doc != want[i].Doc || got[i].Start != want[i].Start || math.Abs(got[i].Score-want[i].Score) > 1e-9*want[i].Score {
-						t.Fatalf("%q k=%d budget %d: hit %d is %s:%d (%v), ranking all gives %s:%d (%v)",
-							q, k, budget, i, got[i].Doc, got[i].Start, got[i].Score, want[i].Doc, want[i].Start, want[i].Score)
-					}
-				}
-			}
-		}
-	}
-	s.exact = 0
 }
 
 // Through kb.Base: index files, search, re-index.
@@ -244,35 +194,26 @@ func FuzzKeyword(f *testing.F) {
 	})
 }
 
-func TestVarint(t *testing.T) {
-	for _, tc := range []struct {
-		in   []byte
-		want uint64
-		n    int
-	}{
-		{[]byte{0x05}, 5, 1},
-		{[]byte{0x81, 0x00}, 128, 2},
-		{[]byte{0x82, 0x81, 0x7f, 0xff}, 2<<14 | 1<<7 | 0x7f, 3},
-		{[]byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff}, 1<<64 - 1, 9},
-		{[]byte{0x80}, 0, 0}, // cut short
-		{nil, 0, 0},
-	} {
-		if got, n := varint(tc.in); got != tc.want || n != tc.n {
-			t.Errorf("varint(% x) = %d, %d; want %d, %d", tc.in, got, n, tc.want, tc.n)
-		}
-	}
-}
-
-// The chunk count MaxScore's idf uses is FTS5's own.
-func TestChunkCount_KB4(t *testing.T) {
-	s := openTemp(t)
-	putTexts(t, s, "a.md", nil, "one two three four", "five six")
+// livePostings returns the live postings of term, from every segment.
+func livePostings(t testing.TB, s *Store, term string) []posting {
+	t.Helper()
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	if n, err := chunkCount(ctx, tx); err != nil || n != 2 {
-		t.Errorf("chunkCount = %v, %v; want 2", n, err)
+	segs, err := loadSegments(ctx, tx)
+	if err != nil {
+		t.Fatal(err)
 	}
+	lookup, err := tx.PrepareContext(ctx, lookupSQL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lookup.Close()
+	list, err := postingsOf(ctx, lookup, segs, term, nil)
+	if err != nil {
+		t.Fatalf("postings of %q: %v", term, err)
+	}
+	return list
 }

@@ -12,12 +12,13 @@ import (
 	"github.com/reinhq/rein/kb"
 )
 
-// row is a chunk ready to insert: its terms joined, its vector encoded.
+// row is a chunk ready to insert: its length (how many terms), its
+// vector encoded.
 type row struct {
-	chunk kb.Chunk
-	terms string
-	vec   []byte
-	unit  []float32 // for the cache; nil without a vector
+	chunk  kb.Chunk
+	length int
+	vec    []byte
+	unit   []float32 // for the cache; nil without a vector
 }
 
 // entry is a document ready to write.
@@ -26,8 +27,7 @@ type entry struct {
 	rows []row
 }
 
-// prepare checks an entry and analyses its chunks (outside the write
-// lock: the analysis is the expensive part).
+// prepare checks an entry and encodes its vectors.
 func prepare(e kb.Entry) (entry, error) {
 	if e.Doc.Path == "" {
 		return entry{}, errors.New("kb: put: the document has no path")
@@ -39,7 +39,7 @@ func prepare(e kb.Entry) (entry, error) {
 	out.doc.Chunks = len(e.Chunks)
 	for i, c := range e.Chunks {
 		c.Doc = e.Doc.Path
-		r := row{chunk: c, terms: kb.JoinedChunkTerms(c)}
+		r := row{chunk: c}
 		if e.Vectors != nil {
 			r.vec = encode(e.Vectors[i])
 			r.unit = kb.Unit(e.Vectors[i])
@@ -54,7 +54,9 @@ func (s *Store) Put(ctx context.Context, doc kb.Document, chunks []kb.Chunk, vec
 	return s.PutBatch(ctx, []kb.Entry{{Doc: doc, Chunks: chunks, Vectors: vectors}})
 }
 
-// PutBatch puts several documents in one transaction: all or none.
+// PutBatch puts several documents in one transaction: all or none. The
+// chunks' posting lists are made before the write lock is taken (the
+// analysis is the expensive part) and written as one new segment.
 func (s *Store) PutBatch(ctx context.Context, entries []kb.Entry) error {
 	prepared := make([]entry, len(entries))
 	for i, e := range entries {
@@ -67,26 +69,48 @@ func (s *Store) PutBatch(ctx context.Context, entries []kb.Entry) error {
 	if len(prepared) == 0 {
 		return nil
 	}
+	// A path put twice ends as its last put: the earlier ones are not
+	// written at all.
+	last := make(map[string]int, len(prepared))
+	for i, e := range prepared {
+		last[e.doc.Path] = i
+	}
+	kept := prepared[:0]
+	for i, e := range prepared {
+		if last[e.doc.Path] == i {
+			kept = append(kept, e)
+		}
+	}
+	bp := newBatchPostings()
+	for _, e := range kept {
+		for i := range e.rows {
+			terms := kb.ChunkTerms(e.rows[i].chunk)
+			e.rows[i].length = len(terms)
+			bp.add(terms)
+		}
+	}
 	err := s.write(ctx, func(tx *sql.Tx) (func(), error) {
-		st, err := prepareStatements(ctx, tx)
+		w, err := begin(ctx, tx)
 		if err != nil {
 			return nil, err
 		}
-		defer st.close()
-		var d delta
-		for _, e := range prepared {
-			if err := st.put(ctx, e, &d); err != nil {
-				if len(prepared) > 1 {
+		defer w.close()
+		for _, e := range kept {
+			if err := w.put(e); err != nil {
+				if len(kept) > 1 {
 					err = fmt.Errorf("%s: %w", e.doc.Path, err)
 				}
 				return nil, err
 			}
 		}
-		gen, err := bump(ctx, tx)
+		if err := writeSegment(ctx, tx, w.insBlock, bp, w.added); err != nil {
+			return nil, err
+		}
+		gen, err := w.finish()
 		if err != nil {
 			return nil, err
 		}
-		return func() { s.apply(gen, d) }, nil
+		return func() { s.apply(gen, w.delta) }, nil
 	})
 	if err != nil {
 		if len(entries) == 1 {
@@ -97,39 +121,64 @@ func (s *Store) PutBatch(ctx context.Context, entries []kb.Entry) error {
 	return nil
 }
 
-// statements are the prepared statements of a write.
-type statements struct {
-	chunkIDs, delTerms, delChunks, upsertDoc, insChunk, insTerms, insVec *sql.Stmt
+// writer is a write transaction in progress: its prepared statements,
+// the segments as it found them (kept up to date), and what it changed
+// of the index's totals and the vectors.
+type writer struct {
+	ctx  context.Context
+	tx   *sql.Tx
+	segs []segment
+	// next is the next chunk id; chunks and length what the write
+	// changes of the live chunks' count and total length.
+	next, chunks, length int64
+	added                []int64 // the new chunks' ids, ascending
+	delta                delta
+
+	chunkIDs, delChunks, upsertDoc, insChunk, insVec, insBlock *sql.Stmt
 }
 
-func prepareStatements(ctx context.Context, tx *sql.Tx) (*statements, error) {
-	st := &statements{}
+// begin prepares a write in tx.
+func begin(ctx context.Context, tx *sql.Tx) (*writer, error) {
+	w := &writer{ctx: ctx, tx: tx}
 	for _, p := range []struct {
 		dst **sql.Stmt
 		sql string
 	}{
-		{&st.chunkIDs, `SELECT id FROM chunks WHERE doc = ?`},
-		{&st.delTerms, `DELETE FROM chunk_terms WHERE rowid = ?`},
-		{&st.delChunks, `DELETE FROM chunks WHERE doc = ?`},
-		{&st.upsertDoc, `INSERT INTO documents (path, hash, size, chunks, embedding, indexed) VALUES (?, ?, ?, ?, ?, ?)
+		{&w.chunkIDs, `SELECT id, length FROM chunks WHERE doc = ?`},
+		{&w.delChunks, `DELETE FROM chunks WHERE doc = ?`},
+		{&w.upsertDoc, `INSERT INTO documents (path, hash, size, chunks, embedding, indexed) VALUES (?, ?, ?, ?, ?, ?)
 			ON CONFLICT (path) DO UPDATE SET hash = excluded.hash, size = excluded.size, chunks = excluded.chunks,
 				embedding = excluded.embedding, indexed = excluded.indexed`},
-		{&st.insChunk, `INSERT INTO chunks (doc, ord, start_line, end_line, heading, text) VALUES (?, ?, ?, ?, ?, ?)`},
-		{&st.insTerms, `INSERT INTO chunk_terms (rowid, terms) VALUES (?, ?)`},
-		{&st.insVec, `INSERT INTO vectors (chunk_id, dim, vec) VALUES (?, ?, ?)`},
+		{&w.insChunk, `INSERT INTO chunks (id, doc, ord, start_line, end_line, heading, text, length) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`},
+		{&w.insVec, `INSERT INTO vectors (chunk_id, dim, vec) VALUES (?, ?, ?)`},
+		{&w.insBlock, `INSERT INTO postings (seg, first, data) VALUES (?, ?, ?)`},
 	} {
 		stmt, err := tx.PrepareContext(ctx, p.sql)
 		if err != nil {
-			st.close()
+			w.close()
 			return nil, err
 		}
 		*p.dst = stmt
 	}
-	return st, nil
+	m, err := readMeta(ctx, tx)
+	if err != nil {
+		w.close()
+		return nil, err
+	}
+	if m.stale {
+		w.close()
+		return nil, errStale
+	}
+	w.next = m.next
+	if w.segs, err = loadSegments(ctx, tx); err != nil {
+		w.close()
+		return nil, err
+	}
+	return w, nil
 }
 
-func (st *statements) close() {
-	for _, s := range []*sql.Stmt{st.chunkIDs, st.delTerms, st.delChunks, st.upsertDoc, st.insChunk, st.insTerms, st.insVec} {
+func (w *writer) close() {
+	for _, s := range []*sql.Stmt{w.chunkIDs, w.delChunks, w.upsertDoc, w.insChunk, w.insVec, w.insBlock} {
 		if s != nil {
 			s.Close()
 		}
@@ -142,67 +191,86 @@ type delta struct {
 	added   []cached
 }
 
-// removeChunks deletes a document's chunks and their index entries; the
-// vectors go with the chunks (ON DELETE CASCADE).
-func (st *statements) removeChunks(ctx context.Context, path string, d *delta) (int, error) {
-	rows, err := st.chunkIDs.QueryContext(ctx, path)
+// remove deletes a document's chunks (the vectors go with them: ON
+// DELETE CASCADE) and lists them as dead in their segments.
+func (w *writer) remove(path string) error {
+	rows, err := w.chunkIDs.QueryContext(w.ctx, path)
 	if err != nil {
-		return 0, err
+		return err
 	}
 	var ids []int64
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var id, length int64
+		if err := rows.Scan(&id, &length); err != nil {
 			rows.Close()
-			return 0, err
+			return err
 		}
 		ids = append(ids, id)
+		w.chunks--
+		w.length -= length
 	}
 	if err := rows.Close(); err != nil {
-		return 0, err
+		return err
 	}
-	for _, id := range ids {
-		if _, err := st.delTerms.ExecContext(ctx, id); err != nil {
-			return 0, fmt.Errorf("full-text index: %w", err)
-		}
+	if len(ids) == 0 {
+		return nil
 	}
-	if _, err := st.delChunks.ExecContext(ctx, path); err != nil {
-		return 0, err
+	if err := markDead(w.ctx, w.tx, w.segs, ids); err != nil {
+		return err
 	}
-	d.removed = append(d.removed, ids...)
-	return len(ids), nil
+	if _, err := w.delChunks.ExecContext(w.ctx, path); err != nil {
+		return err
+	}
+	w.delta.removed = append(w.delta.removed, ids...)
+	return nil
 }
 
-// put writes one document.
-func (st *statements) put(ctx context.Context, e entry, d *delta) error {
-	if _, err := st.removeChunks(ctx, e.doc.Path, d); err != nil {
+// put writes one document, its chunks taking the next ids.
+func (w *writer) put(e entry) error {
+	if err := w.remove(e.doc.Path); err != nil {
 		return err
 	}
 	doc := e.doc
-	if _, err := st.upsertDoc.ExecContext(ctx, doc.Path, doc.Hash, doc.Size, doc.Chunks, doc.Embedding,
+	if _, err := w.upsertDoc.ExecContext(w.ctx, doc.Path, doc.Hash, doc.Size, doc.Chunks, doc.Embedding,
 		doc.Indexed.UnixNano()); err != nil {
 		return err
 	}
 	for i, r := range e.rows {
-		res, err := st.insChunk.ExecContext(ctx, doc.Path, i, r.chunk.Start, r.chunk.End, r.chunk.Heading, r.chunk.Text)
-		if err != nil {
+		id := w.next
+		w.next++
+		if _, err := w.insChunk.ExecContext(w.ctx, id, doc.Path, i, r.chunk.Start, r.chunk.End, r.chunk.Heading, r.chunk.Text, r.length); err != nil {
 			return err
 		}
-		id, err := res.LastInsertId()
-		if err != nil {
-			return err
-		}
-		if _, err := st.insTerms.ExecContext(ctx, id, r.terms); err != nil {
-			return fmt.Errorf("full-text index: %w", err)
-		}
+		w.added = append(w.added, id)
+		w.chunks++
+		w.length += int64(r.length)
 		if r.vec != nil {
-			if _, err := st.insVec.ExecContext(ctx, id, len(r.vec)/4, r.vec); err != nil {
+			if _, err := w.insVec.ExecContext(w.ctx, id, len(r.vec)/4, r.vec); err != nil {
 				return err
 			}
-			d.added = append(d.added, cached{id: id, vec: r.unit})
+			w.delta.added = append(w.delta.added, cached{id: id, vec: r.unit})
 		}
 	}
 	return nil
+}
+
+// finish merges segments as needed, records the totals and the next
+// chunk id, and advances the generation, which it returns. The caller
+// has written the new chunks' segment.
+func (w *writer) finish() (int64, error) {
+	segs, err := loadSegments(w.ctx, w.tx)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := compact(w.ctx, w.tx, w.insBlock, segs); err != nil {
+		return 0, fmt.Errorf("merge segments: %w", err)
+	}
+	if _, err := w.tx.ExecContext(w.ctx, `UPDATE meta SET value = CASE key
+		WHEN 'chunks' THEN value + ? WHEN 'length' THEN value + ? ELSE ? END
+		WHERE key IN ('chunks', 'length', 'next_chunk')`, w.chunks, w.length, w.next); err != nil {
+		return 0, fmt.Errorf("totals: %w", err)
+	}
+	return bump(w.ctx, w.tx)
 }
 
 // bump advances the generation and returns the new one.
@@ -219,13 +287,12 @@ func bump(ctx context.Context, tx *sql.Tx) (int64, error) {
 // kb.ErrNotFound when absent.
 func (s *Store) Delete(ctx context.Context, path string) error {
 	err := s.write(ctx, func(tx *sql.Tx) (func(), error) {
-		st, err := prepareStatements(ctx, tx)
+		w, err := begin(ctx, tx)
 		if err != nil {
 			return nil, err
 		}
-		defer st.close()
-		var d delta
-		if _, err := st.removeChunks(ctx, path, &d); err != nil { // first: the index entries go by chunk id
+		defer w.close()
+		if err := w.remove(path); err != nil {
 			return nil, err
 		}
 		res, err := tx.ExecContext(ctx, `DELETE FROM documents WHERE path = ?`, path)
@@ -237,11 +304,11 @@ func (s *Store) Delete(ctx context.Context, path string) error {
 		} else if n == 0 {
 			return nil, kb.ErrNotFound
 		}
-		gen, err := bump(ctx, tx)
+		gen, err := w.finish()
 		if err != nil {
 			return nil, err
 		}
-		return func() { s.apply(gen, d) }, nil
+		return func() { s.apply(gen, w.delta) }, nil
 	})
 	if err != nil {
 		return fmt.Errorf("kb %s: delete: %w", path, err)
