@@ -111,7 +111,7 @@ var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // Run runs one command line and returns the exit code. Errors are printed
 // on stderr.
 func (a *App) Run(ctx context.Context, args []string) int {
-	root := a.rootCommand()
+	root := a.commandFor(args)
 	root.SetArgs(args)
 	root.SetIn(a.Stdin)
 	root.SetOut(a.Stdout)
@@ -132,8 +132,27 @@ func (a *App) Run(ctx context.Context, args []string) int {
 	return ExitUsage
 }
 
+// commandFor builds the command tree args need: for "rein run …", the
+// root and run alone (CLI-1: the ~20 other commands and their flags are
+// not built at every one-shot run); else every command, which help,
+// completion and a mistyped command's suggestions list.
+func (a *App) commandFor(args []string) *cobra.Command {
+	if len(args) > 0 && args[0] == "run" {
+		return a.newRoot(a.runCommand())
+	}
+	return a.rootCommand()
+}
+
 // rootCommand builds the command tree.
 func (a *App) rootCommand() *cobra.Command {
+	return a.newRoot(a.runCommand(), a.versionCommand(), a.providerCommand(), a.sessionsCommand(),
+		a.configCommand(), a.initCommand(), a.doctorCommand(), a.trustCommand(), a.serveCommand(),
+		a.agentsCommand(), a.skillsCommand(), a.mcpCommand(), a.kbCommand(), a.memoryCommand(), a.mirrorCommand(), a.workerCommand(), a.personaCommand(), a.gatewayCommand(),
+		a.acpCommand())
+}
+
+// newRoot builds the root command with the given subcommands.
+func (a *App) newRoot(sub ...*cobra.Command) *cobra.Command {
 	opts := &runOptions{}
 	root := &cobra.Command{
 		Use:   "rein",
@@ -172,10 +191,7 @@ GEMINI_API_KEY (and their *_BASE_URL). REIN_LOG=debug logs more.`,
 	root.Flags().Bool("version", false, "print rein's version")
 	root.CompletionOptions.HiddenDefaultCmd = true
 	addRunFlags(root, opts)
-	root.AddCommand(a.runCommand(), a.versionCommand(), a.providerCommand(), a.sessionsCommand(),
-		a.configCommand(), a.initCommand(), a.doctorCommand(), a.trustCommand(), a.serveCommand(),
-		a.agentsCommand(), a.skillsCommand(), a.mcpCommand(), a.kbCommand(), a.memoryCommand(), a.mirrorCommand(), a.workerCommand(), a.personaCommand(), a.gatewayCommand())
-	root.AddCommand(a.acpCommand())
+	root.AddCommand(sub...)
 	return root
 }
 

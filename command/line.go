@@ -3,18 +3,21 @@ package command
 import (
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // lineRE matches a slash command line: /NAME, then arguments. A name is
 // letters, digits, - and _, in parts joined by ":" (frontend:test).
-var lineRE = regexp.MustCompile(`^/([A-Za-z0-9_][A-Za-z0-9_-]*(?::[A-Za-z0-9_][A-Za-z0-9_-]*)*)(?:\s+([\s\S]*))?$`)
+var lineRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^/([A-Za-z0-9_][A-Za-z0-9_-]*(?::[A-Za-z0-9_][A-Za-z0-9_-]*)*)(?:\s+([\s\S]*))?$`)
+})
 
 // Split splits a line "/NAME ARGS" into the name and the arguments
 // (trimmed); ok is false for a line that is not a command ("/etc/hosts is
 // wrong", a plain prompt, a line beginning with a blank: the way to send
 // text that begins with a slash).
 func Split(line string) (name, args string, ok bool) {
-	sm := lineRE.FindStringSubmatch(strings.TrimRight(line, " \t\r\n"))
+	sm := lineRE().FindStringSubmatch(strings.TrimRight(line, " \t\r\n"))
 	if sm == nil {
 		return "", "", false
 	}

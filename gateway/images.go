@@ -6,13 +6,14 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/attachment"
 	"github.com/reinhq/rein/llm"
 )
 
 // unsafeName matches what a kept file's name may not hold.
-var unsafeName = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var unsafeName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // attach handles a message's files (SPEC LOOP-2): an image that passes
 // package attachment's checks — its type read from its bytes (PNG, JPEG,
@@ -26,7 +27,7 @@ func (g *Gateway) attach(r *route, m Inbound) (string, []llm.Image) {
 	var lines []string
 	var images []llm.Image
 	for i, a := range m.Attachments {
-		name := strings.Trim(unsafeName.ReplaceAllString(filepath.Base(a.Name), "_"), "._")
+		name := strings.Trim(unsafeName().ReplaceAllString(filepath.Base(a.Name), "_"), "._")
 		if name == "" {
 			name = "file"
 		}
@@ -83,7 +84,7 @@ func attachImage(name string, a Attachment, images []llm.Image) (llm.Image, stri
 // keepFile saves one file of a message under the route's workspace
 // inbox/ and returns its path there.
 func (g *Gateway) keepFile(r *route, m Inbound, i int, name string, data []byte) (string, error) {
-	rel := filepath.Join("inbox", fmt.Sprintf("%s-%s-%d-%s", g.cfg.Now().UTC().Format("20060102T150405"), unsafeName.ReplaceAllString(m.ID, "_"), i, name))
+	rel := filepath.Join("inbox", fmt.Sprintf("%s-%s-%d-%s", g.cfg.Now().UTC().Format("20060102T150405"), unsafeName().ReplaceAllString(m.ID, "_"), i, name))
 	path := filepath.Join(r.Workspace, rel)
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return "", err

@@ -249,7 +249,7 @@ func envField(v any, where string) ([]string, error) {
 	out := make([]string, 0, len(list))
 	for _, item := range list {
 		name, ok := item.(string)
-		if !ok || !envName.MatchString(name) {
+		if !ok || !envName().MatchString(name) {
 			return nil, fmt.Errorf("hook: %s: %v is not a variable name", where, item)
 		}
 		if !slices.Contains(out, name) {

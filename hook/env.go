@@ -4,6 +4,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"sync"
 )
 
 // BaseEnv names the variables every command hook gets from rein's
@@ -22,7 +23,7 @@ var BaseEnv = []string{
 const defaultPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 
 // envName is a variable name a hook may list.
-var envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+var envName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`) })
 
 // lookupFunc returns getenv, or the process environment when nil.
 func lookupFunc(getenv func(string) string) func(string) string {
@@ -57,7 +58,9 @@ func CleanEnv(getenv func(string) string, pass []string, extra ...string) []stri
 }
 
 // varRef is a reference to a variable in a header value: $NAME or ${NAME}.
-var varRef = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+var varRef = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))`)
+})
 
 // expandHeader replaces the variables a header value refers to: those the
 // hook names (allowed) with their values, any other with nothing, as
@@ -65,8 +68,8 @@ var varRef = regexp.MustCompile(`\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-
 // for.
 func expandHeader(v string, allowed []string, getenv func(string) string) string {
 	get := lookupFunc(getenv)
-	return varRef.ReplaceAllStringFunc(v, func(ref string) string {
-		m := varRef.FindStringSubmatch(ref)
+	return varRef().ReplaceAllStringFunc(v, func(ref string) string {
+		m := varRef().FindStringSubmatch(ref)
 		name := m[1] + m[2]
 		if !slices.Contains(allowed, name) {
 			return ""

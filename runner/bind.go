@@ -173,6 +173,9 @@ func (c *Conversation) Close() error {
 		c.closer = nil
 	}
 	c.closeJobs()
+	if c.rec != nil {
+		_ = c.rec.waitPreview() // before the lock goes: the write needs it; the run's end reported what matters
+	}
 	c.audit = nil
 	c.hookLog.close()
 	if c.kb != nil {

@@ -27,7 +27,9 @@ import (
 // conversation, and its tool calls are not journaled (the parent's call
 // that started it is).
 //
-// The first user message also sets the session's preview when it has none.
+// The first user message also sets the session's preview when it has none:
+// in the same transaction where the store is a [session.LogWriter], else
+// after the message is durable, beside the run (see appendPrompt).
 // Other events are ignored. Record and RecordProcess may be called from
 // different goroutines. Writes outlive a cancelled ctx (the done of a
 // cancelled run is still recorded).
@@ -47,6 +49,14 @@ type Recorder struct {
 	cont     bool
 	preview  bool   // the preview is known to be set
 	label    string // the model as the front end names it (SetModelLabel)
+
+	// previewText is the preview the first user message gave, and
+	// previewing, closed when its write ends, the write appendPrompt left
+	// running beside the run (nil when none was started); previewErr is
+	// that write's error, read once previewing is closed.
+	previewText string
+	previewing  chan struct{}
+	previewErr  error
 }
 
 // NewRecorder returns a recorder appending to session id of store.
@@ -163,8 +173,16 @@ func (r *Recorder) append(ctx context.Context, e ...session.Entry) error {
 }
 
 // appendPrompt appends a user message and, the first time the session
-// gets one, gives the session its preview, in one write where the store
-// can (session.LogWriter).
+// gets one, gives the session its preview: in one write where the store
+// can (session.LogWriter). Elsewhere the message is appended, and durable,
+// when appendPrompt returns (SESS-1: the run acknowledges it only then),
+// and the preview — the session record's rewrite, a temporary file, two
+// fsyncs and a rename in the file store — is written on another goroutine,
+// beside the run's first model request rather than before it (issue 30,
+// CLI-1). The run's end waits for that write and sets the preview again
+// if it failed (see done); Close waits for it too. A crash before it ends
+// leaves the session without a preview, as a crash between the two
+// writes always could.
 func (r *Recorder) appendPrompt(ctx context.Context, e session.Entry) error {
 	text := session.PreviewOf(e.Message.TextOf())
 	r.mu.Lock()
@@ -172,18 +190,59 @@ func (r *Recorder) appendPrompt(ctx context.Context, e session.Entry) error {
 	if r.preview || text == "" {
 		return r.append(ctx, e)
 	}
-	_, err := session.AppendUpdate(ctx, r.store, r.id, []session.Entry{e}, func(s *session.Session) bool {
-		if s.Preview != "" {
-			return false
+	if _, ok := r.store.(session.LogWriter); !ok {
+		if err := r.append(ctx, e); err != nil {
+			return fmt.Errorf("session %s: record the prompt: %w", r.id, err)
 		}
-		s.Preview = text
-		return true
+		r.preview, r.previewText = true, text
+		written := make(chan struct{})
+		r.previewing = written
+		go func() {
+			defer close(written)
+			r.previewErr = r.setPreview(ctx, text)
+		}()
+		return nil
+	}
+	_, err := session.AppendUpdate(ctx, r.store, r.id, []session.Entry{e}, func(s *session.Session) bool {
+		return setPreview(s, text)
 	})
 	if err != nil {
 		return fmt.Errorf("session %s: record the prompt and the preview: %w", r.id, err)
 	}
 	r.preview = true
 	return nil
+}
+
+// setPreview stores text as the session's preview unless it has one.
+func (r *Recorder) setPreview(ctx context.Context, text string) error {
+	s, err := r.store.Get(ctx, r.id)
+	if err != nil || !setPreview(s, text) {
+		return err
+	}
+	return r.store.Update(ctx, s)
+}
+
+// setPreview sets s's preview to text unless it has one, and says whether
+// it did.
+func setPreview(s *session.Session, text string) bool {
+	if s.Preview != "" || text == "" {
+		return false
+	}
+	s.Preview = text
+	return true
+}
+
+// waitPreview waits for the preview's write that recording the first user
+// message left running, if any, and returns its error.
+func (r *Recorder) waitPreview() error {
+	r.mu.Lock()
+	written := r.previewing
+	r.mu.Unlock()
+	if written == nil {
+		return nil
+	}
+	<-written
+	return r.previewErr
 }
 
 // done records the end of a run and adds it to the session's totals.
@@ -193,11 +252,14 @@ func (r *Recorder) done(ctx context.Context, e agent.Event) error {
 	rec := session.RunRecord{ID: e.RunID, Provider: r.provider, Model: r.model, StartedAt: r.started, EndedAt: e.Time,
 		Reason: string(d.Reason), Turns: d.Turns, Usage: d.Usage, CostUSD: d.CostUSD, Stats: session.RunStats(d.Stats),
 		Error: d.Error, Continued: r.cont}
-	label := r.label
+	label, preview := r.label, r.previewText
 	if r.runID != e.RunID || rec.StartedAt.IsZero() {
 		rec.StartedAt = e.Time.Add(-time.Duration(d.DurationMS) * time.Millisecond)
 	}
 	r.mu.Unlock()
+	// The preview's write ends first: both rewrite the session's record. Its
+	// error is not the run's: the record below sets the preview again.
+	_ = r.waitPreview()
 	entries := []session.Entry{{Kind: session.KindRun, Time: e.Time, RunID: e.RunID, Run: &rec}}
 	if d.Focus != nil {
 		f, err := json.Marshal(d.Focus)
@@ -210,6 +272,7 @@ func (r *Recorder) done(ctx context.Context, e agent.Event) error {
 		s.Usage.Add(d.Usage)
 		s.CostUSD += d.CostUSD
 		s.Runs++
+		setPreview(s, preview)
 		switch {
 		case label != "":
 			s.Model = label

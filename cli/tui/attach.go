@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/attachment"
 )
@@ -21,7 +22,7 @@ type Prompt struct {
 
 // imageToken is the placeholder a dropped image leaves in the input box;
 // deleting it from the text drops the image.
-var imageToken = regexp.MustCompile(`\[Image #([0-9]+)\]`)
+var imageToken = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\[Image #([0-9]+)\]`) })
 
 // pastedImage returns the image file a paste names — a terminal's drop of
 // one file: a path, maybe quoted, with backslash-escaped spaces, or a
@@ -77,7 +78,7 @@ func (m *model) attachImage(path string) string {
 func (m *model) prompt(text string) Prompt {
 	p := Prompt{Text: text}
 	seen := map[int]bool{}
-	for _, sub := range imageToken.FindAllStringSubmatch(text, -1) {
+	for _, sub := range imageToken().FindAllStringSubmatch(text, -1) {
 		n, err := strconv.Atoi(sub[1])
 		if err != nil || seen[n] || m.images[n] == "" {
 			continue

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -46,12 +47,12 @@ var commands = []slashCommand{
 var aliases = map[string]string{"quit": "exit", "q": "exit", "?": "help", "new": "clear"}
 
 // commandLine matches a slash command: /name, then arguments.
-var commandLine = regexp.MustCompile(`^/([A-Za-z?][\w-]*)(?:\s+([\s\S]*))?$`)
+var commandLine = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/([A-Za-z?][\w-]*)(?:\s+([\s\S]*))?$`) })
 
 // parseCommand splits a slash command line into its name and arguments. A
 // line like "/etc/hosts is wrong" is not a command.
 func parseCommand(line string) (name, args string, ok bool) {
-	sm := commandLine.FindStringSubmatch(strings.TrimSpace(line))
+	sm := commandLine().FindStringSubmatch(strings.TrimSpace(line))
 	if sm == nil {
 		return "", "", false
 	}

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 )
 
 // CustomCommand is a custom slash command the user may type (SPEC
@@ -47,7 +48,7 @@ func BuiltinCommands() []string {
 
 // customName reads the name of a line "/NAME ARGS" as typed (its case
 // kept; names may hold ":").
-var customName = regexp.MustCompile(`^/([A-Za-z0-9_][A-Za-z0-9_:-]*)(?:\s|$)`)
+var customName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^/([A-Za-z0-9_][A-Za-z0-9_:-]*)(?:\s|$)`) })
 
 // customCommands are the backend's custom commands, none when it has
 // none.
@@ -63,7 +64,7 @@ func (m *model) customCommands() []CustomCommand {
 // of that name (or, for one in a subdirectory, of that bare name). The
 // line is then sent as a prompt, which the backend expands.
 func (m *model) isCustom(line string) bool {
-	sm := customName.FindStringSubmatch(strings.TrimSpace(line))
+	sm := customName().FindStringSubmatch(strings.TrimSpace(line))
 	if sm == nil {
 		return false
 	}

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -43,7 +44,7 @@ type SkillLister interface {
 }
 
 // commandName is what a command's name may be.
-var commandName = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_:-]*$`)
+var commandName = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_:-]*$`) })
 
 // maxMenuRows is how many entries the popup shows at once.
 const maxMenuRows = 8
@@ -88,7 +89,7 @@ func (m *model) menuEntries() []MenuEntry {
 	seen := map[string]bool{}
 	return slices.DeleteFunc(out, func(e MenuEntry) bool {
 		e.Name = strings.ToLower(e.Name)
-		if e.Name == "" || seen[e.Name] || !commandName.MatchString(e.Name) {
+		if e.Name == "" || seen[e.Name] || !commandName().MatchString(e.Name) {
 			return true
 		}
 		seen[e.Name] = true

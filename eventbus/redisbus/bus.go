@@ -206,7 +206,7 @@ func (b *Bus) Publish(ctx context.Context, e eventbus.Event) error {
 	keys := []string{b.streamKey(e.SessionID), b.channel(e.SessionID)}
 	body := encode(&e)
 	for attempt := 0; ; attempt++ {
-		res, err := publishScript.Run(ctx, b.rdb, keys, streamID(e.ID), b.window, body, b.idle.Milliseconds()).Slice()
+		res, err := publishScript().Run(ctx, b.rdb, keys, streamID(e.ID), b.window, body, b.idle.Milliseconds()).Slice()
 		if err != nil {
 			if attempt == 0 && retryable(err) && ctx.Err() == nil && !b.isClosed() {
 				continue

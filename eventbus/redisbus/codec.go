@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 
@@ -170,7 +171,8 @@ func entryEvent(sid string, m redis.XMessage) (prev int64, ev *eventbus.Event, e
 // ARGV[2] the MAXLEN, ARGV[3] the message body, ARGV[4] the key's TTL in
 // milliseconds. It returns {1, prev} when the event was appended, {0,
 // prev} when its ID is not above the stream's last one.
-var publishScript = redis.NewScript(`
+var publishScript = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(`
 local top = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local prev = '0'
 if top[1] then prev = top[1][1] end
@@ -184,3 +186,4 @@ redis.call('PEXPIRE', KEYS[1], ARGV[4])
 redis.call('PUBLISH', KEYS[2], msg)
 return {1, prev}
 `)
+})

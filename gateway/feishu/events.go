@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/reinhq/rein/gateway"
 )
@@ -227,7 +228,7 @@ func parsePost(content string) (string, []string, error) {
 
 // mentionRe finds the placeholders Feishu puts where a message @-mentions
 // someone.
-var mentionRe = regexp.MustCompile(`@_(?:user_\d+|all) ?`)
+var mentionRe = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`@_(?:user_\d+|all) ?`) })
 
 // stripMentions removes the mention placeholders (the bot's own among
 // them) from text.
@@ -238,7 +239,7 @@ func stripMentions(text string, keys []string) string {
 			text = strings.ReplaceAll(text, k, "")
 		}
 	}
-	return strings.TrimSpace(mentionRe.ReplaceAllString(text, ""))
+	return strings.TrimSpace(mentionRe().ReplaceAllString(text, ""))
 }
 
 func parseAction(e *envelope) (update, error) {

@@ -4,6 +4,7 @@ import (
 	"path"
 	"regexp"
 	"strings"
+	"sync"
 
 	"mvdan.cc/sh/v3/syntax"
 )
@@ -82,7 +83,7 @@ func (p *parser) checkParam(n *syntax.ParamExp) {
 	}
 }
 
-var number = regexp.MustCompile(`^(0[xX][0-9a-fA-F]+|[0-9]+)$`)
+var number = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^(0[xX][0-9a-fA-F]+|[0-9]+)$`) })
 
 // literalArithm reports arithmetic made only of numbers and operators. It
 // goes down chains of operators (`1+2+3…`, nested to the left) in a loop.
@@ -92,7 +93,7 @@ func literalArithm(x syntax.ArithmExpr) bool {
 		case nil:
 			return true
 		case *syntax.Word:
-			return number.MatchString(y.Lit())
+			return number().MatchString(y.Lit())
 		case *syntax.BinaryArithm:
 			if !literalArithm(y.Y) {
 				return false
@@ -114,7 +115,7 @@ func literalArithm(x syntax.ArithmExpr) bool {
 // numberTest reports a [[ ]] operand that is a plain number.
 func numberTest(x syntax.TestExpr) bool {
 	w, ok := x.(*syntax.Word)
-	return ok && number.MatchString(w.Lit())
+	return ok && number().MatchString(w.Lit())
 }
 
 // nameArgs are builtins that take variable names, where a subscript is

@@ -16,7 +16,11 @@
 // (Create, Update, Fork, Rewrite) writes a temporary file, fsyncs it, renames
 // (or, for a new session's metadata, links) it into place and fsyncs the
 // directory; Delete removes the metadata first, so a session is whole or
-// gone. A crash at any instant
+// gone. Create's directory fsync runs on its own goroutine while the caller
+// goes on: the session's next Append (which returns once both its own
+// fsync and that one are done), Update, Rewrite, Delete or Release waits
+// for it, so nothing written to a new session is reported durable before
+// the session's names are. A crash at any instant
 // therefore leaves each file either as it was or as it became; the only
 // damage possible is a log's last line cut short or padded with NUL bytes by
 // the file system. Reading drops such a line and reports it (a heal entry

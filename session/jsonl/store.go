@@ -27,6 +27,18 @@ type Store struct {
 	mu      sync.Mutex
 	writers map[string]*writer
 	closed  bool
+	// creating holds, per session Create made in this process, the
+	// directory fsync that makes its new names durable while it runs (see
+	// Create); the session's next write waits for it.
+	creating map[string]*dirSync
+	syncDir  func(dir string) error // the fsync of Create's directory: syncDir; tests hold it
+}
+
+// dirSync is a directory fsync running on its own goroutine: err is its
+// result once done is closed.
+type dirSync struct {
+	done chan struct{}
+	err  error
 }
 
 var _ session.Store = (*Store)(nil)
@@ -37,7 +49,7 @@ func New(dir string) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("jsonl: %w", err)
 	}
-	return &Store{dir: dir, now: time.Now, writers: map[string]*writer{}}, nil
+	return &Store{dir: dir, now: time.Now, writers: map[string]*writer{}, creating: map[string]*dirSync{}, syncDir: syncDir}, nil
 }
 
 // Dir returns the store's directory.
@@ -51,8 +63,15 @@ func (s *Store) Close() error {
 	for _, w := range s.writers {
 		ws = append(ws, w)
 	}
+	ids := make([]string, 0, len(s.creating))
+	for id := range s.creating {
+		ids = append(ids, id)
+	}
 	s.mu.Unlock()
 	var errs []error
+	for _, id := range ids {
+		errs = append(errs, errorf(id, "create", s.created(id)))
+	}
 	for _, w := range ws {
 		w.mu.Lock()
 		errs = append(errs, w.close())
@@ -77,12 +96,13 @@ func (s *Store) Release(id string) error {
 	s.mu.Lock()
 	w := s.writers[id]
 	s.mu.Unlock()
+	cerr := errorf(id, "create", s.created(id))
 	if w == nil {
-		return nil
+		return cerr
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return errorf(id, "release", w.close())
+	return errors.Join(cerr, errorf(id, "release", w.close()))
 }
 
 // writer returns the session's writer, open and locked (w.mu held).
@@ -139,13 +159,52 @@ func (s *Store) Create(_ context.Context, sess *session.Session) error {
 	if sess.UpdatedAt.IsZero() {
 		sess.UpdatedAt = sess.CreatedAt
 	}
-	return errorf(sess.ID, "create", s.publish(&meta{Session: *sess}, nil))
+	if err := s.publish(&meta{Session: *sess}, nil); err != nil {
+		return errorf(sess.ID, "create", err)
+	}
+	// The directory's fsync, which makes the new names durable, runs
+	// while the caller goes on (it takes the lock, builds the session's
+	// tools: issue 30, CLI-1); the session's next Append, Update, Rewrite,
+	// Delete or Release waits for it, so nothing written to the session
+	// is reported durable before its names are. The metadata's content was
+	// fsynced before its link, so a crash at any instant still leaves the
+	// session whole (an empty log) or gone.
+	d := &dirSync{done: make(chan struct{})}
+	s.mu.Lock()
+	s.creating[sess.ID] = d
+	s.mu.Unlock()
+	go func() {
+		defer close(d.done)
+		d.err = s.syncDir(s.dir)
+	}()
+	return nil
+}
+
+// created waits for the directory fsync Create left running for session
+// id, if any, and returns its error (once: a later call returns nil).
+func (s *Store) created(id string) error {
+	s.mu.Lock()
+	d := s.creating[id]
+	s.mu.Unlock()
+	if d == nil {
+		return nil
+	}
+	<-d.done
+	s.mu.Lock()
+	if s.creating[id] == d {
+		delete(s.creating, id)
+	}
+	s.mu.Unlock()
+	if d.err != nil {
+		return fmt.Errorf("fsync of the directory: %w", d.err)
+	}
+	return nil
 }
 
 // publish creates a session from its metadata and the lines of its log:
 // the log is written aside, the metadata linked into place (failing when
 // the id is taken), then the log renamed into place, replacing any left
-// over by a Delete that crashed.
+// over by a Delete that crashed. The caller fsyncs the directory.
 func (s *Store) publish(m *meta, lines []byte) error {
 	tmp, err := writeTemp(s.dir, m.ID+logExt, lines)
 	if err != nil {
@@ -155,7 +214,12 @@ func (s *Store) publish(m *meta, lines []byte) error {
 	if err := s.createMeta(m); err != nil {
 		return err
 	}
-	if err := os.Rename(tmp, s.path(m.ID, logExt)); err != nil {
+	return os.Rename(tmp, s.path(m.ID, logExt))
+}
+
+// publishSynced is publish, then the directory's fsync.
+func (s *Store) publishSynced(m *meta, lines []byte) error {
+	if err := s.publish(m, lines); err != nil {
 		return err
 	}
 	return syncDir(s.dir)
@@ -202,6 +266,9 @@ func (s *Store) Update(_ context.Context, sess *session.Session) error {
 	if sess == nil {
 		return fmt.Errorf("session: update: %w: nil session", session.ErrInvalid)
 	}
+	if err := s.created(sess.ID); err != nil {
+		return errorf(sess.ID, "update", err)
+	}
 	w, err := s.writer(sess.ID, "update")
 	if err != nil {
 		return err
@@ -223,6 +290,9 @@ func (s *Store) Update(_ context.Context, sess *session.Session) error {
 // Delete implements session.Store. It takes the session's lock, so a
 // session open in another process is not deleted under it.
 func (s *Store) Delete(_ context.Context, id string) error {
+	if err := s.created(id); err != nil {
+		return errorf(id, "delete", err)
+	}
 	w, err := s.writer(id, "delete")
 	if err != nil {
 		return err
@@ -269,12 +339,21 @@ func (s *Store) Append(_ context.Context, id string, entries ...session.Entry) (
 	if err := w.append(lines); err != nil {
 		return 0, errorf(id, "append", err)
 	}
+	// A new session's first entries are durable once its names are too:
+	// the directory's fsync Create started has run beside this one.
+	if err := s.created(id); err != nil {
+		w.unappend(len(lines))
+		return 0, errorf(id, "append", err)
+	}
 	w.next = last + 1
 	return last, nil
 }
 
 // Rewrite implements session.Store.
 func (s *Store) Rewrite(_ context.Context, id string, entries []session.Entry) error {
+	if err := s.created(id); err != nil {
+		return errorf(id, "rewrite", err)
+	}
 	w, err := s.writer(id, "rewrite")
 	if err != nil {
 		return err
@@ -314,7 +393,7 @@ func (s *Store) Fork(ctx context.Context, id string, atSeq int64) (*session.Sess
 	if err != nil {
 		return nil, errorf(id, "fork", err)
 	}
-	if err := s.publish(&meta{Session: *child}, lines); err != nil {
+	if err := s.publishSynced(&meta{Session: *child}, lines); err != nil {
 		return nil, errorf(id, "fork", err)
 	}
 	return child, nil

@@ -104,6 +104,15 @@ func (w *writer) append(lines []byte) error {
 	return nil
 }
 
+// unappend takes back the last n bytes append wrote, which could not be
+// made durable after all.
+func (w *writer) unappend(n int) {
+	w.size -= int64(n)
+	if err := w.log.Truncate(w.size); err != nil {
+		w.close() // the log's end is unknown now: reopen before writing again
+	}
+}
+
 // replace atomically replaces the log with lines whose last seq is last,
 // recording last as the meta's seq_base first so seqs are never reused.
 func (w *writer) replace(s *Store, lines []byte, last int64) error {

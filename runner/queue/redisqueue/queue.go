@@ -136,7 +136,7 @@ func (q *Queue) Enqueue(ctx context.Context, sessionID string) error {
 		return fmt.Errorf("redisqueue: enqueue: %w", err)
 	}
 	err := q.call(ctx, true, func(ctx context.Context) error {
-		return enqueueScript.Run(ctx, q.rdb, []string{q.stream, q.key("waiting", sessionID)},
+		return enqueueScript().Run(ctx, q.rdb, []string{q.stream, q.key("waiting", sessionID)},
 			sessionID, markTTL.Milliseconds()).Err()
 	})
 	if err != nil {
@@ -150,7 +150,7 @@ func (q *Queue) Enqueue(ctx context.Context, sessionID string) error {
 func (q *Queue) Stats(ctx context.Context) (queue.Stats, error) {
 	var res []any
 	err := q.call(ctx, true, func(ctx context.Context) (err error) {
-		res, err = statsScript.Run(ctx, q.rdb, []string{q.stream}, group).Slice()
+		res, err = statsScript().Run(ctx, q.rdb, []string{q.stream}, group).Slice()
 		return err
 	})
 	if err != nil {
@@ -270,7 +270,7 @@ func (q *Queue) Close() error {
 	q.wg.Wait()
 	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
 	defer cancel()
-	if err := sweepScript.Run(ctx, q.rdb, []string{q.stream}, group, 0, q.opts.Consumer).Err(); err != nil {
+	if err := sweepScript().Run(ctx, q.rdb, []string{q.stream}, group, 0, q.opts.Consumer).Err(); err != nil {
 		q.opts.Logger.Debug("redisqueue: leaving the consumer group failed", "err", err)
 	}
 	return q.rdb.Close() // fails the blocked reads at once

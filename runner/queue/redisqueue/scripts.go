@@ -1,6 +1,10 @@
 package redisqueue
 
-import "github.com/redis/go-redis/v9"
+import (
+	"sync"
+
+	"github.com/redis/go-redis/v9"
+)
 
 // The Lua scripts make each step of the model atomic. Keys are passed in
 // KEYS; the lease's value is "<token> <consumer> <message id>" (consumer
@@ -25,9 +29,11 @@ end
 
 // enqueueScript: KEYS q, waiting; ARGV session, marker TTL (ms). Returns
 // the new message's ID, or 0 when the Enqueue coalesced into a waiting one.
-var enqueueScript = redis.NewScript(enqueueLua + `
+var enqueueScript = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(enqueueLua + `
 return enqueue(KEYS[1], KEYS[2], ARGV[1], ARGV[2]) or 0
 `)
+})
 
 // takeScript runs after this consumer received a message (read or
 // reclaimed). KEYS q, waiting, lease, dirty, fence; ARGV group, consumer,
@@ -40,7 +46,8 @@ return enqueue(KEYS[1], KEYS[2], ARGV[1], ARGV[2]) or 0
 //	            back; if the holder is dead it is reclaimed after the TTL)
 //	{3}         the session is leased: the message is acknowledged and the
 //	            session marked dirty, so the holder's Done enqueues it again
-var takeScript = redis.NewScript(`
+var takeScript = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(`
 local q, waiting, lease, dirty, fence = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local group, consumer, msg = ARGV[1], ARGV[2], ARGV[3]
 if #redis.call('XRANGE', q, msg, msg) == 0 then
@@ -68,6 +75,7 @@ redis.call('SET', lease, tok .. ' ' .. consumer .. ' ' .. msg, 'PX', ARGV[4])
 redis.call('DEL', dirty)
 return {1, tok}
 `)
+})
 
 // renewScript: KEYS lease, q, fence; ARGV lease value, lease TTL (ms),
 // group, consumer, message ID, token, fence TTL (ms), session. Returns
@@ -79,7 +87,8 @@ return {1, tok}
 //	             persistence) and no one took the session since (its fence
 //	             is gone or still this token): taken back, with msg the
 //	             lease's message (a new one when the old one is gone)
-var renewScript = redis.NewScript(`
+var renewScript = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(`
 local lease, q, fence = KEYS[1], KEYS[2], KEYS[3]
 local group, consumer, msg, tok = ARGV[3], ARGV[4], ARGV[5], ARGV[6]
 local cur = redis.call('GET', lease)
@@ -106,6 +115,7 @@ redis.call('SET', fence, tok, 'PX', ARGV[7])
 redis.call('SET', lease, tok .. ' ' .. consumer .. ' ' .. msg, 'PX', ARGV[2])
 return {2, msg}
 `)
+})
 
 // doneScript: KEYS lease, q, waiting, dirty; ARGV lease value, group,
 // message ID, more ("1" or "0"), session, marker TTL (ms), dirty TTL (ms).
@@ -113,7 +123,8 @@ return {2, msg}
 // the dirty mark), 1 when released, 2 when the lease had run out and no
 // one held the session: its message is acknowledged all the same. On 1
 // and 2 the session is enqueued again when more or dirty.
-var doneScript = redis.NewScript(enqueueLua + `
+var doneScript = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(enqueueLua + `
 local lease, q, waiting, dirty = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local cur = redis.call('GET', lease)
 if cur and cur ~= ARGV[1] then
@@ -136,11 +147,13 @@ if cur then
 end
 return 2
 `)
+})
 
 // statsScript: KEYS q; ARGV group. Returns {entries, pending, ID of the
 // oldest undelivered entry or "", TIME seconds, TIME microseconds}.
 // Acknowledged entries are deleted, so entries - pending are waiting.
-var statsScript = redis.NewScript(`
+var statsScript = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(`
 local q, group = KEYS[1], ARGV[1]
 local t = redis.call('TIME')
 local n = redis.call('XLEN', q)
@@ -164,13 +177,15 @@ local id = ''
 if #first > 0 then id = first[1][1] end
 return {n, pending, id, t[1], t[2]}
 `)
+})
 
 // sweepScript drops the consumers of the group that hold no pending
 // message and were idle longer than ARGV[2] ms (ARGV[3] = "" for all of
 // them, or one consumer's name). KEYS q; ARGV group, idle, name. Checking
 // and dropping in one script keeps a consumer that just received a
 // message.
-var sweepScript = redis.NewScript(`
+var sweepScript = sync.OnceValue(func() *redis.Script {
+	return redis.NewScript(`
 local q, group, idle, only = KEYS[1], ARGV[1], tonumber(ARGV[2]), ARGV[3]
 local cs = redis.pcall('XINFO', 'CONSUMERS', q, group)
 if type(cs) ~= 'table' or cs.err then
@@ -191,3 +206,4 @@ for _, c in ipairs(cs) do
 end
 return n
 `)
+})

@@ -176,7 +176,7 @@ func (q *Queue) grant(ctx context.Context, msg *redis.XMessage) (*queue.Lease, e
 	defer cancel()
 	// Not retried: a second run would find the lease of the first and
 	// leave the message pending; it is reclaimed after the TTL.
-	res, err := takeScript.Run(cctx, q.rdb, keys, group, q.opts.Consumer, msg.ID, q.opts.TTL.Milliseconds(),
+	res, err := takeScript().Run(cctx, q.rdb, keys, group, q.opts.Consumer, msg.ID, q.opts.TTL.Milliseconds(),
 		fenceTTL.Milliseconds(), markTTL.Milliseconds()).Slice()
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (k *keeper) Renew(ctx context.Context) error {
 	keys := []string{q.key("lease", k.sid), q.stream, q.key("fence", k.sid)}
 	var res []any
 	err := q.call(ctx, true, func(ctx context.Context) (err error) {
-		res, err = renewScript.Run(ctx, q.rdb, keys, k.value, q.opts.TTL.Milliseconds(), group,
+		res, err = renewScript().Run(ctx, q.rdb, keys, k.value, q.opts.TTL.Milliseconds(), group,
 			q.opts.Consumer, k.msg, fmt.Sprint(k.token), fenceTTL.Milliseconds(), k.sid).Slice()
 		return err
 	})
@@ -266,7 +266,7 @@ func (k *keeper) Release(ctx context.Context, more bool) error {
 	}
 	var code int64
 	err := q.call(ctx, true, func(ctx context.Context) (err error) {
-		code, err = doneScript.Run(ctx, q.rdb, keys, k.value, group, k.msg, flag, k.sid,
+		code, err = doneScript().Run(ctx, q.rdb, keys, k.value, group, k.msg, flag, k.sid,
 			markTTL.Milliseconds(), markTTL.Milliseconds()).Int64()
 		return err
 	})

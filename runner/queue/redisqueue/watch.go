@@ -80,7 +80,7 @@ func (q *Queue) resync() {
 func (q *Queue) sweep() {
 	ctx, cancel := context.WithTimeout(context.Background(), q.timeout)
 	defer cancel()
-	n, err := sweepScript.Run(ctx, q.rdb, []string{q.stream}, group, sweepIdle.Milliseconds(), "").Int64()
+	n, err := sweepScript().Run(ctx, q.rdb, []string{q.stream}, group, sweepIdle.Milliseconds(), "").Int64()
 	switch {
 	case err != nil:
 		q.logger().Debug("redisqueue: sweeping idle consumers failed", "err", err)
