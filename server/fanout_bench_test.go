@@ -66,6 +66,7 @@ func benchFanout(b *testing.B, n, burst int) {
 	ts.Listener = wl
 	ts.Start()
 	b.Cleanup(ts.Close)
+	b.Cleanup(server.SetRawWriteHook(wl.note))
 	u, err := url.Parse(ts.URL)
 	if err != nil {
 		b.Fatal(err)

@@ -240,8 +240,10 @@ func threadCPU() int64 {
 }
 
 // writeTimeListener notes in last when the latest write(2) to one of its
-// connections ended (unix ns), whether by Write or through SyscallConn,
-// and counts the writes.
+// connections ended (unix ns), and counts the writes: a Write of the
+// connection's is noted here, a parked stream's write to its raw socket
+// through server.SetRawWriteHook(l.note) (the server detaches the socket
+// through SyscallConn, which is the connection's).
 type writeTimeListener struct {
 	net.Listener
 	last   atomic.Int64
@@ -267,28 +269,13 @@ func (c *writeTimeConn) Write(p []byte) (int, error) {
 	return n, err
 }
 
-// SyscallConn is the connection's, noting the end of raw writes.
+// SyscallConn is the connection's.
 func (c *writeTimeConn) SyscallConn() (syscall.RawConn, error) {
 	sc, ok := c.Conn.(syscall.Conn)
 	if !ok {
 		return nil, fmt.Errorf("%T has no SyscallConn", c.Conn)
 	}
-	rc, err := sc.SyscallConn()
-	if err != nil {
-		return nil, err
-	}
-	return writeTimeRaw{rc, c.l}, nil
-}
-
-type writeTimeRaw struct {
-	syscall.RawConn
-	l *writeTimeListener
-}
-
-func (r writeTimeRaw) Write(f func(fd uintptr) bool) error {
-	err := r.RawConn.Write(f)
-	r.l.note()
-	return err
+	return sc.SyscallConn()
 }
 
 // note counts a write and raises last to now.

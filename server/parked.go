@@ -22,20 +22,22 @@ import (
 // expires or when the server closes its streams: a step writes what is
 // due and arms the subscription's notification again.
 //
-// A stream over a socket (rawSocket) is stepped by the server's writer
-// pool, without waiting on the socket; when the socket cannot take all
-// that is due (a slow client), the rest is written by a goroutine of the
-// stream's own, which steps it until it is idle again. A stream over
-// another connection (TLS, a pipe) is stepped by a goroutine started for
-// each wake, whose writes may wait.
+// A stream over a socket is taken out of the runtime's network poller at
+// park (rawSocket: its connection is closed, a duplicate of its descriptor
+// kept) and stepped by the server's writer pool, without waiting on the
+// socket; when the socket cannot take all that is due (a slow client), the
+// rest is written by a goroutine of the stream's own, which steps it until
+// it is idle again. A stream over another connection (TLS, a pipe) keeps
+// it, and is stepped by a goroutine started for each wake, whose writes
+// may wait.
 type parkedStream struct {
 	s    *Server
 	st   *eventStream
 	sub  eventbus.Notifier
-	conn net.Conn
+	conn net.Conn   // nil when raw is not: the connection was closed at park
 	raw  *rawSocket // nil: no socket to write without waiting
-	sw   *sseWriter
-	last int64 // the last event id sent
+	sw   *sseWriter // its buffer; for a raw stream nothing else (see park)
+	last int64      // the last event id sent
 	// rest holds the events a step took and could not frame because the
 	// socket was full; the next step sends them first.
 	rest []*eventbus.Event
@@ -55,7 +57,14 @@ type parkedStream struct {
 // and returns: from now on it is stepped when something is due. It owns
 // the connection and the stream's end.
 func (s *Server) park(st *eventStream, sub eventbus.Notifier, conn net.Conn, sw *sseWriter, last int64) {
-	p := &parkedStream{s: s, st: st, sub: sub, conn: conn, raw: newRawSocket(conn), sw: sw, last: last}
+	p := &parkedStream{s: s, st: st, sub: sub, sw: sw, last: last}
+	if p.raw = detachSocket(conn); p.raw == nil {
+		p.conn = conn
+	} else {
+		// Nothing may reach the closed connection (nor keep it in memory):
+		// the raw socket's writes are the stream's from now on.
+		sw.out, sw.setDeadline, sw.left = nil, nil, nil
+	}
 	p.onEvent = p.wake
 	sw.releaseBuffer()
 	if !st.until.IsZero() {
@@ -130,7 +139,7 @@ func (p *parkedStream) run(block bool) {
 // resume writes what a blocked step left, waiting for the socket (within
 // sseWriteTimeout), then steps the stream on until it is idle.
 func (p *parkedStream) resume() {
-	if p.sw.write() != nil {
+	if _, err := p.flush(true); err != nil {
 		p.rest = nil
 		p.sw.releaseBuffer()
 		p.finish()
@@ -142,27 +151,26 @@ func (p *parkedStream) resume() {
 // end writes the stream's last words (an expiry comment), if any, and
 // ends it.
 func (p *parkedStream) end() {
-	_ = p.sw.write()
+	_, _ = p.flush(true)
 	p.rest = nil
 	p.sw.releaseBuffer()
 	p.finish()
 }
 
-// flush sends the buffer: whole, waiting for the socket if block (or
-// without a socket), else what the socket takes now (blocked: the rest
-// stays in the buffer).
+// flush sends the buffer: whole, waiting for the socket (within
+// sseWriteTimeout) if block or without a raw socket, else what the socket
+// takes now (blocked: the rest stays in the buffer).
 func (p *parkedStream) flush(block bool) (blocked bool, err error) {
 	sw := p.sw
-	if block || p.raw == nil {
+	switch {
+	case p.raw == nil:
 		return false, sw.write()
-	}
-	if !sw.deadline.IsZero() {
-		// A blocking write (the headers, a replay, a resume) set one: a
-		// write on the raw socket fails once it has passed.
-		if err := sw.setDeadline(time.Time{}); err != nil {
-			return false, err
-		}
-		sw.deadline = time.Time{}
+	case sw.buf.Len() == 0:
+		return false, nil
+	case block:
+		err := p.raw.writeAll(sw.buf.Bytes(), time.Now().Add(sseWriteTimeout))
+		sw.buf.Reset()
+		return false, err
 	}
 	n, blocked, err := p.raw.tryWrite(sw.buf.Bytes())
 	sw.buf.Next(n)
@@ -267,7 +275,11 @@ func (p *parkedStream) finish() {
 	if p.expiry != nil {
 		p.expiry.Stop()
 	}
-	p.conn.Close()
+	if p.raw != nil {
+		p.raw.close()
+	} else {
+		p.conn.Close()
+	}
 	p.st.end()
 	if p.s.cfg.OnSSE != nil {
 		p.s.cfg.OnSSE(-1)

@@ -2,15 +2,27 @@
 
 package server
 
-import "net"
+import (
+	"net"
+	"sync/atomic"
+	"time"
+)
 
-// rawSocket is a parked stream's socket written without waiting; there is
-// none on this platform (see rawconn_unix.go): every parked stream's steps
-// run on goroutines of their own.
+// rawSocket is a parked stream's socket outside the runtime's poller;
+// there is none on this platform (see rawconn_unix.go): every parked
+// stream keeps its connection, and its steps run on goroutines of their
+// own.
 type rawSocket struct{}
 
-func newRawSocket(net.Conn) *rawSocket { return nil }
+func detachSocket(net.Conn) *rawSocket { return nil }
 
-func (*rawSocket) tryWrite(b []byte) (int, bool, error) { return 0, true, nil }
+// rawWriteHook is rawconn_unix.go's; nothing calls it here.
+var rawWriteHook atomic.Pointer[func()]
+
+func (*rawSocket) tryWrite([]byte) (int, bool, error) { return 0, true, nil }
+
+func (*rawSocket) writeAll([]byte, time.Time) error { return nil }
 
 func (*rawSocket) left() bool { return false }
+
+func (*rawSocket) close() {}
