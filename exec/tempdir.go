@@ -10,7 +10,7 @@ import (
 // session's, made (mode 0700) if missing — before the first command, and
 // again should a command remove it; when TempDir is "", a fresh one for
 // this command alone, which done removes.
-func (s *Sandbox) tempDir() (dir string, done func(), err error) {
+func (s *Sandbox) tempDir(res *resolver) (dir string, done func(), err error) {
 	done = func() {}
 	dir = s.TempDir
 	if dir == "" {
@@ -22,7 +22,7 @@ func (s *Sandbox) tempDir() (dir string, done func(), err error) {
 	} else if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", done, fmt.Errorf("the session's temporary directory %s: %w", dir, err)
 	}
-	real, err := realDir(dir)
+	real, err := res.realDir(dir)
 	if err != nil {
 		done()
 		return "", func() {}, err
