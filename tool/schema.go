@@ -50,14 +50,34 @@ func deferSchema(raw json.RawMessage) *Schema {
 	return got.(*Schema)
 }
 
-// maxSharedSchemas bounds the distinct built-in schema documents kept for
-// the process's lifetime: rein's built-in tools have a few dozen; a
-// document that varies with a workspace (a list of its names) must not
-// grow the cache without end.
+// compileShared is CompileSchema for a schema from outside, compiled (and,
+// when bad, refused) as it is added; a document compiled once is shared
+// like the built-ins' (a server adds the task tool, whose schema names the
+// workspace's agents, at every run). A bad document is not remembered.
+func compileShared(raw json.RawMessage) (*Schema, error) {
+	key := string(raw)
+	if s, ok := compiledSchemas.Load(key); ok {
+		return s.(*Schema), nil
+	}
+	s, err := CompileSchema(raw)
+	if err != nil || sharedSchemaCount.Load() >= maxSharedSchemas {
+		return s, err
+	}
+	if _, loaded := compiledSchemas.LoadOrStore(key, s); !loaded {
+		sharedSchemaCount.Add(1)
+	}
+	return s, nil
+}
+
+// maxSharedSchemas bounds the distinct schema documents kept for the
+// process's lifetime: rein's built-in tools have a few dozen; documents
+// that vary with a workspace (a list of its names) or come from MCP
+// servers must not grow the cache without end.
 const maxSharedSchemas = 256
 
 var (
-	sharedSchemas     sync.Map // schema document → *Schema
+	sharedSchemas     sync.Map // built-in schema document → *Schema compiled at first use
+	compiledSchemas   sync.Map // other schema document → *Schema compiled
 	sharedSchemaCount atomic.Int64
 )
 

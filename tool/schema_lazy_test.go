@@ -98,6 +98,27 @@ func TestBuiltinSchemaShared_TOOL1(t *testing.T) {
 	if err := c.Schema.Validate(json.RawMessage(`{"shared":"x"}`)); err != nil {
 		t.Errorf("the other schema refused its valid call: %v", err)
 	}
+	// A schema from outside is shared too once it compiled; a bad one is
+	// refused each time it is added.
+	x, err := NewSet(OriginAgent, rawTool{doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := NewSet(OriginAgent, rawTool{doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := x.Get("raw")
+	ey, _ := y.Get("raw")
+	if ex.Schema != ey.Schema || ex.Schema.Validate(json.RawMessage(`{"shared":"x"}`)) == nil {
+		t.Error("an agent's schema is compiled twice, or its shared copy accepts a wrong call")
+	}
+	const bad = `{"type":"object","properties":{"n":{"$ref":"#/$defs/gone"}}}`
+	for range 2 {
+		if _, err := NewSet(OriginMCP, rawTool{bad}); err == nil {
+			t.Error("a bad schema was added")
+		}
+	}
 }
 
 // TOOL-1: schemas shared across sets are checked from many goroutines at
