@@ -67,8 +67,9 @@ type Sandbox struct {
 	Profile Profile
 	// TempDir is the session's temporary directory, made before the first
 	// command (and again if removed), bound writable and named by TMPDIR,
-	// TMP, TEMP, GOTMPDIR and TMPPREFIX; "" gives each command a fresh one,
-	// removed after it. /tmp itself stays a private, empty tmpfs.
+	// TMP, TEMP, GOTMPDIR and TMPPREFIX; "" gives each command a fresh one
+	// in its private /tmp, gone with it. /tmp itself stays a private, empty
+	// tmpfs.
 	TempDir string
 	// Caches are the toolchain caches bound writable under
 	// ProfileWorkspace (see ToolchainCaches); their Env is set.
@@ -242,11 +243,10 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if s.Profile != ProfileReadOnly {
 		writable = append(writable, s.Caches.Dirs...)
 	}
-	tmp, tmpDone, err := s.tempDir(res)
+	tmp, err := s.tempDir(res)
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 	}
-	defer tmpDone()
 	if !s.visible(dir, writable, res) {
 		return Output{}, fmt.Errorf("exec: sandbox: working directory %s is not in the sandbox (under /tmp, which is an empty tmpfs there, or outside the confined sandbox's directories); make it the workspace", dir)
 	}
@@ -402,7 +402,7 @@ func (s *Sandbox) args(writable []string, tmp, helper string, shield, egress []s
 	for _, w := range writable {
 		a = append(a, bind, w, w)
 	}
-	a = append(a, "--bind", tmp, tmp)
+	a = append(a, s.tempArgs(tmp)...)
 	if helper != "" {
 		a = append(a, "--ro-bind", helper, helper)
 	}
