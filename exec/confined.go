@@ -65,11 +65,11 @@ func (c *Confined) Run(ctx context.Context, cmd Command) (Output, error) {
 		return Output{}, err
 	}
 	sb := c.files()
-	dir, err := sb.dirOf(cmd)
+	dir, err := sb.dirOf(cmd, nil)
 	if err != nil {
 		return Output{}, err
 	}
-	writable := sb.writable(dir)
+	writable := sb.writable(dir, nil)
 	if len(writable) == 0 {
 		return Output{}, fmt.Errorf("exec: landlock: workspace %s does not exist", c.Workspace)
 	}

@@ -59,20 +59,20 @@ const confinedCache = "/tmp/.cache"
 // recreated as a link, which leads nowhere when its target is not shown),
 // then ReadOnly. The writable binds, /dev, /proc and /tmp come after (see
 // Sandbox.args).
-func (s *Sandbox) confinedRoot() []string {
+func (s *Sandbox) confinedRoot(res *resolver) []string {
 	var a, bound []string
 	for _, d := range s.readOnlyDirs() {
-		fi, err := os.Lstat(d)
+		fi, err := res.lstat(d)
 		switch {
 		case err != nil:
 			continue
 		case fi.Mode()&os.ModeSymlink != 0 && filepath.Dir(d) == "/":
-			if t, err := os.Readlink(d); err == nil {
+			if t, err := res.readlink(d); err == nil {
 				a = append(a, "--symlink", t, d)
 				continue
 			}
 		}
-		real, err := filepath.EvalSymlinks(d)
+		real, err := res.evalSymlinks(d)
 		if err != nil || withinAny(bound, real) {
 			continue
 		}
@@ -98,11 +98,11 @@ func (s *Sandbox) readOnlyDirs() []string {
 // each HidePaths directory that holds a writable directory and lies in a
 // directory shown read-only — a server's root under /opt, say: the
 // workspace is bound again on top, its neighbours are gone.
-func (s *Sandbox) confinedCovers(writable []string) []string {
-	shown := s.confinedVisible(nil)
+func (s *Sandbox) confinedCovers(writable []string, res *resolver) []string {
+	shown := s.confinedVisible(nil, res)
 	var a []string
 	for _, p := range s.HidePaths {
-		h, err := filepath.EvalSymlinks(p)
+		h, err := res.evalSymlinks(p)
 		if err != nil || !withinAny(shown, h) {
 			continue
 		}
@@ -115,11 +115,11 @@ func (s *Sandbox) confinedCovers(writable []string) []string {
 
 // confinedVisible are the host directories a confined command sees:
 // the system directories, ReadOnly and the writable directories, links
-// resolved.
-func (s *Sandbox) confinedVisible(writable []string) []string {
+// resolved. res may be nil.
+func (s *Sandbox) confinedVisible(writable []string, res *resolver) []string {
 	out := slices.Clone(writable)
 	for _, d := range s.readOnlyDirs() {
-		if real, err := filepath.EvalSymlinks(d); err == nil {
+		if real, err := res.evalSymlinks(d); err == nil {
 			out = append(out, real)
 		}
 	}
@@ -129,14 +129,14 @@ func (s *Sandbox) confinedVisible(writable []string) []string {
 // confinedHides are the paths a confined sandbox covers: the system
 // secrets, then HidePaths and HostEscapes that lie in what it shows (the
 // others are not there to cover).
-func (s *Sandbox) confinedHides(visible []string) []string {
+func (s *Sandbox) confinedHides(visible []string, res *resolver) []string {
 	var out []string
 	for _, g := range SystemSecrets {
 		m, _ := filepath.Glob(g)
 		out = append(out, m...)
 	}
 	for _, p := range append(HostEscapes(), s.HidePaths...) {
-		if real, err := filepath.EvalSymlinks(p); err == nil && withinAny(visible, real) {
+		if real, err := res.evalSymlinks(p); err == nil && withinAny(visible, real) {
 			out = append(out, p)
 		}
 	}
@@ -173,7 +173,7 @@ func (s *Sandbox) readable(path string) error {
 	if err != nil {
 		return fmt.Errorf("read %s: %w", path, err)
 	}
-	if withinAny(s.confinedVisible(s.writableDirs()), real) {
+	if withinAny(s.confinedVisible(s.writableDirs(), nil), real) {
 		return nil
 	}
 	return fmt.Errorf("read %s: outside what the sandbox shows (the workspace %s and the system's read-only directories)", path, s.Workspace)

@@ -17,9 +17,9 @@ import (
 // and the directory opened must be it (its real path read back from the
 // descriptor); bubblewrap then binds the open directory (--bind-fd) where
 // it supports that.
-func (s *Sandbox) pinWorkspace() (*os.File, error) {
+func (s *Sandbox) pinWorkspace(res *resolver) (*os.File, error) {
 	ws := filepath.Clean(s.Workspace)
-	if real, err := realDir(ws); err != nil {
+	if real, err := res.realDir(ws); err != nil {
 		return nil, fmt.Errorf("workspace %s: %w", ws, err)
 	} else if real != ws {
 		return nil, fmt.Errorf("%w: the workspace %s is now a link to %s, swapped in during the run; no command runs there: open the workspace again",

@@ -67,8 +67,9 @@ type Sandbox struct {
 	Profile Profile
 	// TempDir is the session's temporary directory, made before the first
 	// command (and again if removed), bound writable and named by TMPDIR,
-	// TMP, TEMP, GOTMPDIR and TMPPREFIX; "" gives each command a fresh one,
-	// removed after it. /tmp itself stays a private, empty tmpfs.
+	// TMP, TEMP, GOTMPDIR and TMPPREFIX; "" gives each command a fresh one
+	// in its private /tmp, gone with it. /tmp itself stays a private, empty
+	// tmpfs.
 	TempDir string
 	// Caches are the toolchain caches bound writable under
 	// ProfileWorkspace (see ToolchainCaches); their Env is set.
@@ -152,7 +153,7 @@ func (s *Sandbox) bwrap() (string, error) {
 	if name == "" {
 		name = "bwrap"
 	}
-	path, err := osexec.LookPath(name)
+	path, err := lookBwrap(name)
 	if err != nil {
 		return "", fmt.Errorf("%w (%s not found in PATH)", ErrNoSandbox, name)
 	}
@@ -183,6 +184,31 @@ func (s *Sandbox) bwrap() (string, error) {
 	return path, nil
 }
 
+// foundBwrap remembers where PATH led to each bubblewrap name: a server
+// asks at every run and every command, and a look-up stats the name in
+// each directory of PATH (issue 30).
+var foundBwrap sync.Map // name NUL PATH → path
+
+// lookBwrap is exec.LookPath(name), remembered for the same name and PATH
+// while what it found is still an executable file. A bubblewrap placed
+// later in a directory earlier in PATH is not seen until then: the
+// operator's bubblewrap stays the one the process started with.
+func lookBwrap(name string) (string, error) {
+	key := name + "\x00" + os.Getenv("PATH")
+	if p, ok := foundBwrap.Load(key); ok {
+		if fi, err := os.Stat(p.(string)); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p.(string), nil
+		}
+		foundBwrap.Delete(key)
+	}
+	p, err := osexec.LookPath(name)
+	if err != nil {
+		return "", err
+	}
+	foundBwrap.Store(key, p)
+	return p, nil
+}
+
 // Run implements Backend. It fails closed with an error wrapping ErrNoSandbox
 // when bubblewrap cannot run, and with an error when the workspace cannot
 // be scanned for what to protect.
@@ -191,7 +217,8 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if err != nil {
 		return Output{}, err
 	}
-	dir, err := s.dirOf(cmd)
+	res := newResolver() // the preparation's lookups, until the command starts
+	dir, err := s.dirOf(cmd, res)
 	if err != nil {
 		return Output{}, err
 	}
@@ -201,12 +228,12 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	}
 	var pinned *os.File
 	if s.ConfineReads && s.Workspace != "" {
-		if pinned, err = s.pinWorkspace(); err != nil {
+		if pinned, err = s.pinWorkspace(res); err != nil {
 			return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 		}
 		defer pinned.Close()
 	}
-	writable := s.writable(dir)
+	writable := s.writable(dir, res)
 	if len(writable) == 0 {
 		return Output{}, fmt.Errorf("exec: sandbox: workspace %s does not exist", s.Workspace)
 	}
@@ -216,22 +243,21 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 	if s.Profile != ProfileReadOnly {
 		writable = append(writable, s.Caches.Dirs...)
 	}
-	tmp, tmpDone, err := s.tempDir()
+	tmp, err := s.tempDir(res)
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 	}
-	defer tmpDone()
-	if !s.visible(dir, writable) {
+	if !s.visible(dir, writable, res) {
 		return Output{}, fmt.Errorf("exec: sandbox: working directory %s is not in the sandbox (under /tmp, which is an empty tmpfs there, or outside the confined sandbox's directories); make it the workspace", dir)
 	}
 	hides := append(HostEscapes(), s.HidePaths...)
 	var env []string
 	if s.ConfineReads {
-		hides = s.confinedHides(s.confinedVisible(writable))
+		hides = s.confinedHides(s.confinedVisible(writable, res), res)
 		env = s.confinedEnv()
 	}
 	sh, err := newShield(shieldOptions{writable: writable, dir: dir, hide: s.Hide,
-		hidePaths: hides, limit: s.MaxScan, maxMounts: s.MaxMounts})
+		hidePaths: hides, limit: s.MaxScan, maxMounts: s.MaxMounts, res: res})
 	if err != nil {
 		return Output{}, fmt.Errorf("exec: sandbox: %w", err)
 	}
@@ -257,7 +283,7 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 			return Output{}, errors.New("exec: sandbox: the network allow-list needs rein's helper in the sandbox, and this program offers none (its main does not call exec.HelperMain)")
 		}
 	}
-	args := s.args(writable, tmp, hexe, sh.args, eg.args())
+	args := s.args(writable, tmp, hexe, sh.args, eg.args(), res)
 	if hexe != "" {
 		var rules helper.Rules
 		if s.Landlock != "" {
@@ -289,6 +315,7 @@ func (s *Sandbox) Run(ctx context.Context, cmd Command) (Output, error) {
 		caches = s.Caches.Env
 	}
 	c.Env = baseEnv(s.Local.PassEnv, tempEnv(tmp), env, caches, cmd.Env)
+	sh.res = nil // from here on the file system is looked at afresh
 	out, err := runProcess(ctx, c, cmd, s.Local.limits())
 	sh.release()
 	if err != nil {
@@ -340,7 +367,7 @@ func argsPipe(args []string) (*os.File, error) {
 	return r, nil
 }
 
-func (s *Sandbox) dirOf(cmd Command) (string, error) {
+func (s *Sandbox) dirOf(cmd Command, res *resolver) (string, error) {
 	dir := cmd.Dir
 	if dir == "" {
 		dir = s.Workspace
@@ -351,17 +378,17 @@ func (s *Sandbox) dirOf(cmd Command) (string, error) {
 	if err := checkDir(dir); err != nil {
 		return "", err
 	}
-	return realDir(dir)
+	return res.realDir(dir)
 }
 
 // args are bubblewrap's options before --chdir. Order matters: the writable
 // binds come after the tmpfs on /tmp, so a workspace under /tmp stays
 // visible, and so does the Landlock helper; the shield's options (read-only
 // binds and covers inside the workspace) come after them.
-func (s *Sandbox) args(writable []string, tmp, helper string, shield, egress []string) []string {
+func (s *Sandbox) args(writable []string, tmp, helper string, shield, egress []string, res *resolver) []string {
 	a := []string{"--ro-bind", "/", "/"}
 	if s.ConfineReads {
-		a = append(s.confinedRoot(), s.confinedCovers(writable)...)
+		a = append(s.confinedRoot(res), s.confinedCovers(writable, res)...)
 	}
 	a = append(a,
 		"--dev", "/dev",
@@ -375,7 +402,7 @@ func (s *Sandbox) args(writable []string, tmp, helper string, shield, egress []s
 	for _, w := range writable {
 		a = append(a, bind, w, w)
 	}
-	a = append(a, "--bind", tmp, tmp)
+	a = append(a, s.tempArgs(tmp)...)
 	if helper != "" {
 		a = append(a, "--ro-bind", helper, helper)
 	}
@@ -391,8 +418,8 @@ func (s *Sandbox) args(writable []string, tmp, helper string, shield, egress []s
 // visible reports whether dir exists inside the sandbox: inside a
 // writable bind, or anywhere but /tmp — in a confined sandbox, only in
 // what it shows.
-func (s *Sandbox) visible(dir string, writable []string) bool {
-	real, err := realDir(dir)
+func (s *Sandbox) visible(dir string, writable []string, res *resolver) bool {
+	real, err := res.realDir(dir)
 	if err != nil {
 		return false
 	}
@@ -400,15 +427,15 @@ func (s *Sandbox) visible(dir string, writable []string) bool {
 		return true
 	}
 	if s.ConfineReads {
-		return withinAny(s.confinedVisible(nil), real)
+		return withinAny(s.confinedVisible(nil, res), real)
 	}
 	return !within("/tmp", real)
 }
 
 // writable lists the writable directories, absolute and with symlinks
 // resolved, as bind mounts need them, the workspace first; nil when the
-// workspace does not resolve.
-func (s *Sandbox) writable(dir string) []string {
+// workspace does not resolve. res may be nil.
+func (s *Sandbox) writable(dir string, res *resolver) []string {
 	ws := s.Workspace
 	if ws == "" {
 		ws = dir
@@ -419,7 +446,7 @@ func (s *Sandbox) writable(dir string) []string {
 		more = append(slices.Clone(more), s.Cache)
 	}
 	for i, d := range append([]string{ws}, more...) {
-		r, err := realDir(d)
+		r, err := res.realDir(d)
 		if err != nil && i == 0 {
 			return nil // no workspace, nothing writable
 		}
@@ -436,13 +463,7 @@ func (s *Sandbox) writable(dir string) []string {
 	return out
 }
 
-func realDir(d string) (string, error) {
-	a, err := filepath.Abs(d)
-	if err != nil {
-		return "", err
-	}
-	return filepath.EvalSymlinks(a)
-}
+func realDir(d string) (string, error) { return (*resolver)(nil).realDir(d) }
 
 // ReadFile implements Backend; the host is readable as in the sandbox:
 // all of it but what Hide matches, or, with ConfineReads, only what the
@@ -529,7 +550,7 @@ func (s *Sandbox) writableDirs() []string {
 	if s.Workspace == "" {
 		return nil
 	}
-	return s.writable(s.Workspace)
+	return s.writable(s.Workspace, nil)
 }
 
 // ResolveExisting resolves the symlinks of path's deepest existing

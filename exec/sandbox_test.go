@@ -244,3 +244,44 @@ func TestSandboxPlaceholdersConcurrent(t *testing.T) {
 		t.Errorf("left behind in the workspace: %v", ents)
 	}
 }
+
+// TOOL-5 (issue 30): without a session's TempDir each command gets a
+// temporary directory of its own in its private /tmp — writable, mode
+// 0700, named by TMPDIR and the rest, empty at every command — and
+// nothing is made on the host for it; under the read-only profile, with
+// the workspace read-only, it stays writable, and so does the confined
+// sandbox's.
+func TestSandboxPrivateTempDir_TOOL5(t *testing.T) {
+	s, ws := newSandbox(t)
+	hostTemps := func() []string {
+		m, _ := filepath.Glob(filepath.Join(os.TempDir(), "rein-tmp*"))
+		return m
+	}
+	before := len(hostTemps())
+	script := `test "$TMPDIR" = "$TMP" && test "$TMPDIR" = "$TEMP" && test "$TMPDIR" = "$GOTMPDIR" &&
+test "$(stat -c %a "$TMPDIR")" = 700 && test -z "$(ls -A "$TMPDIR")" &&
+echo kept > "$TMPDIR/keep" && cat "$TMPDIR/keep" && echo "$TMPDIR"`
+	for _, tc := range []struct {
+		name string
+		s    *Sandbox
+	}{
+		{"workspace", s},
+		{"again", s}, // the last command's file is gone: the ls above
+		{"read-only", &Sandbox{Workspace: ws, Profile: ProfileReadOnly, Local: s.Local}},
+		{"confined", &Sandbox{Workspace: ws, ConfineReads: true, Local: s.Local}},
+	} {
+		out, err := tc.s.Run(context.Background(), Command{Script: script, Dir: ws, Timeout: guard})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if out.ExitCode != 0 || !strings.Contains(string(out.Combined), "kept\n"+privateTemp) {
+			t.Errorf("%s: exit %d, output %q", tc.name, out.ExitCode, out.Combined)
+		}
+	}
+	if _, err := os.Stat(privateTemp); err == nil {
+		t.Errorf("%s exists on the host", privateTemp)
+	}
+	if after := len(hostTemps()); after != before {
+		t.Errorf("host temporary directories: %d before, %d after", before, after)
+	}
+}

@@ -37,6 +37,9 @@ type shield struct {
 	mounts        int
 	// notes are for the command's output.
 	notes []string
+	// res resolves links while the run is prepared; nil after (see
+	// resolver).
+	res *resolver
 }
 
 type linkState struct {
@@ -60,6 +63,8 @@ type shieldOptions struct {
 	hidePaths []string
 	// limit bounds the scans; maxMounts the mounts.
 	limit, maxMounts int
+	// res resolves links for the preparation; nil resolves afresh.
+	res *resolver
 }
 
 // newShield scans the workspace (writable[0]) and prepares the bubblewrap
@@ -85,7 +90,7 @@ func newShield(o shieldOptions) (*shield, error) {
 		return nil, fmt.Errorf("cannot scan the workspace for the files to protect: %w; run rein in a narrower directory, or turn the sandbox off", err)
 	}
 	sh := &shield{writable: o.writable, hide: o.hide, limit: o.limit, before: before,
-		links: map[string]linkState{}, bound: map[string]bool{}, hidden: map[string]bool{}}
+		links: map[string]linkState{}, bound: map[string]bool{}, hidden: map[string]bool{}, res: o.res}
 	sh.covered = append(append(sh.covered, before.gitDirs...), before.configs...)
 	for _, h := range before.hidden {
 		if h.dir {
@@ -127,7 +132,7 @@ func (sh *shield) protect(ws, dir string, maxMounts int) error {
 		}
 	}
 	for _, l := range s.gitLinks {
-		if t, err := filepath.EvalSymlinks(l); err == nil {
+		if t, err := sh.res.evalSymlinks(l); err == nil {
 			if err := sh.target(t); err != nil {
 				return err
 			}
@@ -147,7 +152,7 @@ func (sh *shield) protect(ws, dir string, maxMounts int) error {
 	for _, w := range sh.writable {
 		for _, rel := range HomeProtected {
 			p := filepath.Join(w, filepath.FromSlash(rel))
-			if _, err := os.Lstat(p); err == nil {
+			if _, err := sh.res.lstat(p); err == nil {
 				sh.roResolved(p)
 			}
 		}
@@ -157,7 +162,7 @@ func (sh *shield) protect(ws, dir string, maxMounts int) error {
 	if home, err := os.UserHomeDir(); err == nil && filepath.IsAbs(home) {
 		for _, rel := range HomeProtected {
 			p := filepath.Join(home, filepath.FromSlash(rel))
-			if real, err := filepath.EvalSymlinks(p); err == nil && withinAny(sh.writable, real) {
+			if real, err := sh.res.evalSymlinks(p); err == nil && withinAny(sh.writable, real) {
 				sh.roResolved(p)
 			}
 		}
@@ -174,11 +179,11 @@ func (sh *shield) protect(ws, dir string, maxMounts int) error {
 func (sh *shield) hideAll(hidePaths []string, maxMounts int) {
 	entries := slices.Clone(sh.before.hidden)
 	for _, p := range append(reinDataDirs(sh.before.configs), hidePaths...) {
-		real, err := filepath.EvalSymlinks(p)
+		real, err := sh.res.evalSymlinks(p)
 		if err != nil {
 			continue
 		}
-		if fi, err := os.Stat(real); err == nil {
+		if fi, err := sh.res.stat(real); err == nil {
 			entries = append(entries, hiddenEntry{real, fi.IsDir()})
 		}
 	}
@@ -301,7 +306,7 @@ func (sh *shield) ro(p string) {
 
 // roResolved keeps p read-only, or what it links to when that is writable.
 func (sh *shield) roResolved(p string) {
-	real, err := filepath.EvalSymlinks(p)
+	real, err := sh.res.evalSymlinks(p)
 	if err != nil {
 		return
 	}

@@ -6,28 +6,35 @@ import (
 	"path/filepath"
 )
 
+// privateTemp is the temporary directory of a command whose Sandbox has
+// no TempDir: made by bubblewrap in the command's private /tmp (a tmpfs of
+// its own, gone with the command), so nothing is created, bound or removed
+// on the host (issue 30: a directory created and removed on the host's
+// disk for every command of a server's runs).
+const privateTemp = "/tmp/rein-tmp"
+
 // tempDir returns the command's temporary directory: Sandbox.TempDir, the
 // session's, made (mode 0700) if missing — before the first command, and
-// again should a command remove it; when TempDir is "", a fresh one for
-// this command alone, which done removes.
-func (s *Sandbox) tempDir() (dir string, done func(), err error) {
-	done = func() {}
-	dir = s.TempDir
-	if dir == "" {
-		d, err := os.MkdirTemp("", "rein-tmp-")
-		if err != nil {
-			return "", done, fmt.Errorf("a temporary directory for the command: %w", err)
-		}
-		dir, done = d, func() { os.RemoveAll(d) }
-	} else if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", done, fmt.Errorf("the session's temporary directory %s: %w", dir, err)
+// again should a command remove it — with its links resolved; when
+// TempDir is "", privateTemp, which only the sandbox has.
+func (s *Sandbox) tempDir(res *resolver) (string, error) {
+	if s.TempDir == "" {
+		return privateTemp, nil
 	}
-	real, err := realDir(dir)
-	if err != nil {
-		done()
-		return "", func() {}, err
+	if err := os.MkdirAll(s.TempDir, 0o700); err != nil {
+		return "", fmt.Errorf("the session's temporary directory %s: %w", s.TempDir, err)
 	}
-	return real, done, nil
+	return res.realDir(s.TempDir)
+}
+
+// tempArgs are bubblewrap's options that give the command tmp: the
+// session's bound writable at its own path, or privateTemp made in the
+// private /tmp (mode 0700). They come after the tmpfs on /tmp.
+func (s *Sandbox) tempArgs(tmp string) []string {
+	if s.TempDir == "" {
+		return []string{"--perms", "0700", "--dir", tmp}
+	}
+	return []string{"--bind", tmp, tmp}
 }
 
 // tempEnv points every variable programs read for a temporary directory at

@@ -3,6 +3,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -61,5 +62,90 @@ func TestSchemaCompiledWhenNeeded_CLI1(t *testing.T) {
 	e, _ := s.Get("raw")
 	if err := e.Schema.Validate(json.RawMessage(`{"n":1}`)); err == nil || !strings.Contains(err.Error(), "input schema") {
 		t.Errorf("a bad built-in schema validated a call: %v", err)
+	}
+}
+
+// TOOL-1 (issue 30): sets built from the same built-in schema share one
+// compiled Schema (a server builds a run's tools at every run), and a
+// shared Schema still checks every call; another document gets its own.
+func TestBuiltinSchemaShared_TOOL1(t *testing.T) {
+	const doc = `{"type":"object","properties":{"shared":{"type":"integer"}},"required":["shared"]}`
+	const other = `{"type":"object","properties":{"shared":{"type":"string"}}}`
+	entry := func(schema string) *Entry {
+		t.Helper()
+		s, err := NewSet(OriginBuiltin, rawTool{schema})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := s.Get("raw")
+		return e
+	}
+	a, b, c := entry(doc), entry(doc), entry(other)
+	if a.Schema != b.Schema {
+		t.Error("two sets of the same built-in schema compiled it twice")
+	}
+	if a.Schema == c.Schema {
+		t.Error("two different schemas share one Schema")
+	}
+	for _, e := range []*Entry{a, b} {
+		if err := e.Schema.Validate(json.RawMessage(`{"shared":"x"}`)); err == nil {
+			t.Error("a shared schema accepted a string for an integer")
+		}
+		if err := e.Schema.Validate(json.RawMessage(`{"shared":1}`)); err != nil {
+			t.Errorf("a shared schema refused a valid call: %v", err)
+		}
+	}
+	if err := c.Schema.Validate(json.RawMessage(`{"shared":"x"}`)); err != nil {
+		t.Errorf("the other schema refused its valid call: %v", err)
+	}
+	// A schema from outside is shared too once it compiled; a bad one is
+	// refused each time it is added.
+	x, err := NewSet(OriginAgent, rawTool{doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := NewSet(OriginAgent, rawTool{doc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := x.Get("raw")
+	ey, _ := y.Get("raw")
+	if ex.Schema != ey.Schema || ex.Schema.Validate(json.RawMessage(`{"shared":"x"}`)) == nil {
+		t.Error("an agent's schema is compiled twice, or its shared copy accepts a wrong call")
+	}
+	const bad = `{"type":"object","properties":{"n":{"$ref":"#/$defs/gone"}}}`
+	for range 2 {
+		if _, err := NewSet(OriginMCP, rawTool{bad}); err == nil {
+			t.Error("a bad schema was added")
+		}
+	}
+}
+
+// TOOL-1: schemas shared across sets are checked from many goroutines at
+// once (the race detector watches).
+func TestBuiltinSchemaSharedConcurrently_TOOL1(t *testing.T) {
+	const doc = `{"type":"object","properties":{"conc":{"type":"integer","minimum":0}},"required":["conc"]}`
+	done := make(chan error, 8)
+	for i := range 8 {
+		go func() {
+			s, err := NewSet(OriginBuiltin, rawTool{doc})
+			if err != nil {
+				done <- err
+				return
+			}
+			e, _ := s.Get("raw")
+			in := fmt.Sprintf(`{"conc":%d}`, i-4)
+			err = e.Schema.Validate(json.RawMessage(in))
+			if (err == nil) != (i >= 4) {
+				done <- fmt.Errorf("Validate(%s) = %v", in, err)
+				return
+			}
+			done <- nil
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Error(err)
+		}
 	}
 }

@@ -113,7 +113,7 @@ func (s *Set) add(origin Origin, hint string, deferred bool, tools []Tool) error
 		var schema *Schema
 		if origin == OriginBuiltin {
 			schema = deferSchema(spec.InputSchema)
-		} else if schema, err = CompileSchema(spec.InputSchema); err != nil {
+		} else if schema, err = compileShared(spec.InputSchema); err != nil {
 			return fmt.Errorf("tool %q: %w", spec.Name, err)
 		}
 		seen[spec.Name] = true

@@ -3,7 +3,6 @@ package builtin
 import (
 	"context"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/reinhq/rein/exec"
@@ -46,8 +45,7 @@ func (b *bash) runJobs(ctx context.Context, call tool.Call, jin bashJobIn) (tool
 		if err == nil {
 			if err = job.startErr(); err != nil {
 				jobs.forget(job)
-				job.out.close()
-				os.Remove(job.out.path)
+				job.out.discard()
 			}
 		}
 		if err != nil {
@@ -146,8 +144,7 @@ func (b *bash) jobResult(call tool.Call, in bashIn, timeout time.Duration, job *
 	out, err := job.result, job.err
 	job.mu.Unlock()
 	if err != nil {
-		job.out.close()
-		os.Remove(job.out.path)
+		job.out.discard()
 		r := tool.Errorf("the command could not be run: %v", err)
 		if be, res := b.backendOf(in); res == nil {
 			r.Metadata = map[string]any{"backend": be.Name()}
@@ -157,8 +154,13 @@ func (b *bash) jobResult(call tool.Call, in bashIn, timeout time.Duration, job *
 	if timedOut {
 		out.TimedOut, out.Cancelled = true, false
 	}
-	total, inFile := job.out.size()
 	const memory = exec.DefaultMaxMemory
+	if total, _ := job.out.size(); total > memory || out.OutputLimited {
+		// The output is cut for the model, which is told where it all
+		// is: a lazy file is made now, from the ring, which holds it all.
+		_ = job.out.materialize() // a failure leaves no path to tell
+	}
+	total, inFile := job.out.size()
 	head, _, _ := job.out.read(0, int(min(total, memory)))
 	// exec counts the bytes past the limit too; the job kept the others.
 	out.Combined, out.TotalBytes = head, max(out.TotalBytes, total)
@@ -170,9 +172,10 @@ func (b *bash) jobResult(call tool.Call, in bashIn, timeout time.Duration, job *
 			out.SpillPath, out.SpillBytes = job.out.path, inFile
 		}
 	}
-	job.out.close()
 	if out.SpillPath == "" {
-		os.Remove(job.out.path)
+		job.out.discard()
+	} else {
+		job.out.close()
 	}
 	return b.result(call, in, timeout, out)
 }

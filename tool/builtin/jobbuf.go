@@ -2,6 +2,7 @@ package builtin
 
 import (
 	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -27,6 +28,11 @@ type jobOutput struct {
 	fileCap   int64
 	fileBytes int64
 	fileErr   error
+	// lazy: the file (and its directory) is made only when the output
+	// outgrows the ring, or its path is shown (see materialize); until
+	// then the ring holds every byte.
+	lazy bool
+	made bool // the file was created
 
 	// changed is closed and replaced on every write, for readers that wait.
 	changed chan struct{}
@@ -39,7 +45,59 @@ func newJobOutput(path string, ringCap int, fileCap int64) (*jobOutput, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &jobOutput{ringCap: ringCap, file: f, path: path, fileCap: fileCap, changed: make(chan struct{})}, nil
+	return &jobOutput{ringCap: ringCap, file: f, path: path, fileCap: fileCap, made: true, changed: make(chan struct{})}, nil
+}
+
+// newLazyJobOutput is newJobOutput with the file made, in its directory
+// made too, only when needed: most commands' output fits the ring, and a
+// file created and removed for each cost a server's run two inodes
+// (issue 30).
+func newLazyJobOutput(path string, ringCap int, fileCap int64) *jobOutput {
+	return &jobOutput{ringCap: ringCap, path: path, fileCap: fileCap, lazy: true, changed: make(chan struct{})}
+}
+
+// materialize makes the file of a lazy output now (its path is about to
+// be shown), with what was written so far.
+func (o *jobOutput) materialize() error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.materializeLocked()
+	return o.fileErr
+}
+
+// materializeLocked makes a lazy output's file and writes the bytes so
+// far, which the ring still holds whole (it is called before the ring
+// drops one). A failure is kept in fileErr: the output goes on in the
+// ring. Callers hold mu.
+func (o *jobOutput) materializeLocked() {
+	if !o.lazy {
+		return
+	}
+	o.lazy = false
+	if err := os.MkdirAll(filepath.Dir(o.path), 0o700); err != nil {
+		o.fileErr = err
+		return
+	}
+	f, err := os.OpenFile(o.path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
+	if err != nil {
+		o.fileErr = err
+		return
+	}
+	o.file, o.made = f, true
+	if o.total > 0 {
+		o.writeFileLocked(o.ringAt(0, int(o.total)))
+	}
+}
+
+// discard closes the output and removes its file, if one was made.
+func (o *jobOutput) discard() {
+	o.close()
+	o.mu.Lock()
+	made := o.made
+	o.mu.Unlock()
+	if made {
+		os.Remove(o.path)
+	}
 }
 
 // Write implements io.Writer.
@@ -47,22 +105,30 @@ func (o *jobOutput) Write(p []byte) (int, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	n := len(p)
-	if o.file != nil && o.fileErr == nil && o.fileBytes < o.fileCap {
-		q := p
-		if room := o.fileCap - o.fileBytes; int64(len(q)) > room {
-			q = q[:room]
-		}
-		w, err := o.file.WriteAt(q, o.fileBytes)
-		o.fileBytes += int64(w)
-		if err != nil {
-			o.fileErr = err
-		}
+	if o.lazy && o.total+int64(n) > int64(o.ringCap) {
+		o.materializeLocked() // the ring is about to drop bytes
 	}
+	o.writeFileLocked(p)
 	o.toRing(p)
 	o.total += int64(n)
 	close(o.changed)
 	o.changed = make(chan struct{})
 	return n, nil
+}
+
+// writeFileLocked appends p to the file, up to its cap. Callers hold mu.
+func (o *jobOutput) writeFileLocked(p []byte) {
+	if o.file == nil || o.fileErr != nil || o.fileBytes >= o.fileCap {
+		return
+	}
+	if room := o.fileCap - o.fileBytes; int64(len(p)) > room {
+		p = p[:room]
+	}
+	w, err := o.file.WriteAt(p, o.fileBytes)
+	o.fileBytes += int64(w)
+	if err != nil {
+		o.fileErr = err
+	}
 }
 
 func (o *jobOutput) toRing(p []byte) {

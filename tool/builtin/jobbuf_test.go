@@ -3,6 +3,7 @@ package builtin
 import (
 	"bytes"
 	"context"
+	"os"
 	"path/filepath"
 	"testing"
 
@@ -20,9 +21,18 @@ func FuzzJobOutput(f *testing.F) {
 	f.Add([]byte{}, uint16(0), uint16(3))
 	f.Fuzz(func(t *testing.T, data []byte, ringCap, fileCap uint16) {
 		rc, fc := int(ringCap%64)+1, int64(fileCap%256)+1
-		o, err := newJobOutput(filepath.Join(t.TempDir(), "out.log"), rc, fc)
-		if err != nil {
-			t.Fatal(err)
+		var o *jobOutput
+		path := filepath.Join(t.TempDir(), "sub", "out.log")
+		if fileCap&1 == 0 { // lazy: made when the ring would drop a byte
+			o = newLazyJobOutput(path, rc, fc)
+		} else {
+			if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			if o, err = newJobOutput(path, rc, fc); err != nil {
+				t.Fatal(err)
+			}
 		}
 		defer o.close()
 		var whole []byte
@@ -37,6 +47,18 @@ func FuzzJobOutput(f *testing.F) {
 			check(t, o, whole, rc, fc)
 		}
 		check(t, o, whole, rc, fc)
+		// The file, once made, holds the first bytes; a lazy one is made
+		// only when the output outgrew the ring.
+		_, err := os.Stat(path)
+		if made := len(whole) > rc || fileCap&1 == 1; made != (err == nil) {
+			t.Fatalf("%d bytes, ring %d: file made %v (%v)", len(whole), rc, err == nil, err)
+		}
+		if err == nil {
+			got, _ := os.ReadFile(path)
+			if want := whole[:min(int64(len(whole)), fc)]; !bytes.Equal(got, want) {
+				t.Fatalf("file %q, want %q", got, want)
+			}
+		}
 	})
 }
 
@@ -62,8 +84,12 @@ func check(t *testing.T, o *jobOutput, whole []byte, rc int, fc int64) {
 			}
 		}
 	}
-	if got, inFile := o.size(); got != total || inFile != min(fc, total) {
-		t.Fatalf("size %d, %d; want %d, %d", got, inFile, total, min(fc, total))
+	wantFile := min(fc, total)
+	if o.lazy { // not made yet: the ring holds it all
+		wantFile = 0
+	}
+	if got, inFile := o.size(); got != total || inFile != wantFile {
+		t.Fatalf("size %d, %d; want %d, %d", got, inFile, total, wantFile)
 	}
 }
 

@@ -188,12 +188,14 @@ func (j *Jobs) launch(backend exec.Backend, call tool.Call, cmd exec.Command, co
 	}
 	j.seq++
 	name := fmt.Sprintf("job-%d-%s.log", j.seq, safeName(call.ID))
-	if err := os.MkdirAll(j.opts.Dir, 0o700); err != nil {
-		return nil, fmt.Errorf("the job's output directory: %w", err)
-	}
-	out, err := newJobOutput(filepath.Join(j.opts.Dir, name), j.opts.RingBytes, j.opts.FileBytes)
-	if err != nil {
-		return nil, fmt.Errorf("the job's output file: %w", err)
+	// A foreground command's file is made when its output outgrows the
+	// ring or it moves to the background (promote); a background job's
+	// path is shown at once.
+	out := newLazyJobOutput(filepath.Join(j.opts.Dir, name), j.opts.RingBytes, j.opts.FileBytes)
+	if visible {
+		if err := out.materialize(); err != nil {
+			return nil, fmt.Errorf("the job's output file: %w", err)
+		}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	job := &Job{Command: command, Description: desc, CallID: call.ID, Started: j.opts.Now(),
@@ -297,6 +299,9 @@ func (j *Jobs) promote(job *Job) error {
 	}
 	if err := j.roomLocked(); err != nil {
 		return err
+	}
+	if err := job.out.materialize(); err != nil { // its path is shown
+		return fmt.Errorf("the job's output file: %w", err)
 	}
 	id := j.nextIDLocked()
 	job.mu.Lock()

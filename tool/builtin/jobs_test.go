@@ -3,6 +3,8 @@ package builtin
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -612,5 +614,35 @@ func TestJobUnsandboxed_TOOL8(t *testing.T) {
 	none := NewBash(broken, BashOptions{Jobs: jobs})
 	if r := run(none, `{"command":"echo out","run_in_background":true,"unsandboxed":true}`); !r.IsError || !strings.Contains(r.TextOf(), "cannot run outside the sandbox here") {
 		t.Fatalf("no outside backend: %q", r.TextOf())
+	}
+}
+
+// TOOL-8 (issue 30): a foreground command whose output fits the ring
+// makes no file, nor the session's directory; one moved to the background
+// at its timeout gets its file, holding what it printed before, and so
+// does a background job at its start.
+func TestJobFileMadeWhenNeeded_TOOL8(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "session")
+	c := newJobs(t, JobsOptions{Dir: dir}, BashOptions{BackgroundOnTimeout: true})
+	if r := c.run(context.Background(), "echo quick"); r.TextOf() != "quick" || r.IsError {
+		t.Fatalf("quick: %q", r.TextOf())
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("a quick command made the session's directory: %v", err)
+	}
+	r := c.run(context.Background(), map[string]any{"command": "echo before; while [ ! -e stop ]; do sleep 0.02; done; echo after", "timeout": 0.3})
+	path, _ := r.Metadata["output_path"].(string)
+	if data, err := os.ReadFile(path); err != nil || string(data) != "before\n" {
+		t.Fatalf("moved job's file %s: %q, %v (%q)", path, data, err, r.TextOf())
+	}
+	c.run(context.Background(), "touch stop")
+	c.waitEnd("1")
+	if data, err := os.ReadFile(path); err != nil || string(data) != "before\nafter\n" {
+		t.Fatalf("moved job's file after its end: %q, %v", data, err)
+	}
+	r = c.run(context.Background(), map[string]any{"command": "sleep 0.2", "run_in_background": true})
+	path, _ = r.Metadata["output_path"].(string)
+	if _, err := os.Stat(path); err != nil {
+		t.Fatalf("a background job's file is missing at its start: %v", err)
 	}
 }
