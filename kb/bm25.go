@@ -159,56 +159,15 @@ func (x *bm25Index) search(terms []string, k int, less func(a, b int) bool) []sc
 }
 
 // topK selects the k best of the touched ids by score (ties by less),
-// best first, with a bounded heap: no sort of every match.
+// best first.
 func topK(scores []float64, touched []int32, k int, less func(a, b int) bool) []scored {
-	better := func(a, b scored) bool {
+	return BestK(k, len(touched), func(i int) scored {
+		id := touched[i]
+		return scored{int(id), scores[id]}
+	}, func(a, b scored) bool {
 		if a.score != b.score {
 			return a.score > b.score
 		}
 		return less(a.id, b.id)
-	}
-	// h is a heap whose root is the worst of the best k so far.
-	h := make([]scored, 0, min(k, len(touched)))
-	down := func(i int) {
-		for {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && better(h[w], h[l]) {
-				w = l
-			}
-			if r < len(h) && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
-	for _, id := range touched {
-		s := scored{int(id), scores[id]}
-		if len(h) < k {
-			h = append(h, s)
-			for i := len(h) - 1; i > 0; {
-				parent := (i - 1) / 2
-				if !better(h[parent], h[i]) {
-					break
-				}
-				h[i], h[parent] = h[parent], h[i]
-				i = parent
-			}
-			continue
-		}
-		if better(s, h[0]) {
-			h[0] = s
-			down(0)
-		}
-	}
-	slices.SortFunc(h, func(a, b scored) int {
-		if better(a, b) {
-			return -1
-		}
-		return 1
 	})
-	return h
 }

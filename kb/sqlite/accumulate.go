@@ -1,9 +1,6 @@
 package sqlite
 
-import (
-	"cmp"
-	"slices"
-)
+import "github.com/reinhq/rein/kb"
 
 // maxDense is the widest span of chunk ids (the oldest live segment's
 // first to the newest's last) whose scores a search gathers in an array
@@ -68,63 +65,15 @@ func (a *accumulator) score(id int64) float64 {
 }
 
 // best returns the k best chunks by score, best first, ties to the lower
-// id, with a bounded heap: no sort of every match.
+// id.
 func (a *accumulator) best(k int) []scoredID {
-	better := func(x, y scoredID) bool {
+	return kb.BestK(k, len(a.touched), func(i int) scoredID {
+		id := a.touched[i]
+		return scoredID{id: id, score: a.score(id)}
+	}, func(x, y scoredID) bool {
 		if x.score != y.score {
 			return x.score > y.score
 		}
 		return x.id < y.id
-	}
-	// h is a heap whose root is the worst of the best k so far.
-	h := make([]scoredID, 0, min(k, len(a.touched)))
-	down := func(i int) {
-		for {
-			w, l, r := i, 2*i+1, 2*i+2
-			if l < len(h) && better(h[w], h[l]) {
-				w = l
-			}
-			if r < len(h) && better(h[w], h[r]) {
-				w = r
-			}
-			if w == i {
-				return
-			}
-			h[i], h[w] = h[w], h[i]
-			i = w
-		}
-	}
-	for _, id := range a.touched {
-		c := scoredID{id: id, score: a.score(id)}
-		if len(h) < k {
-			h = append(h, c)
-			for i := len(h) - 1; i > 0; {
-				parent := (i - 1) / 2
-				if !better(h[parent], h[i]) {
-					break
-				}
-				h[i], h[parent] = h[parent], h[i]
-				i = parent
-			}
-			continue
-		}
-		if better(c, h[0]) {
-			h[0] = c
-			down(0)
-		}
-	}
-	sortBest(h, better)
-	return h
-}
-
-func sortBest(h []scoredID, better func(x, y scoredID) bool) {
-	slices.SortFunc(h, func(x, y scoredID) int {
-		if better(x, y) {
-			return -1
-		}
-		if better(y, x) {
-			return 1
-		}
-		return cmp.Compare(x.id, y.id)
 	})
 }
