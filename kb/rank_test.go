@@ -295,3 +295,22 @@ func TestLongQueryBounded_KB4(t *testing.T) {
 		t.Errorf("a query within the cap lost terms: %v", short.terms)
 	}
 }
+
+// A hostile question in Chinese holding every glossary term, over and
+// over, is bounded as any long query: the glossary's words join the
+// query's terms before the cap (KB-4).
+func TestLongChineseQueryBounded_KB4(t *testing.T) {
+	var b strings.Builder
+	for b.Len() < 100_000 {
+		for term := range glossary {
+			b.WriteString(term)
+		}
+	}
+	q := analyseQuery(b.String())
+	if len(q.words) > MaxQueryWords {
+		t.Errorf("%d words for a 100 KB question in Chinese; want at most %d", len(q.words), MaxQueryWords)
+	}
+	if len(q.terms) > 4*MaxQueryWords {
+		t.Errorf("%d terms for a 100 KB question in Chinese; want at most %d", len(q.terms), 4*MaxQueryWords)
+	}
+}
