@@ -38,14 +38,14 @@ type jobOutput struct {
 	changed chan struct{}
 }
 
-// newJobOutput opens the output file at path; ringCap and fileCap must be
-// positive.
+// newJobOutput opens the output file at path, in its directory made if
+// missing; ringCap and fileCap must be positive.
 func newJobOutput(path string, ringCap int, fileCap int64) (*jobOutput, error) {
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_RDWR, 0o600)
-	if err != nil {
+	o := newLazyJobOutput(path, ringCap, fileCap)
+	if err := o.materialize(); err != nil {
 		return nil, err
 	}
-	return &jobOutput{ringCap: ringCap, file: f, path: path, fileCap: fileCap, made: true, changed: make(chan struct{})}, nil
+	return o, nil
 }
 
 // newLazyJobOutput is newJobOutput with the file made, in its directory
