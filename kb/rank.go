@@ -461,16 +461,25 @@ func platform(p string) (variant bool, os string) {
 // Go's compiler spells it after a lowercase word: rewriteAMD64,
 // rewriteWasm (not alarm: the name must start with a capital).
 func camelArch(stem string) bool {
-	for a := range archs {
-		for _, name := range []string{strings.ToUpper(a), strings.ToUpper(a[:1]) + a[1:]} {
-			n := len(stem) - len(name)
-			if n > 0 && strings.HasSuffix(stem, name) && 'a' <= stem[n-1] && stem[n-1] <= 'z' {
-				return true
-			}
+	for _, name := range camelArchs {
+		n := len(stem) - len(name)
+		if n > 0 && strings.HasSuffix(stem, name) && 'a' <= stem[n-1] && stem[n-1] <= 'z' {
+			return true
 		}
 	}
 	return false
 }
+
+// camelArchs are the names camelArch looks for: each of archs in upper
+// case (AMD64) and capitalised (Wasm), spelled once rather than for every
+// document a search ranks.
+var camelArchs = func() []string {
+	var out []string
+	for a := range archs {
+		out = append(out, strings.ToUpper(a), strings.ToUpper(a[:1])+a[1:])
+	}
+	return out
+}()
 
 // docRank is a document's evidence in the keyword pass.
 type docRank struct {
