@@ -369,10 +369,13 @@ const (
 func demotion(p string) int {
 	dir, base := path.Split(p)
 	lower := strings.ToLower(base)
-	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+	testDir := false
+	for seg := range strings.SplitSeq(strings.TrimSuffix(dir, "/"), "/") {
 		switch seg {
 		case "vendor", "third_party":
 			return otherFile
+		case "testdata", "fixtures", "__snapshots__", "__tests__":
+			testDir = true
 		}
 	}
 	stem := strings.TrimSuffix(lower, path.Ext(lower))
@@ -386,11 +389,8 @@ func demotion(p string) int {
 		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"):
 		return testFile
 	}
-	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
-		switch seg {
-		case "testdata", "fixtures", "__snapshots__", "__tests__":
-			return testFile
-		}
+	if testDir {
+		return testFile
 	}
 	return kept
 }
