@@ -25,6 +25,26 @@ func BM25IDF(n, df float64) float64 {
 	return idf
 }
 
+// BM25LengthScale is what BM25Score scales a chunk's length by: b over
+// the average length of n chunks holding total terms (an average of 0
+// counts as 1).
+func BM25LengthScale(total, n float64) float64 {
+	avg := total / n
+	if avg == 0 {
+		avg = 1
+	}
+	return bm25B / avg
+}
+
+// BM25Score is what a term of idf (BM25IDF) adds to the score of a chunk
+// holding it tf times among length terms; scale is BM25LengthScale. One
+// formula, so that every backend computing in Go ranks alike to the bit.
+func BM25Score(idf, scale float64, tf, length int32) float64 {
+	f := float64(tf)
+	norm := 1 - bm25B + scale*float64(length)
+	return idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
+}
+
 // posting is one chunk holding a term, and how often.
 type posting struct {
 	id int32
@@ -121,10 +141,7 @@ func (x *bm25Index) search(terms []string, k int, less func(a, b int) bool) []sc
 		return nil
 	}
 	n := float64(x.live)
-	avg := float64(x.total) / n
-	if avg == 0 {
-		avg = 1
-	}
+	scale := BM25LengthScale(float64(x.total), n)
 	acc, _ := x.acc.Get().(*accumulator)
 	if acc == nil {
 		acc = &accumulator{}
@@ -139,14 +156,11 @@ func (x *bm25Index) search(terms []string, k int, less func(a, b int) bool) []sc
 			continue
 		}
 		idf := BM25IDF(n, float64(len(list)))
-		lenScale := bm25B / avg
 		for _, p := range list {
-			f := float64(p.tf)
-			norm := 1 - bm25B + lenScale*float64(x.lengths[p.id])
 			if scores[p.id] == 0 {
 				touched = append(touched, p.id)
 			}
-			scores[p.id] += idf * f * (bm25K1 + 1) / (f + bm25K1*norm)
+			scores[p.id] += BM25Score(idf, scale, p.tf, x.lengths[p.id])
 		}
 	}
 	top := topK(scores, touched, k, less)

@@ -369,10 +369,13 @@ const (
 func demotion(p string) int {
 	dir, base := path.Split(p)
 	lower := strings.ToLower(base)
-	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
+	testDir := false
+	for seg := range strings.SplitSeq(strings.TrimSuffix(dir, "/"), "/") {
 		switch seg {
 		case "vendor", "third_party":
 			return otherFile
+		case "testdata", "fixtures", "__snapshots__", "__tests__":
+			testDir = true
 		}
 	}
 	stem := strings.TrimSuffix(lower, path.Ext(lower))
@@ -386,11 +389,8 @@ func demotion(p string) int {
 		strings.HasSuffix(stem, ".test"), strings.HasSuffix(stem, ".spec"):
 		return testFile
 	}
-	for _, seg := range strings.Split(strings.TrimSuffix(dir, "/"), "/") {
-		switch seg {
-		case "testdata", "fixtures", "__snapshots__", "__tests__":
-			return testFile
-		}
+	if testDir {
+		return testFile
 	}
 	return kept
 }
@@ -461,16 +461,25 @@ func platform(p string) (variant bool, os string) {
 // Go's compiler spells it after a lowercase word: rewriteAMD64,
 // rewriteWasm (not alarm: the name must start with a capital).
 func camelArch(stem string) bool {
-	for a := range archs {
-		for _, name := range []string{strings.ToUpper(a), strings.ToUpper(a[:1]) + a[1:]} {
-			n := len(stem) - len(name)
-			if n > 0 && strings.HasSuffix(stem, name) && 'a' <= stem[n-1] && stem[n-1] <= 'z' {
-				return true
-			}
+	for _, name := range camelArchs {
+		n := len(stem) - len(name)
+		if n > 0 && strings.HasSuffix(stem, name) && 'a' <= stem[n-1] && stem[n-1] <= 'z' {
+			return true
 		}
 	}
 	return false
 }
+
+// camelArchs are the names camelArch looks for: each of archs in upper
+// case (AMD64) and capitalised (Wasm), spelled once rather than for every
+// document a search ranks.
+var camelArchs = func() []string {
+	var out []string
+	for a := range archs {
+		out = append(out, strings.ToUpper(a), strings.ToUpper(a[:1])+a[1:])
+	}
+	return out
+}()
 
 // docRank is a document's evidence in the keyword pass.
 type docRank struct {

@@ -4,7 +4,7 @@
 //
 // A document is a row of documents and its chunks rows of chunks. The
 // keyword pass reads posting lists this package stores itself and scores
-// them in Go with the memory backend's BM25 (kb.BM25IDF, k1 1.2, b 0.75),
+// them in Go with the memory backend's BM25 (kb.BM25IDF, kb.BM25Score),
 // so every backend ranks alike. Each write analyses its new chunks
 // (kb.ChunkTerms) into lists of term → (chunk id, term frequency, chunk
 // length), packed in blocks of a few KiB sorted by term (postings.go),

@@ -12,15 +12,9 @@ import (
 	"github.com/reinhq/rein/kb"
 )
 
-// BM25 parameters, as every backend has them (kb.BM25IDF's idf).
-const (
-	bm25K1 = 1.2
-	bm25B  = 0.75
-)
-
 // Keyword returns the k chunks scoring best by BM25 over all of terms
 // (Score; higher is better), exactly as the memory backend ranks them
-// and with its arithmetic: kb.BM25IDF's idf, k1 1.2, b 0.75, each chunk's
+// and with its arithmetic (kb.BM25IDF, kb.BM25Score): each chunk's
 // length and the live chunks' average. It reads every term's posting
 // list from each segment (skipping dead chunks), so a term's document
 // frequency is that of the live chunks, and scores every chunk holding a
@@ -116,11 +110,7 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, terms []string, k int) 
 	}
 	defer lookup.Close()
 	n := float64(m.chunks)
-	avg := float64(m.length) / n
-	if avg == 0 {
-		avg = 1
-	}
-	lenScale := bm25B / avg
+	scale := kb.BM25LengthScale(float64(m.length), n)
 	acc := s.scratch(segs[0].lo, segs[len(segs)-1].hi)
 	defer s.release(acc)
 	var list []posting
@@ -136,9 +126,7 @@ func (s *Store) keyword(ctx context.Context, tx *sql.Tx, terms []string, k int) 
 		}
 		idf := kb.BM25IDF(n, float64(len(list)))
 		for _, p := range list {
-			f := float64(p.tf)
-			norm := 1 - bm25B + lenScale*float64(p.length)
-			acc.add(p.id, idf*f*(bm25K1+1)/(f+bm25K1*norm))
+			acc.add(p.id, kb.BM25Score(idf, scale, p.tf, p.length))
 		}
 	}
 	return chunksOf(ctx, tx, acc.best(k))

@@ -222,9 +222,7 @@ func compact(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, segs []segment) ([]
 		if err != nil {
 			return nil, err
 		}
-		rest := slices.Clone(segs[to:])
-		segs = append(segs[:from], merged...)
-		segs = append(segs, rest...)
+		segs = slices.Replace(segs, from, to, merged...)
 	}
 }
 
