@@ -5,12 +5,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/reinhq/rein/llm/llmtest/mockserver"
 )
@@ -219,52 +216,10 @@ func serveMCPHTTP(t *testing.T, bin, ws string, env []string) string {
 	t.Helper()
 	cmd := exec.Command(bin, "mcp", "serve", "--http", "127.0.0.1:0")
 	cmd.Dir, cmd.Env = ws, env
-	log := &watchedLog{re: regexp.MustCompile(`MCP server on (http://\S+/)`), found: make(chan string, 1)}
-	cmd.Stderr = log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cmd.Process.Signal(os.Interrupt)
-		cmd.Wait()
-		if t.Failed() {
-			t.Logf("rein mcp serve's stderr:\n%s", log.String())
-		}
+	s := startServed(t, cmd, "rein mcp serve", "MCP server on http://")
+	t.Cleanup(func() { // before startServed's kill: a clean stop
+		_ = cmd.Process.Signal(os.Interrupt)
+		s.wait()
 	})
-	select {
-	case u := <-log.found:
-		return u
-	case <-time.After(time.Minute):
-		t.Fatalf("rein mcp serve --http did not say where it listens within a minute:\n%s", log.String())
-		return ""
-	}
-}
-
-// watchedLog keeps what a process writes and sends the first submatch of
-// re, once, on found.
-type watchedLog struct {
-	re    *regexp.Regexp
-	found chan string
-	mu    sync.Mutex
-	buf   strings.Builder
-	sent  bool
-}
-
-// Write implements io.Writer.
-func (w *watchedLog) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	w.buf.Write(p)
-	if m := w.re.FindStringSubmatch(w.buf.String()); m != nil && !w.sent {
-		w.sent = true
-		w.found <- m[1]
-	}
-	return len(p), nil
-}
-
-// String returns what was written.
-func (w *watchedLog) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
+	return s.base
 }

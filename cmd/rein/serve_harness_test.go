@@ -177,12 +177,13 @@ func newInstance(t *testing.T, v *vendor, args ...string) *instance {
 	return in
 }
 
-// served is one running rein process (rein serve or rein worker).
+// served is one running rein process (rein serve, rein worker, rein mcp
+// serve --http).
 type served struct {
 	t    *testing.T
 	cmd  *exec.Cmd
 	name string // rein serve, rein worker: for messages
-	base string // http://127.0.0.1:PORT; empty for a worker
+	base string // http://127.0.0.1:PORT (with the path logged); empty for a worker
 
 	mu      sync.Mutex
 	lines   []string
@@ -208,20 +209,27 @@ func (in *instance) startWorker(args ...string) *served {
 }
 
 // launch runs the rein binary with args in the instance's environment
-// and waits for the stderr line holding ready; a line naming an http://
-// address sets the process's base URL.
+// and waits for the stderr line holding ready (see startServed).
 func (in *instance) launch(args []string, ready string) *served {
-	t := in.t
-	t.Helper()
+	in.t.Helper()
 	cmd := exec.Command(in.bin, args...)
 	cmd.Dir = in.project
 	cmd.Env = []string{"HOME=" + in.home, "PATH=" + os.Getenv("PATH"),
 		"ANTHROPIC_API_KEY=" + fakeKey, "ANTHROPIC_BASE_URL=" + in.vendorURL}
+	return startServed(in.t, cmd, "rein "+args[0], ready)
+}
+
+// startServed starts cmd (a rein process, called name in messages) and
+// waits for the stderr line holding ready; a line naming an http://
+// address sets the process's base URL. The process is killed when the
+// test ends, its stderr logged when the test failed.
+func startServed(t *testing.T, cmd *exec.Cmd, name, ready string) *served {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &served{t: t, cmd: cmd, name: "rein " + args[0], changed: make(chan struct{}), exited: make(chan struct{})}
+	s := &served{t: t, cmd: cmd, name: name, changed: make(chan struct{}), exited: make(chan struct{})}
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("%s: %v", s.name, err)
 	}
