@@ -149,3 +149,34 @@ func TestBuiltinSchemaSharedConcurrently_TOOL1(t *testing.T) {
 		}
 	}
 }
+
+// A hostile MCP server that offers ever new schemas cannot grow the
+// process's shared schemas without end: past maxSharedSchemas documents a
+// schema is compiled for its own set only, and still checks calls (TOOL-1).
+// Schemas are compiled with no loader, so one document means the same for
+// every caller that shares it.
+func TestSharedSchemasBounded_TOOL1(t *testing.T) {
+	var added []string
+	t.Cleanup(func() { // leave the process's cache as the other tests found it
+		for _, k := range added {
+			if _, ok := compiledSchemas.LoadAndDelete(k); ok {
+				sharedSchemaCount.Add(-1)
+			}
+		}
+	})
+	for i := range maxSharedSchemas + 20 {
+		doc := fmt.Sprintf(`{"type":"object","properties":{"n%d":{"type":"integer"}},"required":["n%d"]}`, i, i)
+		added = append(added, doc)
+		s, err := NewSet(OriginMCP, rawTool{doc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, _ := s.Get("raw")
+		if err := e.Schema.Validate(json.RawMessage(fmt.Sprintf(`{"n%d":"x"}`, i))); err == nil {
+			t.Fatalf("schema %d accepted a string for an integer", i)
+		}
+	}
+	if n := sharedSchemaCount.Load(); n > maxSharedSchemas {
+		t.Errorf("%d schema documents kept for the process; want at most %d", n, maxSharedSchemas)
+	}
+}
