@@ -1,11 +1,9 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
@@ -82,23 +80,24 @@ func startVendor(tool string) (*vendor, error) {
 func (v *vendor) close() { _ = v.srv.Close() }
 
 func (v *vendor) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(r.Body)
-	if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
-		return
-	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	s := mockserver.NewUnstarted()
-	s.APIKey, s.ChunkSize = vendorKey, 16
-	if result, ok := toolResult(body); ok {
-		v.mu.Lock()
-		v.results[result]++
-		v.mu.Unlock()
-		s.Enqueue(replyTurn)
-	} else {
-		s.Enqueue(v.turn)
-	}
+	s.APIKey, s.ChunkSize, s.Respond = vendorKey, 16, v.respond
 	s.Handler().ServeHTTP(w, r)
+}
+
+// respond chooses a request's turn: the reply when its last message holds
+// a tool result (counted by its first line), else the tool call. The
+// request is decoded once, by the mock server, which rejects a malformed
+// one before this is called.
+func (v *vendor) respond(req mockserver.Request) mockserver.Turn {
+	result, ok := toolResult(req.Decoded)
+	if !ok {
+		return v.turn
+	}
+	v.mu.Lock()
+	v.results[result]++
+	v.mu.Unlock()
+	return replyTurn
 }
 
 // toolResults returns the tool results seen so far (each result's first
@@ -111,45 +110,21 @@ func (v *vendor) toolResults() map[string]int {
 	return r
 }
 
-// toolResult reports whether the last message of an Anthropic Messages
-// request carries a tool result, and the first line of its text.
-func toolResult(body []byte) (string, bool) {
-	var req struct {
-		Messages []struct {
-			Content json.RawMessage `json:"content"`
-		} `json:"messages"`
-	}
-	if json.Unmarshal(body, &req) != nil || len(req.Messages) == 0 {
+// toolResult reports whether the last message of a request carries a tool
+// result, and the first line of its text.
+func toolResult(req *llm.Request) (string, bool) {
+	if req == nil || len(req.Messages) == 0 {
 		return "", false
 	}
-	var blocks []struct {
-		Type    string          `json:"type"`
-		Content json.RawMessage `json:"content"`
-	}
-	if json.Unmarshal(req.Messages[len(req.Messages)-1].Content, &blocks) != nil {
-		return "", false // a plain string: the user's prompt
-	}
-	for _, b := range blocks {
-		if b.Type == "tool_result" {
-			return firstLine(b.Content), true
+	for _, r := range req.Messages[len(req.Messages)-1].ToolResults() {
+		var text strings.Builder
+		for _, b := range r.Content {
+			if t, ok := b.(*llm.Text); ok {
+				text.WriteString(t.Text)
+			}
 		}
+		line, _, _ := strings.Cut(strings.TrimSpace(text.String()), "\n")
+		return line, true
 	}
 	return "", false
-}
-
-// firstLine is the first line of a tool result's content: a string or a
-// list of text blocks.
-func firstLine(content json.RawMessage) string {
-	var text string
-	if json.Unmarshal(content, &text) != nil {
-		var blocks []struct {
-			Text string `json:"text"`
-		}
-		_ = json.Unmarshal(content, &blocks)
-		for _, b := range blocks {
-			text += b.Text
-		}
-	}
-	line, _, _ := strings.Cut(strings.TrimSpace(text), "\n")
-	return line
 }

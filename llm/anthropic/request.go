@@ -41,7 +41,10 @@ type messagesRequest struct {
 	StopSequences []string        `json:"stop_sequences,omitzero"`
 	System        []*textBlock    `json:"system,omitzero"`
 	Thinking      *thinkingConfig `json:"thinking,omitzero"`
-	Tools         []*toolParam    `json:"tools,omitzero"`
+
+	// tools are encoded by encodeBody, after the fields above, as a
+	// "tools" list of toolParam objects (tools.go).
+	tools []llm.ToolSpec
 }
 
 // messageParam is one message of the conversation.
@@ -175,8 +178,9 @@ func encodeBody(r *messagesRequest) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	// b is an object that is never empty: max_tokens is always there.
-	return append(b[:len(b)-1], `,"stream":true}`...), nil
+	// b is an object that is never empty: max_tokens is always there. The
+	// tools, its last field, come from toolJSON (tools.go), then stream.
+	return appendTools(b[:len(b)-1], r.tools, `,"stream":true}`)
 }
 
 // buildRequest turns req into the request body. msgs is req.Messages after
@@ -201,16 +205,7 @@ func buildRequest(req *llm.Request, msgs []llm.Message) (*messagesRequest, error
 	if req.System != "" {
 		p.System = []*textBlock{{Text: req.System, CacheControl: ephemeral(), Type: "text"}}
 	}
-	for i, t := range req.Tools {
-		tool, err := toTool(t)
-		if err != nil {
-			return nil, err
-		}
-		if i == len(req.Tools)-1 {
-			tool.CacheControl = ephemeral()
-		}
-		p.Tools = append(p.Tools, tool)
-	}
+	p.tools = req.Tools
 	p.Messages = make([]messageParam, 0, len(msgs))
 	for i, m := range msgs {
 		blocks, err := toContent(m)

@@ -117,6 +117,12 @@ type Server struct {
 	// Loop plays the script again from its start when it runs out, instead
 	// of failing (for benchmarks and long-running use).
 	Loop bool
+	// Respond, when set, chooses each request's turn from the request as
+	// decoded (Request.Decoded, never nil here) instead of taking the
+	// script's next: a server answering many conversations at once, as a
+	// benchmark's does. A request that did not decode is answered 400
+	// before Respond is called.
+	Respond func(Request) Turn
 
 	ts       *httptest.Server
 	mu       sync.Mutex
@@ -186,6 +192,15 @@ func (s *Server) next() (Turn, bool) {
 		s.script = append(s.script, t)
 	}
 	return t, true
+}
+
+// turnFor is the turn that answers req: Respond's when set, else the
+// script's next.
+func (s *Server) turnFor(req Request) (Turn, bool) {
+	if s.Respond != nil {
+		return s.Respond(req), true
+	}
+	return s.next()
 }
 
 func (s *Server) chunkSize() int {
@@ -262,7 +277,7 @@ func (s *Server) serveHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, h, &Fault{Status: http.StatusBadRequest, Message: "mockserver: cannot decode request: " + err.Error()})
 		return
 	}
-	turn, ok := s.next()
+	turn, ok := s.turnFor(logged)
 	if !ok {
 		writeError(w, h, &Fault{Status: http.StatusInternalServerError, Message: "mockserver: script exhausted: enqueue a Turn for every model request"})
 		return
