@@ -41,6 +41,21 @@ func BenchmarkLoad(b *testing.B) {
 				}
 			}
 		})
+		b.Run(c.name+"/missed", func(b *testing.B) {
+			// The files were just written: never settled, so every Load
+			// through the cache loads, walks what it read, and keeps nothing.
+			opts := loadBenchOptions(b, c.ws(b))
+			cache := NewCache()
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := cache.Load("", opts); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if cache.hits.Load() != 0 || len(cache.entries) != 0 {
+				b.Fatal("a result whose files just changed was kept")
+			}
+		})
 		b.Run(c.name+"/cached", func(b *testing.B) {
 			opts := loadBenchOptions(b, c.ws(b))
 			cache := settledCache()
