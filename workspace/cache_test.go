@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -67,11 +68,17 @@ func cacheFixture(tb testing.TB) (ws, home string, opts Options) {
 	return ws, home, opts
 }
 
-// settledCache returns a cache whose clock runs an hour ahead, so that
-// the files a test just wrote count as settled and results are kept.
+// testSettle is the settling time of a test's cache: above this
+// machine's timestamp tick (a jiffy), so the rule that keeps a result
+// only when its files settled still holds, but short enough to wait.
+const testSettle = 50 * time.Millisecond
+
+// settledCache returns a cache that settles in testSettle, once the
+// files a test just wrote have settled.
 func settledCache() *Cache {
 	c := NewCache()
-	c.now = func() time.Time { return time.Now().Add(time.Hour) }
+	c.settle = testSettle
+	time.Sleep(testSettle + 10*time.Millisecond)
 	return c
 }
 
@@ -499,4 +506,42 @@ func readLines(t *testing.T, p string) []string {
 		t.Fatal(err)
 	}
 	return strings.Split(string(data), "\n")
+}
+
+// TestCacheConcurrent_API3 loads through one cache from several
+// goroutines while the settings change (run with -race): after the last
+// change every Load sees it.
+func TestCacheConcurrent_API3(t *testing.T) {
+	ws, _, opts := cacheFixture(t)
+	c := settledCache()
+	p := filepath.Join(ws, ".rein/settings.yaml")
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Go(func() {
+			for range 30 {
+				l, err := c.Load("alice", opts)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				_ = l.Effective.Get(Model).Value
+				_ = len(l.Definitions().Skills) + len(l.Warnings)
+			}
+		})
+	}
+	for _, m := range []string{"bbb", "ccc", "ddd"} {
+		nextTick()
+		writeTB(t, p, "model: "+m+"\n")
+	}
+	wg.Wait()
+	nextTick()
+	for range 3 {
+		l, err := c.Load("alice", opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if v := l.Effective.Get(Model).Value; v != "ddd" {
+			t.Fatalf("model %q after the last change, want ddd", v)
+		}
+	}
 }
