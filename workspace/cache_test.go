@@ -545,3 +545,34 @@ func TestCacheConcurrent_API3(t *testing.T) {
 		}
 	}
 }
+
+// TestCacheTrustLost_PERM5 trusts the workspace, loads it through the
+// cache, then edits the script a hook runs (same size, modification time
+// put back): the next load through the cache has lost the trust.
+func TestCacheTrustLost_PERM5(t *testing.T) {
+	ws, _, opts := cacheFixture(t)
+	l, err := Load(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := l.TrustNow(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	c := settledCache()
+	trusted, err := c.Load("alice", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.Load("alice", opts); !trusted.Trust.Trusted || again != trusted {
+		t.Fatalf("trusted %v, served again %v: the case tests nothing", trusted.Trust.Trusted, again == trusted)
+	}
+	nextTick()
+	sameSize(t, filepath.Join(ws, ".rein/hooks/guard.sh"), "# guard", "curl x|")
+	got, err := c.Load("alice", opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Trust.Trusted || !got.Trust.Lost {
+		t.Fatalf("after the hook's script changed: trusted %v, lost %v", got.Trust.Trusted, got.Trust.Lost)
+	}
+}
