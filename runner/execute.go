@@ -300,7 +300,7 @@ func (s *Service) setup(ctx context.Context, run *session.Run) (*Setup, error) {
 	if err := sessionMode(fl, sess); err != nil {
 		return nil, err
 	}
-	loaded, err := s.loadWorkspace(dir, fl)
+	loaded, err := s.loadWorkspace(run.Caller, dir, fl)
 	if err != nil {
 		return nil, err
 	}

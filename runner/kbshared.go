@@ -116,7 +116,7 @@ func (s *Service) KnowledgeBase(ctx context.Context, caller, workspaceID string)
 	if err := checkWorkspaceDir(ws); err != nil {
 		return nil, err
 	}
-	loaded, err := s.loadWorkspace(ws.Dir, nil)
+	loaded, err := s.loadWorkspace(ws.Caller, ws.Dir, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -149,19 +149,4 @@ func checkWorkspaceDir(ws *session.Workspace) error {
 		return fmt.Errorf("workspace %s: its directory %s is now a link to %s; open the workspace again", ws.ID, ws.Dir, real)
 	}
 	return nil
-}
-
-// loadWorkspace loads the configuration layers of a run (or a knowledge
-// base) in dir with the flags: a server's (Tenancy) workspace is the
-// directory the caller opened, not an enclosing repository.
-func (s *Service) loadWorkspace(dir string, flags map[string]string) (*workspace.Loaded, error) {
-	opts := workspace.Options{WorkDir: dir, Getenv: s.cfg.Getenv, Flags: flags}
-	if s.cfg.Tenancy != nil {
-		opts.Root = dir
-	}
-	loaded, err := workspace.Load(opts)
-	if err != nil {
-		return nil, fmt.Errorf("configuration: %w", err)
-	}
-	return loaded, nil
 }

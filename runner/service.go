@@ -121,6 +121,9 @@ type Service struct {
 	// heldJobs are the sessions' background jobs, which outlive their
 	// runs (servicejobs.go).
 	heldJobs *jobRegistry
+	// loads keeps the workspaces' configurations while their files are
+	// unchanged (workspaceload.go).
+	loads *workspace.Cache
 }
 
 // lane is one session's queue; one goroutine drains it.
@@ -160,7 +163,7 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	base, stop := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, slot: make(chan struct{}, cfg.MaxConcurrent), sessions: map[string]*lane{},
 		running: map[string]*live{}, base: base, stop: stop, closing: make(chan struct{}), listening: func() {},
-		replies: map[string]chan bool{}, heldJobs: newJobRegistry(cfg.Logger, cfg.Now)}
+		replies: map[string]chan bool{}, heldJobs: newJobRegistry(cfg.Logger, cfg.Now), loads: workspace.NewCache()}
 	if cfg.Broadcast != nil {
 		var lctx context.Context
 		lctx, s.listening = context.WithCancel(context.Background())

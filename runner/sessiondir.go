@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/reinhq/rein/exec"
@@ -11,11 +12,25 @@ import (
 
 // A server's session directory (Config.SessionsDir/<id>: output spills,
 // job logs, the plan file, the hooks' transcript) and the sandbox's cache
-// directory in it are made by the first file or command that needs them,
-// not at every run's start: a run that runs no command and spills nothing
+// directory are made by the first file or command that needs them, not at
+// every run's start: a run that runs no command and spills nothing
 // creates no directory. Each directory is an inode to allocate, which on a
-// busy file system costs more than the rest of a run's set-up (issue 30).
-// The CLI's (no Config.Audit) is made at once: its audit files open there.
+// busy file system costs more than the rest of a run's set-up (issue 30):
+// the cache directory is not inside the session directory but beside the
+// sessions (sessionCache), so a run whose command only needs the cache
+// makes one directory, not two. The CLI's session directory (no
+// Config.Audit) is made at once: its audit files open there.
+
+// sessionCaches is the directory, in the sessions directory, holding the
+// sessions' cache directories. A session id never starts with a dot, so
+// no session's directory is named so.
+const sessionCaches = ".caches"
+
+// sessionCache is the cache directory of the session whose directory is
+// sessDir (SessionsDir/<id>): SessionsDir/.caches/<id>.
+func sessionCache(sessDir string) string {
+	return filepath.Join(filepath.Dir(sessDir), sessionCaches, filepath.Base(sessDir))
+}
 
 // cachedSandbox is a server run's sandbox whose cache directory
 // (Sandbox.Cache, bound writable into every command) is made before its
@@ -28,8 +43,12 @@ type cachedSandbox struct {
 // Run makes the cache directory when it was not yet, then runs cmd.
 func (c *cachedSandbox) Run(ctx context.Context, cmd exec.Command) (exec.Output, error) {
 	if !c.made.Load() {
-		if err := os.MkdirAll(c.Cache, 0o700); err != nil {
-			return exec.Output{}, fmt.Errorf("sandbox: the session's cache directory %s: %w", c.Cache, err)
+		// One mkdir when the session's earlier runs made none; MkdirAll
+		// (which checks what exists is a directory) otherwise.
+		if err := os.Mkdir(c.Cache, 0o700); err != nil {
+			if err := os.MkdirAll(c.Cache, 0o700); err != nil {
+				return exec.Output{}, fmt.Errorf("sandbox: the session's cache directory %s: %w", c.Cache, err)
+			}
 		}
 		c.made.Store(true)
 	}

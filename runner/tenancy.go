@@ -77,7 +77,7 @@ func (s *Setup) tenantBackend(local exec.Local, sessDir string) (exec.Backend, e
 	t := s.cfg.Tenancy
 	cache := ""
 	if sessDir != "" {
-		cache = filepath.Join(sessDir, "cache")
+		cache = sessionCache(sessDir)
 	}
 	sb := &exec.Sandbox{Workspace: s.ws.Root, Local: local, Landlock: exec.SelfHelper(), ConfineReads: true,
 		Cache: cache, GoModCache: goModCache(s.cfg.Getenv), Hide: s.sandboxHide(),

@@ -286,8 +286,9 @@ func TestTenantWorkspaceIsTheOpenedDirectory_API9(t *testing.T) {
 
 // A server's run makes its session's directory when a file or a command
 // needs it (issue 30): none for a run without commands; for a command,
-// the sandbox's cache directory in it, which the command gets as
-// XDG_CACHE_HOME (private to the session, API-9).
+// only the sandbox's cache directory, beside the sessions
+// (.caches/<id>), which the command gets as XDG_CACHE_HOME (private to
+// the session, API-9).
 func TestTenantSessionDirMadeWhenNeeded_API9(t *testing.T) {
 	if err := (&exec.Sandbox{}).Available(); err != nil {
 		t.Skipf("environment: bwrap cannot run here, the confined server run is untested: %v", err)
@@ -302,7 +303,13 @@ func TestTenantSessionDirMadeWhenNeeded_API9(t *testing.T) {
 	if text := resultText(res["cache"]); res["cache"].IsError || !strings.Contains(text, "ok-42") {
 		t.Errorf("the command has no cache directory: %q", text)
 	}
-	if fi, err := os.Lstat(filepath.Join(dir, "cache")); err != nil || !fi.IsDir() {
+	if fi, err := os.Lstat(filepath.Join(w.h.data, ".caches", w.bobOwn.ID)); err != nil || !fi.IsDir() {
 		t.Errorf("the session's cache directory: %v", err)
+	}
+	if _, err := os.Lstat(dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("a run whose command needed only the cache made its session's directory too: %v", err)
+	}
+	if err := session.ValidID(".caches"); err == nil {
+		t.Error("a session may be named .caches: its directory would be the sessions' caches")
 	}
 }

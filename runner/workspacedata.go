@@ -81,7 +81,7 @@ func (s *Service) loadServerWorkspace(ws *session.Workspace) (*wsLoaded, error) 
 		}
 		dir = ws.Dir
 	}
-	l, err := s.loadWorkspace(dir, nil)
+	l, err := s.loadWorkspace(ws.Caller, dir, nil)
 	if err != nil {
 		return nil, fmt.Errorf("%w: workspace %s: %v", session.ErrInvalid, ws.ID, err)
 	}

@@ -23,6 +23,8 @@ import (
 func (l *Loaded) loadClaude() error {
 	home, root := l.Paths.Home, l.Workspace.Root
 	read := func(path string, scope ClaudeScope, source string) error {
+		l.trace.add(path)
+		l.trace.lookup(root)
 		f, err := readClaudeSettings(path, scope, ClaudeRuleBase{Root: root, Source: source, Home: home}, root)
 		if err != nil {
 			return err
@@ -30,7 +32,7 @@ func (l *Loaded) loadClaude() error {
 		l.Claude = append(l.Claude, f)
 		return nil
 	}
-	for _, p := range l.Paths.ClaudeManagedFiles() {
+	for _, p := range l.claudeManagedFiles() {
 		if err := read(p, ClaudeManaged, filepath.Dir(p)); err != nil {
 			return err
 		}

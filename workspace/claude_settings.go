@@ -105,11 +105,20 @@ func (p Paths) claudeDir() string {
 
 // ClaudeManagedFiles are the managed settings files, in the order read:
 // managed-settings.json, then managed-settings.d/*.json by name.
-func (p Paths) ClaudeManagedFiles() []string {
+func (p Paths) ClaudeManagedFiles() []string { return p.claudeManagedFiles(nil) }
+
+// claudeManagedFiles returns ClaudeManagedFiles, recording in t the
+// directory listed.
+func (l *Loaded) claudeManagedFiles() []string { return l.Paths.claudeManagedFiles(l.trace) }
+
+// claudeManagedFiles is ClaudeManagedFiles recording in t the directory
+// listed.
+func (p Paths) claudeManagedFiles(t *trace) []string {
 	if p.ClaudeManagedDir == "" {
 		return nil
 	}
 	out := []string{filepath.Join(p.ClaudeManagedDir, "managed-settings.json")}
+	t.add(filepath.Join(p.ClaudeManagedDir, "managed-settings.d"))
 	ents, _ := os.ReadDir(filepath.Join(p.ClaudeManagedDir, "managed-settings.d"))
 	for _, e := range ents {
 		if strings.HasSuffix(e.Name(), ".json") {

@@ -284,7 +284,11 @@ func (s *scope) commandTree(top, path, prefix string, depth int, seen map[string
 	})
 	for _, e := range entries {
 		name := e.Name()
-		linkedDir := e.Type()&fs.ModeSymlink != 0 && !strings.HasSuffix(name, ".md") && isDir(filepath.Join(path, name))
+		linked := e.Type()&fs.ModeSymlink != 0 && !strings.HasSuffix(name, ".md")
+		if linked {
+			s.t.add(filepath.Join(path, name))
+		}
+		linkedDir := linked && isDir(filepath.Join(path, name))
 		if (e.IsDir() || linkedDir) && !strings.HasPrefix(name, ".") {
 			subdirs = append(subdirs, e)
 		}

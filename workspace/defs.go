@@ -290,7 +290,7 @@ func LoadDefinitions(p Paths, ws Workspace, workspace bool) *Definitions {
 
 // LoadDefinitionsWith is [LoadDefinitions] with options.
 func LoadDefinitionsWith(p Paths, ws Workspace, workspace bool, opts DefinitionOptions) *Definitions {
-	ls := readLayers(p, ws, workspace, opts.getenv(), credentialCheck(p))
+	ls := readLayers(p, ws, workspace, opts.getenv(), credentialCheck(p), nil)
 	return ls.merge(workspace)
 }
 

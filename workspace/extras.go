@@ -113,7 +113,7 @@ type hookFile struct {
 // file would apply.
 func (l *Loaded) loadHooks() {
 	var files []hookFile
-	for _, p := range l.Paths.ClaudeManagedFiles() {
+	for _, p := range l.claudeManagedFiles() {
 		files = append(files, hookFile{path: p})
 	}
 	user := l.Paths.ClaudeUserSettings()
@@ -129,6 +129,7 @@ func (l *Loaded) loadHooks() {
 		if f.workspace && l.claudeOutside(f.path) {
 			continue // not read: loadClaude reports it
 		}
+		l.trace.add(f.path)
 		f.specs, f.err = hook.Load(f.path)
 		if f.err != nil && !f.workspace && f.path != l.Paths.UserHooks() {
 			// Claude Code's own user or managed file, written for Claude
@@ -231,8 +232,10 @@ func (l *Loaded) HookErrors() []error {
 // workspace and lists its extras and, unless it is trusted, the warnings.
 func (l *Loaded) loadTrust() {
 	t := &l.Trust
-	t.manifest, t.Err = FingerprintFiles(l.Workspace.Root)
+	t.manifest, t.Err = fingerprintFiles(l.Workspace.Root, l.trace)
 	t.Fingerprint = t.manifest.Digest
+	l.trace.add(l.Paths.TrustFile())
+	l.trace.lookup(l.Workspace.Root)
 	rec, err := l.TrustStore().Get(l.Workspace.Root)
 	if err != nil && t.Err == nil {
 		t.Err = err

@@ -81,8 +81,12 @@ func Fingerprint(root string) (string, error) {
 // covered by its content, so editing it withdraws the trust. It fails on a
 // file it cannot read and beyond a few thousand files, 64 MiB, or 16
 // levels of directories.
-func FingerprintFiles(root string) (Manifest, error) {
-	fp := &fingerprinter{root: root, files: map[string]string{}}
+func FingerprintFiles(root string) (Manifest, error) { return fingerprintFiles(root, nil) }
+
+// fingerprintFiles is FingerprintFiles recording in t (when not nil) the
+// paths it read.
+func fingerprintFiles(root string, t *trace) (Manifest, error) {
+	fp := &fingerprinter{root: root, files: map[string]string{}, t: t}
 	for _, rel := range TrustFiles {
 		if err := fp.path(rel); err != nil {
 			return Manifest{}, err
@@ -94,6 +98,7 @@ func FingerprintFiles(root string) (Manifest, error) {
 		}
 	}
 	for _, rel := range TrustDirsPresent {
+		t.add(filepath.Join(root, rel))
 		if _, err := os.Lstat(filepath.Join(root, rel)); err != nil {
 			continue
 		}
@@ -101,7 +106,7 @@ func FingerprintFiles(root string) (Manifest, error) {
 			return Manifest{}, err
 		}
 	}
-	for _, rel := range runFiles(root) {
+	for _, rel := range runFiles(root, t) {
 		if _, done := fp.files[rel]; done {
 			continue
 		}
@@ -134,6 +139,7 @@ type fingerprinter struct {
 	// is recorded, not followed.
 	walking []os.FileInfo
 	buf     []byte // for reading, shared by the files
+	t       *trace // records the paths read
 }
 
 // record sets the state of rel, within the bounds.
@@ -154,6 +160,7 @@ func (fp *fingerprinter) path(rel string) error {
 // entry records the file at p under the name rel; depth counts the
 // directories above it in the walk.
 func (fp *fingerprinter) entry(rel, p string, depth int) error {
+	fp.t.add(p)
 	fi, err := os.Lstat(p)
 	switch {
 	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, fs.ErrInvalid) || isNotDir(err):

@@ -35,12 +35,15 @@ type scope struct {
 	// refuse, when set, names the variables the layer's declarations may
 	// not receive: rein's credentials, for a workspace (see [isCredential]).
 	refuse func(string) bool
+	// t records the paths read (see [Cache]); nil records nothing.
+	t *trace
 }
 
 // newScope returns the scope of a layer whose files must stay inside
 // root ("" for anywhere).
-func newScope(origin Origin, root string) *scope {
-	s := &scope{origin: origin}
+func newScope(origin Origin, root string, t *trace) *scope {
+	s := &scope{origin: origin, t: t}
+	t.lookup(root)
 	if root != "" {
 		s.root = realPath(root)
 	}
@@ -81,6 +84,7 @@ func within(real, root string) bool {
 // It fails for an entry that resolves outside the root.
 func (s *scope) resolve(dirReal, name string, link bool) (string, error) {
 	p := filepath.Join(dirReal, name)
+	s.t.add(p)
 	if !link {
 		return p, nil
 	}
@@ -101,6 +105,7 @@ func (s *scope) dir(path string) (real string, entries []fs.DirEntry, ok bool) {
 	if path == "" {
 		return "", nil, false
 	}
+	s.t.add(path)
 	real, err := filepath.EvalSymlinks(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil, false
@@ -138,6 +143,7 @@ func (s *scope) dir(path string) (real string, entries []fs.DirEntry, ok bool) {
 // read returns the content of the file at real (shown as path), bounded;
 // ok is false with a problem when it cannot be read.
 func (s *scope) read(path, real string) ([]byte, bool) {
+	s.t.add(real)
 	data, err := openBounded(real)
 	if err != nil {
 		s.problem(path, 0, "%v", err)
@@ -197,6 +203,7 @@ func readBounded(path, root string) ([]byte, error) {
 // wraps fs.ErrNotExist when it is missing.
 func (s *scope) readIn(dirReal, name string) ([]byte, error) {
 	p := filepath.Join(dirReal, name)
+	s.t.add(p)
 	data, err := readRegular(p, true, maxDefBytes)
 	if !errors.Is(err, errLink) {
 		if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, errNotRegular) && !errors.Is(err, errTooBig) {
@@ -222,7 +229,7 @@ func readEach[T any](s *scope, entries []fs.DirEntry, fn func(sub *scope, e fs.D
 	}
 	res := make([]result, len(entries))
 	work := func(i int) {
-		sub := &scope{origin: s.origin, root: s.root, refuse: s.refuse}
+		sub := &scope{origin: s.origin, root: s.root, refuse: s.refuse, t: s.t}
 		v, ok := fn(sub, entries[i])
 		res[i] = result{v, ok, sub.probs}
 	}

@@ -32,10 +32,11 @@ type layers struct {
 // readLayers reads the built-in, the user's and (when workspace is true)
 // the workspace's definitions; the workspace's may not read the variables
 // credential names (see [isCredential]).
-func readLayers(p Paths, ws Workspace, workspace bool, getenv func(string) string, credential func(string) bool) *layers {
-	ls := &layers{builtin: &layer{agents: BuiltinAgents()}, user: readUser(p, ws.Root, getenv)}
+// What they read is recorded in t (nil records nothing).
+func readLayers(p Paths, ws Workspace, workspace bool, getenv func(string) string, credential func(string) bool, t *trace) *layers {
+	ls := &layers{builtin: &layer{agents: BuiltinAgents()}, user: readUser(p, ws.Root, getenv, t)}
 	if workspace && ws.Root != "" {
-		ls.workspace = readWorkspace(ws, p, envReader{getenv: getenv, refuse: credential})
+		ls.workspace = readWorkspace(ws, p, envReader{getenv: getenv, refuse: credential}, t)
 	}
 	return ls
 }
@@ -43,13 +44,15 @@ func readLayers(p Paths, ws Workspace, workspace bool, getenv func(string) strin
 // readUser reads the user's definitions: Claude Code's (~/.claude, and
 // the MCP servers of ~/.claude.json for the user and the workspace at
 // root), then rein's (the config directory), which win.
-func readUser(p Paths, root string, getenv func(string) string) *layer {
-	s := newScope(OriginUser, "")
+func readUser(p Paths, root string, getenv func(string) string, t *trace) *layer {
+	s := newScope(OriginUser, "", t)
 	l := &layer{}
 	l.agents = append(s.agents(p.ClaudeAgentsDir()), s.agents(p.UserAgentsDir())...)
 	l.skills = append(s.skills(p.ClaudeSkillsDir()), s.skills(p.UserSkillsDir())...)
 	l.actions = s.actions(p.UserActionsDir())
 	l.commands = append(s.commands(p.ClaudeCommandsDir()), s.commands(p.UserCommandsDir())...)
+	t.add(p.ClaudeJSON())
+	t.lookup(root)
 	claude, probs := readClaudeJSON(p.ClaudeJSON(), root, envReader{getenv: getenv})
 	l.mcp = append(claude, s.mcpFile(p.UserMCP(), envReader{getenv: getenv}, parseMCPYAML)...)
 	l.probs = append(probs, s.probs...)
@@ -61,8 +64,8 @@ func readUser(p Paths, root string, getenv func(string) string) *layer {
 // workspace; a directory that is also the user's (a workspace at the home
 // directory) is read as the user's only. Its declarations are refused the
 // variables env refuses: rein's credentials.
-func readWorkspace(ws Workspace, p Paths, env envReader) *layer {
-	s := newScope(OriginWorkspace, ws.Root)
+func readWorkspace(ws Workspace, p Paths, env envReader, t *trace) *layer {
+	s := newScope(OriginWorkspace, ws.Root, t)
 	s.refuse = env.refuse
 	user := []string{p.ClaudeAgentsDir(), p.ClaudeSkillsDir(), p.UserAgentsDir(), p.UserSkillsDir(), p.UserActionsDir(), p.UserMCP(),
 		p.ClaudeCommandsDir(), p.UserCommandsDir()}
@@ -89,6 +92,7 @@ func (s *scope) mcpFile(path string, env envReader,
 	if path == "" {
 		return nil
 	}
+	s.t.add(path)
 	real, err := filepath.EvalSymlinks(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

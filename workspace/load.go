@@ -78,12 +78,16 @@ type Workspace struct {
 // FindWorkspace returns the workspace dir belongs to: the nearest directory,
 // dir itself or an ancestor below home, holding .rein/ or .git; dir itself
 // when there is none.
-func FindWorkspace(dir, home string) Workspace {
+func FindWorkspace(dir, home string) Workspace { return findWorkspace(dir, home, nil) }
+
+// findWorkspace is FindWorkspace recording in t what it looked for.
+func findWorkspace(dir, home string, t *trace) Workspace {
 	dir = filepath.Clean(dir)
 	for d := dir; ; {
 		if d == home && d != dir {
 			break
 		}
+		t.lookup(filepath.Join(d, ".rein"), filepath.Join(d, ".git"))
 		if isDir(filepath.Join(d, ".rein")) || exists(filepath.Join(d, ".git")) {
 			return Workspace{Root: d}
 		}
@@ -233,25 +237,35 @@ type Loaded struct {
 	// defs are the definitions that apply, allDefs those with the
 	// workspace's whether it is trusted or not; both set by Load.
 	defs, allDefs *Definitions
+	// trace records what Load reads, while it reads (see [Cache]).
+	trace *trace
 }
 
 // Load reads every layer. A file that does not parse, or a bad value in
 // the environment or a flag, is an error naming it.
-func Load(opts Options) (*Loaded, error) {
+func Load(opts Options) (*Loaded, error) { return load(opts, nil) }
+
+// load is Load recording in t (when not nil) what it read.
+func load(opts Options, t *trace) (*Loaded, error) {
 	getenv := opts.Getenv
 	if getenv == nil {
 		getenv = func(string) string { return "" }
 	}
-	l := &Loaded{Paths: PathsFrom(getenv), withoutUser: opts.WithoutUser}
+	getenv = t.getenv(getenv)
+	l := &Loaded{Paths: PathsFrom(getenv), withoutUser: opts.WithoutUser, trace: t}
+	defer func() { l.trace = nil }()
 	if opts.ClaudeManagedDir != "" {
 		l.Paths.ClaudeManagedDir = opts.ClaudeManagedDir
 	}
-	l.Workspace = FindWorkspace(opts.WorkDir, l.Paths.Home)
 	if opts.Root != "" {
 		l.Workspace = Workspace{Root: filepath.Clean(opts.Root)}
+	} else {
+		l.Workspace = findWorkspace(opts.WorkDir, l.Paths.Home, t)
 	}
+	t.lookup(l.Workspace.Root)
 	var err error
 	l.User = Settings{Values: map[string]string{}}
+	t.add(l.Paths.UserSettings(), l.Workspace.Settings(), l.Workspace.LocalSettings(), l.Paths.ProfilesFile(), l.Workspace.Models())
 	if !l.withoutUser {
 		if l.User, err = LoadSettings(l.Paths.UserSettings(), permission.SourceUser); err != nil {
 			return nil, err
@@ -275,7 +289,7 @@ func Load(opts Options) (*Loaded, error) {
 	}
 	l.loadHooks()
 	l.screenHookEnv()
-	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential)
+	defs := readLayers(l.Paths, l.Workspace, true, getenv, l.Credential, t)
 	if l.withoutUser {
 		defs.user = &layer{}
 	}

@@ -57,14 +57,19 @@ var projectVars = []string{"CLAUDE_PROJECT_DIR", "REIN_PROJECT_DIR"}
 // the files make, npm and the like read implicitly — then, a few levels
 // deep, the same of the shell scripts found ([runFinder.nested]). Files
 // that do not parse name nothing here: their own content is fingerprinted.
-func runFiles(root string) []string {
+//
+// What it reads is recorded in t (nil records nothing).
+func runFiles(root string, t *trace) []string {
 	rf := newRunFinder(root)
+	rf.t = t
+	t.lookup(root)
 	ws := Workspace{Root: root}
 	vars := map[string]string{}
 	for _, v := range projectVars {
 		vars[v] = rf.root
 	}
 	for _, p := range []string{ws.Hooks(), ws.ClaudeSettings()} {
+		t.add(p)
 		specs, _ := hook.Load(p)
 		for _, s := range specs {
 			if s.Command != "" {
@@ -78,6 +83,7 @@ func runFiles(root string) []string {
 		path  string
 		parse func(string, []byte, envReader) ([]MCPServer, []Problem)
 	}{{ws.ClaudeMCP(), parseMCPJSON}, {ws.MCP(), parseMCPYAML}} {
+		t.add(f.path)
 		data, err := readBounded(f.path, root)
 		if err != nil {
 			continue
@@ -115,6 +121,8 @@ type runFinder struct {
 	// code is set while following a word that runs as code (see
 	// codeWords): only such a word brings its directory or neighbours.
 	code bool
+	// t records the paths read (see [Cache]); nil records nothing.
+	t *trace
 }
 
 // The bounds of following the scripts a declaration runs.
@@ -149,6 +157,7 @@ func (rf *runFinder) nested(vars map[string]string) {
 		for _, rel := range next {
 			rf.manifests(rel, vars)
 			p := filepath.Join(rf.root, filepath.FromSlash(rel))
+			rf.t.add(p)
 			src, ok := shellScript(p)
 			if !ok {
 				continue
@@ -181,12 +190,14 @@ func shellScript(p string) (string, bool) {
 // directory (as the runner does); the rest, and a script's words, in the
 // workspace, where the command runs.
 func (rf *runFinder) actions(dir string) {
+	rf.t.add(dir)
 	entries, err := os.ReadDir(dir)
 	if err != nil || len(entries) > maxDirEntries {
 		return
 	}
 	for _, e := range entries {
 		ad := filepath.Join(dir, e.Name())
+		rf.t.add(filepath.Join(ad, actionFile))
 		data, err := readBounded(filepath.Join(ad, actionFile), rf.root)
 		if err != nil {
 			continue
@@ -332,6 +343,7 @@ func (rf *runFinder) resolve(p string, glob, script bool) {
 		rf.add(p, script || looksLikeScript(p))
 		return
 	}
+	rf.t.glob(p)
 	matches, _ := filepath.Glob(p)
 	for i, m := range matches {
 		if i == maxGlobFiles {
@@ -353,6 +365,7 @@ func (rf *runFinder) add(p string, script bool) {
 	if !ok {
 		return
 	}
+	rf.t.add(p)
 	fi, err := os.Stat(p)
 	switch {
 	case err == nil && fi.IsDir():

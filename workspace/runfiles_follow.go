@@ -49,6 +49,7 @@ func (rf *runFinder) coverDirs() {
 		}
 		rf.dirsDone[rel] = true
 		dir := filepath.Join(rf.root, filepath.FromSlash(rel))
+		rf.t.add(dir)
 		entries, err := os.ReadDir(dir)
 		if err != nil {
 			continue
@@ -59,6 +60,7 @@ func (rf *runFinder) coverDirs() {
 				break
 			}
 			p := filepath.Join(dir, e.Name())
+			rf.t.add(p)
 			if fi, err := os.Stat(p); err != nil || !fi.Mode().IsRegular() {
 				continue
 			}
@@ -123,6 +125,7 @@ func (rf *runFinder) manifests(rel string, vars map[string]string) {
 	if base != "package.json" && !isMake {
 		return
 	}
+	rf.t.add(p)
 	data, err := readRegular(p, false, maxScriptBytes)
 	if err != nil {
 		return

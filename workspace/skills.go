@@ -88,6 +88,7 @@ func (s *scope) defFile(dirReal, sd, name string, link bool, file string) (data 
 		return nil, "", false
 	}
 	if link {
+		s.t.lookup(sdReal)
 		if fi, err := os.Stat(sdReal); err != nil || !fi.IsDir() {
 			return nil, "", false
 		}
