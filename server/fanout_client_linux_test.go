@@ -292,11 +292,22 @@ func dialRaw(sa *syscall.SockaddrInet4, req []byte) (int, error) {
 	if err := syscall.SetsockoptTimeval(fd, syscall.SOL_SOCKET, syscall.SO_RCVTIMEO, &tv); err != nil {
 		return fd, err
 	}
-	if err := syscall.Connect(fd, sa); err != nil {
-		return fd, err
+	// A signal (the Go runtime's preemption) interrupts a call on a socket
+	// with a timeout even with SA_RESTART: such calls are made again.
+	for err := syscall.Connect(fd, sa); err != nil; err = syscall.Connect(fd, sa) {
+		if err == syscall.EISCONN {
+			break
+		}
+		if err != syscall.EINTR && err != syscall.EALREADY {
+			return fd, err
+		}
+		time.Sleep(time.Millisecond) // an interrupted connect goes on: wait for it
 	}
 	for rest := req; len(rest) > 0; {
 		m, err := syscall.Write(fd, rest)
+		if err == syscall.EINTR {
+			continue
+		}
 		if err != nil {
 			return fd, err
 		}
@@ -306,6 +317,9 @@ func dialRaw(sa *syscall.SockaddrInet4, req []byte) (int, error) {
 	buf := make([]byte, 1024)
 	for !bytes.Contains(head, []byte("\r\n\r\n")) {
 		m, err := syscall.Read(fd, buf)
+		if err == syscall.EINTR {
+			continue
+		}
 		if err != nil || m == 0 {
 			return fd, fmt.Errorf("reading the answer's headers: %d bytes, %v", m, err)
 		}
