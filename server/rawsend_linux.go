@@ -13,7 +13,10 @@ import (
 // descriptor, where a write(2) passes through the file layer (position
 // lock, area checks, notification of watchers, the iterator's set-up):
 // over loopback, 120-byte frames to 500 sockets cost the sending thread
-// 8-13 % less CPU a frame (5 runs in 6).
+// 8-13 % less CPU a frame (5 runs in 6), though in BenchmarkFanout, where
+// the kernel's TCP work is most of a send, the gain is within the noise.
+// MSG_DONTWAIT keeps the pool's sends from waiting even on a socket whose
+// descriptor was left in blocking mode.
 func (r *rawSocket) send(b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
