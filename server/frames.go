@@ -62,6 +62,17 @@ func (c *frameCache) frame(ev *eventbus.Event) ([]byte, error) {
 	return f.b, f.err
 }
 
+// cached returns ev's frame, made if need be, when it can be framed and is
+// small enough to be kept (see maxCachedFrame): the caller may write it
+// but must not change it.
+func (c *frameCache) cached(ev *eventbus.Event) ([]byte, bool) {
+	b, err := c.frame(ev)
+	if err != nil || len(b) > maxCachedFrame {
+		return nil, false
+	}
+	return b, true
+}
+
 // frameEvent adds a bus event's frame to the writer's buffer, from the
 // server's cache; one that cannot be framed is logged and skipped.
 func (s *Server) frameEvent(ctx context.Context, sw *sseWriter, ev *eventbus.Event) {

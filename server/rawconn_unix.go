@@ -83,7 +83,7 @@ var rawWriteHook atomic.Pointer[func()]
 // reads slower than the stream comes).
 func (r *rawSocket) tryWrite(b []byte) (n int, blocked bool, err error) {
 	for n < len(b) {
-		m, err := syscall.Write(r.fd, b[n:])
+		m, err := r.send(b[n:])
 		if h := rawWriteHook.Load(); h != nil {
 			(*h)()
 		}

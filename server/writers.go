@@ -3,6 +3,8 @@ package server
 import (
 	"runtime"
 	"sync"
+
+	"github.com/reinhq/rein/eventbus"
 )
 
 // writerPool steps the parked streams that are due (see parkedStream) on
@@ -49,8 +51,11 @@ func (w *writerPool) submit(p *parkedStream) {
 	}
 }
 
-// work steps the due streams until none is left.
+// work steps the due streams until none is left. The events each step
+// takes go through one slice of the writer's (issue 30: a slice a step
+// was an allocation a client an event).
 func (w *writerPool) work() {
+	var taken []*eventbus.Event
 	for {
 		w.mu.Lock()
 		if w.head == len(w.due) {
@@ -67,6 +72,6 @@ func (w *writerPool) work() {
 		w.due[w.head] = nil
 		w.head++
 		w.mu.Unlock()
-		p.run(false)
+		p.run(false, &taken)
 	}
 }
