@@ -35,20 +35,28 @@ func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry)
 }
 
 // appendEntries numbers entries after the log's last seq and stores them
-// in tx; it returns the new last seq.
+// in tx; it returns the new last seq. The session's counter is moved
+// past them first, in the one statement that also reads it.
 func (s *Store) appendEntries(ctx context.Context, tx *txn, id string, entries []session.Entry) (int64, error) {
-	prev, err := lastSeq(ctx, tx, id)
+	var last int64
+	err := tx.QueryRowContext(ctx, `UPDATE session_seqs SET last_seq = last_seq + ? WHERE session_id = ? RETURNING last_seq`,
+		len(entries), id).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, session.ErrNotFound
+	}
 	if err != nil {
 		return 0, err
 	}
-	last, err := session.PrepareAppend(entries, prev+1, s.now())
-	if err != nil {
+	first := last - int64(len(entries)) + 1
+	if got, err := session.PrepareAppend(entries, first, s.now()); err != nil {
 		return 0, err
+	} else if got != last {
+		return 0, fmt.Errorf("numbering %d entries from %d ended at %d, want %d", len(entries), first, got, last)
 	}
 	if err := insertEntries(ctx, tx, id, entries, nil); err != nil {
 		return 0, err
 	}
-	return last, setLastSeq(ctx, tx, id, last)
+	return last, nil
 }
 
 // AppendUpdate implements session.LogWriter: the entries and the record's
@@ -64,14 +72,18 @@ func (s *Store) AppendUpdate(ctx context.Context, id string, entries []session.E
 			return err
 		}
 		ss, err := getSession(ctx, tx, id)
-		if err != nil || !change(ss) {
+		if err != nil {
 			return err
+		}
+		old := *ss // change may change what ss points to; the columns are compared by value
+		if !change(ss) {
+			return nil
 		}
 		ss.ID = id
 		if err := checkSession(ss, false); err != nil {
 			return err
 		}
-		return s.updateSession(ctx, tx, ss)
+		return s.storeSession(ctx, tx, &old, ss)
 	})
 	if err != nil {
 		return 0, opErr(id, "append", err)
@@ -100,19 +112,17 @@ func insertEntries(ctx context.Context, tx *txn, id string, entries []session.En
 	if len(entries) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (session_id, seq, data) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
 	for i := range entries {
 		var data []byte
 		if raw != nil {
 			data = raw[i]
-		} else if data, err = json.Marshal(&entries[i]); err != nil {
-			return fmt.Errorf("%w: entry %d: %v", session.ErrInvalid, i, err)
+		} else {
+			var err error
+			if data, err = json.Marshal(&entries[i]); err != nil {
+				return fmt.Errorf("%w: entry %d: %v", session.ErrInvalid, i, err)
+			}
 		}
-		if _, err := stmt.ExecContext(ctx, id, entries[i].Seq, string(data)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (session_id, seq, data) VALUES (?, ?, ?)`, id, entries[i].Seq, string(data)); err != nil {
 			return err
 		}
 	}

@@ -26,13 +26,8 @@ func (s *Store) insertEvents(ctx context.Context, tx *txn, evs []session.Event) 
 	if err := session.PrepareEvents(evs, s.now(), last); err != nil {
 		return err
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (session_id, id, run_id, type, time, data) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("events: append: %w", err)
-	}
-	defer stmt.Close()
 	for _, e := range evs {
-		if _, err := stmt.ExecContext(ctx, e.SessionID, e.ID, e.RunID, e.Type, e.Time.UnixNano(), nullable(e.Data)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, id, run_id, type, time, data) VALUES (?, ?, ?, ?, ?, ?)`, e.SessionID, e.ID, e.RunID, e.Type, e.Time.UnixNano(), nullable(e.Data)); err != nil {
 			return fmt.Errorf("events of session %s: append: %w", e.SessionID, err)
 		}
 	}
@@ -157,13 +152,8 @@ func insertAudit(ctx context.Context, tx *txn, recs []session.AuditRecord) error
 	if len(recs) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
 	for _, r := range recs {
-		if _, err := stmt.ExecContext(ctx, r.Time.UnixNano(), r.Caller, r.SessionID, r.RunID, r.Kind, nullable(r.Data)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`, r.Time.UnixNano(), r.Caller, r.SessionID, r.RunID, r.Kind, nullable(r.Data)); err != nil {
 			return err
 		}
 	}
