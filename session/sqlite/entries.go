@@ -68,27 +68,42 @@ func (s *Store) AppendUpdate(ctx context.Context, id string, entries []session.E
 	entries = slices.Clone(entries)
 	var last int64
 	err := s.write(ctx, func(ctx context.Context, tx *txn) (err error) {
-		if last, err = s.appendEntries(ctx, tx, id, entries); err != nil {
-			return err
-		}
-		ss, err := getSession(ctx, tx, id)
-		if err != nil {
-			return err
-		}
-		old := *ss // change may change what ss points to; the columns are compared by value
-		if !change(ss) {
-			return nil
-		}
-		ss.ID = id
-		if err := checkSession(ss, false); err != nil {
-			return err
-		}
-		return s.storeSession(ctx, tx, &old, ss)
+		last, err = s.appendUpdate(ctx, tx, id, entries, change)
+		return err
 	})
 	if err != nil {
 		return 0, opErr(id, "append", err)
 	}
 	return last, nil
+}
+
+// appendUpdate appends entries to the log of id in tx and, when change
+// is set, gives it the session's record, stored when it returns true.
+// It returns the log's last seq.
+func (s *Store) appendUpdate(ctx context.Context, tx *txn, id string, entries []session.Entry, change func(*session.Session) bool) (int64, error) {
+	var last int64
+	var err error
+	if len(entries) > 0 {
+		last, err = s.appendEntries(ctx, tx, id, entries)
+	} else {
+		last, err = lastSeq(ctx, tx, id)
+	}
+	if err != nil || change == nil {
+		return last, err
+	}
+	ss, err := getSession(ctx, tx, id)
+	if err != nil {
+		return 0, err
+	}
+	old := *ss // change may change what ss points to; the columns are compared by value
+	if !change(ss) {
+		return last, nil
+	}
+	ss.ID = id
+	if err := checkSession(ss, false); err != nil {
+		return 0, err
+	}
+	return last, s.storeSession(ctx, tx, &old, ss)
 }
 
 // lastSeq returns the highest seq session id ever had, or ErrNotFound.

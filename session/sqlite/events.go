@@ -50,7 +50,19 @@ func (s *Store) WriteEvent(ctx context.Context, w session.EventWrite) error {
 			return err
 		}
 	}
+	var entries []session.Entry
+	if w.Log != nil {
+		if err := session.ValidID(w.Event.SessionID); err != nil {
+			return fmt.Errorf("events: append: %w", err)
+		}
+		entries = slices.Clone(w.Log.Entries)
+	}
 	return s.write(ctx, func(ctx context.Context, tx *txn) error {
+		if w.Log != nil {
+			if _, err := s.appendUpdate(ctx, tx, w.Event.SessionID, entries, w.Log.Change); err != nil {
+				return opErr(w.Event.SessionID, "append", err)
+			}
+		}
 		if err := s.insertEvents(ctx, tx, evs); err != nil {
 			return err
 		}
