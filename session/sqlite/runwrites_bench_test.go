@@ -20,10 +20,20 @@ import (
 // run's end with the last), the permission decision's audit record, the
 // tool's process group, and the session's totals with the run's end.
 // cpu-ms/run is the process's CPU a run (steadier than the wall clock on
-// a shared machine); synchronous=FULL, as the server runs.
+// a shared machine); synchronous=FULL, as the server runs. With
+// log=event, each log entry is stored with its event (EventWrite.Log,
+// as the server does now); with log=apart, before it (as it did before).
 func BenchmarkServerRunWrites(b *testing.B) {
-	for _, sessions := range []int{1, 16} {
-		b.Run(fmt.Sprintf("sessions=%d", sessions), func(b *testing.B) {
+	for _, c := range []struct {
+		sessions int
+		merged   bool
+	}{{1, false}, {16, false}, {1, true}, {16, true}} {
+		name := fmt.Sprintf("log=apart/sessions=%d", c.sessions)
+		if c.merged {
+			name = fmt.Sprintf("log=event/sessions=%d", c.sessions)
+		}
+		sessions := c.sessions
+		b.Run(name, func(b *testing.B) {
 			st := newStore(b, sqlite.Options{})
 			ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: b.TempDir()}
 			if err := st.CreateWorkspace(ctx, ws); err != nil {
@@ -45,7 +55,7 @@ func BenchmarkServerRunWrites(b *testing.B) {
 						if i >= b.N {
 							return
 						}
-						if err := serverRun(st, ws, i); err != nil {
+						if err := serverRun(st, ws, i, c.merged); err != nil {
 							errs <- err
 							return
 						}
@@ -63,8 +73,9 @@ func BenchmarkServerRunWrites(b *testing.B) {
 	}
 }
 
-// serverRun makes the writes of run i, in a session of its own.
-func serverRun(st *sqlite.Store, ws *session.Workspace, i int) error {
+// serverRun makes the writes of run i, in a session of its own; merged
+// stores each log entry with its event.
+func serverRun(st *sqlite.Store, ws *session.Workspace, i int, merged bool) error {
 	s := &session.Session{Caller: "alice", Workspace: ws.ID, WorkDir: ws.Dir}
 	if err := st.Create(ctx, s); err != nil {
 		return err
@@ -80,18 +91,33 @@ func serverRun(st *sqlite.Store, ws *session.Workspace, i int) error {
 	}
 	msgs := benchEntries(4)
 	eventID := int64(0)
+	var staged *session.LogAppend // merged: the entries waiting for the next event
+	logged := func(entries []session.Entry, change func(*session.Session) bool) error {
+		if merged {
+			staged = &session.LogAppend{Entries: entries, Change: change}
+			return nil
+		}
+		if change == nil {
+			_, err := st.Append(ctx, s.ID, entries...)
+			return err
+		}
+		_, err := session.AppendUpdate(ctx, st, s.ID, entries, change)
+		return err
+	}
 	event := func(typ string, data any, audit *session.AuditRecord, ended *session.Run) error {
 		b, err := json.Marshal(data)
 		if err != nil {
 			return err
 		}
 		eventID++
-		return session.WriteEvent(ctx, st, session.EventWrite{Event: session.Event{SessionID: s.ID, ID: eventID << 20,
-			RunID: run.ID, Type: typ, Time: time.Now(), Data: b}, Audit: audit, Run: ended})
+		w := session.EventWrite{Event: session.Event{SessionID: s.ID, ID: eventID << 20,
+			RunID: run.ID, Type: typ, Time: time.Now(), Data: b}, Audit: audit, Run: ended, Log: staged}
+		staged = nil
+		return session.WriteEvent(ctx, st, w)
 	}
 	record := func(e session.Entry, typ string, data any, audit *session.AuditRecord) error {
 		e.RunID, e.Time = run.ID, time.Now()
-		if _, err := st.Append(ctx, s.ID, e); err != nil {
+		if err := logged([]session.Entry{e}, nil); err != nil {
 			return err
 		}
 		return event(typ, data, audit, nil)
@@ -101,7 +127,7 @@ func serverRun(st *sqlite.Store, ws *session.Workspace, i int) error {
 	}
 	prompt := msgs[0]
 	prompt.RunID, prompt.Time = run.ID, time.Now()
-	if _, err := session.AppendUpdate(ctx, st, s.ID, []session.Entry{prompt}, func(ss *session.Session) bool {
+	if err := logged([]session.Entry{prompt}, func(ss *session.Session) bool {
 		ss.Preview = session.PreviewOf(prompt.Message.TextOf())
 		return true
 	}); err != nil {
@@ -135,7 +161,7 @@ func serverRun(st *sqlite.Store, ws *session.Workspace, i int) error {
 		}
 	}
 	rec := session.RunRecord{ID: run.ID, Provider: "scripted", Model: "m", StartedAt: run.StartedAt, EndedAt: time.Now(), Reason: "completed", Turns: 2}
-	if _, err := session.AppendUpdate(ctx, st, s.ID, []session.Entry{{Kind: session.KindRun, Time: time.Now(), RunID: run.ID, Run: &rec}},
+	if err := logged([]session.Entry{{Kind: session.KindRun, Time: time.Now(), RunID: run.ID, Run: &rec}},
 		func(ss *session.Session) bool {
 			ss.Runs++
 			ss.Model = "scripted/m"
