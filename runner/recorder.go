@@ -17,7 +17,8 @@ import (
 // Recorder persists a run's durable events as they happen (SPEC SESS-1):
 //
 //   - message → a message entry;
-//   - tool_start → a tool_start journal entry, before Record returns, so the
+//   - tool_start → a tool_start journal entry, before Record returns (or,
+//     staged, before the consumer's write of the event returns), so the
 //     journal is durable before the tool runs (the run loop waits for its
 //     consumer);
 //   - compaction → a compaction entry holding the new history;
@@ -34,9 +35,8 @@ import (
 // after the message is durable, beside the run (see appendPrompt).
 // Other events are ignored. With [Recorder.Stage] (the server), the
 // entries wait for the stream to store them with their event. Record and
-// RecordProcess may be called from
-// different goroutines. Writes outlive a cancelled ctx (the done of a
-// cancelled run is still recorded).
+// RecordProcess may be called from different goroutines. Writes outlive a
+// cancelled ctx (the done of a cancelled run is still recorded).
 //
 // A front end resuming a session takes the store's lock first (see
 // [session.Locker]), loads it, calls [Recorder.RecordHeal], then records runs.
