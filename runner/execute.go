@@ -49,6 +49,9 @@ type stream struct {
 	prompted bool
 	// cause is why the run's context ended (nil while it goes on).
 	cause func() error
+	// log, when set, holds the log entries of the events it was given,
+	// which a durable event's write stores with the event (issue 30).
+	log *Recorder
 }
 
 // publish stores a durable event and publishes any event. A durable event
@@ -81,7 +84,13 @@ func (st *stream) publish(ctx context.Context, ev agent.Event) error {
 			ended = st.s.ended(st.run, ev.Done, st.cause(), st.prompted)
 			w.Run = ended
 		}
+		if st.log != nil {
+			w.Log = st.log.Staged()
+		}
 		if err := session.WriteEvent(ctx, st.s.cfg.Ledger, w); err != nil {
+			if st.log != nil {
+				st.log.Restage(w.Log)
+			}
 			return fmt.Errorf("store %s event: %w", ev.Type, err)
 		}
 	} else {
@@ -218,6 +227,14 @@ func (s *Service) drive(ctx context.Context, run *session.Run, appr *remoteAppro
 		var stt *session.State
 		if stt, err = c.Resume(ctx, run.SessionID); err == nil {
 			err = c.Heal(ctx, stt)
+		}
+		if err == nil && c.rec.StageFor(s.cfg.Ledger) {
+			st.log = c.rec
+			defer func() {
+				if err := c.rec.Flush(store); err != nil {
+					log.Error("the run's last log entries could not be stored", "err", err)
+				}
+			}()
 		}
 	}
 	if err != nil {

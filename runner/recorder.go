@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"reflect"
+	"slices"
 	"sync"
 	"time"
 
@@ -15,7 +17,8 @@ import (
 // Recorder persists a run's durable events as they happen (SPEC SESS-1):
 //
 //   - message → a message entry;
-//   - tool_start → a tool_start journal entry, before Record returns, so the
+//   - tool_start → a tool_start journal entry, before Record returns (or,
+//     staged, before the consumer's write of the event returns), so the
 //     journal is durable before the tool runs (the run loop waits for its
 //     consumer);
 //   - compaction → a compaction entry holding the new history;
@@ -30,9 +33,10 @@ import (
 // The first user message also sets the session's preview when it has none:
 // in the same transaction where the store is a [session.LogWriter], else
 // after the message is durable, beside the run (see appendPrompt).
-// Other events are ignored. Record and RecordProcess may be called from
-// different goroutines. Writes outlive a cancelled ctx (the done of a
-// cancelled run is still recorded).
+// Other events are ignored. With [Recorder.Stage] (the server), the
+// entries wait for the stream to store them with their event. Record and
+// RecordProcess may be called from different goroutines. Writes outlive a
+// cancelled ctx (the done of a cancelled run is still recorded).
 //
 // A front end resuming a session takes the store's lock first (see
 // [session.Locker]), loads it, calls [Recorder.RecordHeal], then records runs.
@@ -57,6 +61,13 @@ type Recorder struct {
 	previewText string
 	previewing  chan struct{}
 	previewErr  error
+
+	// staging: the entries of the events Record is given wait in staged
+	// for the stream's write of the same event (see Stage).
+	smu     sync.Mutex
+	staging bool
+	staged  []session.Entry
+	changes []func(*session.Session) bool
 }
 
 // NewRecorder returns a recorder appending to session id of store.
@@ -99,22 +110,22 @@ func (r *Recorder) Record(ctx context.Context, e agent.Event) error {
 		if e.Message.Role == llm.RoleUser {
 			return r.appendPrompt(ctx, entry)
 		}
-		return r.append(ctx, entry)
+		return r.record(ctx, entry)
 	case agent.EventToolStart:
 		if e.Tool == nil {
 			return nil
 		}
-		return r.append(ctx, session.Entry{Kind: session.KindToolStart, Time: e.Time, RunID: e.RunID,
+		return r.record(ctx, session.Entry{Kind: session.KindToolStart, Time: e.Time, RunID: e.RunID,
 			ToolStart: &session.ToolStart{CallID: e.Tool.ID, Tool: e.Tool.Name, Input: e.Tool.Input}})
 	case agent.EventToolEnd:
 		if e.Tool == nil {
 			return nil
 		}
-		return r.append(ctx, session.Entry{Kind: session.KindToolEnd, Time: e.Time, RunID: e.RunID, ToolEnd: &session.ToolEnd{
+		return r.record(ctx, session.Entry{Kind: session.KindToolEnd, Time: e.Time, RunID: e.RunID, ToolEnd: &session.ToolEnd{
 			CallID: e.Tool.ID, Tool: e.Tool.Name, Output: e.Tool.Output, IsError: e.Tool.IsError, Outcome: string(e.Tool.Outcome)}})
 	case agent.EventCompaction:
 		if c := e.Compaction; c != nil && c.History != nil {
-			return r.append(ctx, session.Entry{Kind: session.KindCompaction, Time: e.Time, RunID: e.RunID, Compaction: &session.Compaction{
+			return r.record(ctx, session.Entry{Kind: session.KindCompaction, Time: e.Time, RunID: e.RunID, Compaction: &session.Compaction{
 				History: c.History, TokensBefore: c.TokensBefore, TokensAfter: c.TokensAfter, Layers: c.Layers, Trigger: string(c.Trigger)}})
 		}
 	case agent.EventDone:
@@ -137,7 +148,7 @@ func (r *Recorder) subagent(ctx context.Context, e agent.Event) error {
 	default:
 		return nil
 	}
-	return r.append(ctx, session.Entry{Kind: session.KindSubagent, Time: e.Time, RunID: e.RunID, Subagent: rec})
+	return r.record(ctx, session.Entry{Kind: session.KindSubagent, Time: e.Time, RunID: e.RunID, Subagent: rec})
 }
 
 // RecordProcess journals the process group a call started; give it to the
@@ -172,6 +183,117 @@ func (r *Recorder) append(ctx context.Context, e ...session.Entry) error {
 	return err
 }
 
+// record appends the entries of an event Record was given: at once, or
+// staged for the event's own write (see Stage).
+func (r *Recorder) record(ctx context.Context, e ...session.Entry) error {
+	if r.stage(e, nil) {
+		return nil
+	}
+	return r.append(ctx, e...)
+}
+
+// StageFor stages (see Stage) when l, the ledger the run's events are
+// stored in, writes an event with its log entries in one transaction
+// (a session.EventWriter) and is the store the recorder appends to; it
+// says whether it did.
+func (r *Recorder) StageFor(l session.Ledger) bool {
+	if _, ok := l.(session.EventWriter); !ok {
+		return false
+	}
+	ls, ok := l.(session.Store)
+	if !ok || reflect.TypeOf(ls) != reflect.TypeOf(r.store) || !reflect.TypeOf(ls).Comparable() || ls != r.store {
+		return false
+	}
+	r.Stage()
+	return true
+}
+
+// Stage makes the recorder leave the entries of the events Record is
+// given, and the session's changes they bring, for [Recorder.Staged] to
+// take, instead of writing them: the server's stream stores each durable
+// event with its log entries in one write (session.EventWrite.Log, issue
+// 30), where they were two commits, one after the other. It is for a
+// consumer that stores every durable event Record saw before the run
+// goes on — Record's events are all durable ones — so an entry is durable
+// when the event's write returns, as before the tool it journals runs
+// (SPEC SESS-1); entries it did not take are written by
+// [Recorder.Flush]. RecordProcess and RecordJob still write at once.
+func (r *Recorder) Stage() {
+	r.smu.Lock()
+	r.staging = true
+	r.smu.Unlock()
+}
+
+// stage keeps entries and change for Staged when staging and says
+// whether it did.
+func (r *Recorder) stage(entries []session.Entry, change func(*session.Session) bool) bool {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if !r.staging {
+		return false
+	}
+	r.staged = append(r.staged, entries...)
+	if change != nil {
+		r.changes = append(r.changes, change)
+	}
+	return true
+}
+
+// Staged takes what Record staged since the last call: nil when nothing.
+func (r *Recorder) Staged() *session.LogAppend {
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	if len(r.staged) == 0 && len(r.changes) == 0 {
+		return nil
+	}
+	l := &session.LogAppend{Entries: r.staged}
+	if changes := r.changes; len(changes) > 0 {
+		l.Change = func(s *session.Session) bool {
+			changed := false
+			for _, f := range changes {
+				changed = f(s) || changed
+			}
+			return changed
+		}
+	}
+	r.staged, r.changes = nil, nil
+	return l
+}
+
+// Restage gives back what Staged took when the write meant to store it
+// failed: Flush or the next event's write stores it.
+func (r *Recorder) Restage(l *session.LogAppend) {
+	if l == nil {
+		return
+	}
+	r.smu.Lock()
+	defer r.smu.Unlock()
+	r.staged = append(slices.Clip(l.Entries), r.staged...)
+	if l.Change != nil {
+		r.changes = append([]func(*session.Session) bool{l.Change}, r.changes...)
+	}
+}
+
+// Flush writes what Record staged and no event's write took, and stops
+// staging: what Record is given from now on is written at once.
+func (r *Recorder) Flush(ctx context.Context) error {
+	l := r.Staged()
+	r.smu.Lock()
+	r.staging = false
+	r.smu.Unlock()
+	if l == nil {
+		return nil
+	}
+	change := l.Change
+	if change == nil {
+		change = func(*session.Session) bool { return false }
+	}
+	if _, err := session.AppendUpdate(ctx, r.store, r.id, l.Entries, change); err != nil {
+		return fmt.Errorf("session %s: record the run's last events: %w", r.id, err)
+	}
+	return nil
+}
+
 // appendPrompt appends a user message and, the first time the session
 // gets one, gives the session its preview: in one write where the store
 // can (session.LogWriter). Elsewhere the message is appended, and durable,
@@ -188,7 +310,11 @@ func (r *Recorder) appendPrompt(ctx context.Context, e session.Entry) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.preview || text == "" {
-		return r.append(ctx, e)
+		return r.record(ctx, e)
+	}
+	if r.stage([]session.Entry{e}, func(s *session.Session) bool { return setPreview(s, text) }) {
+		r.preview = true
+		return nil
 	}
 	if _, ok := r.store.(session.LogWriter); !ok {
 		if err := r.append(ctx, e); err != nil {
@@ -268,7 +394,7 @@ func (r *Recorder) done(ctx context.Context, e agent.Event) error {
 		}
 		entries = append(entries, session.Entry{Kind: session.KindFocus, Time: e.Time, RunID: e.RunID, Focus: f})
 	}
-	_, err := session.AppendUpdate(ctx, r.store, r.id, entries, func(s *session.Session) bool {
+	totals := func(s *session.Session) bool {
 		s.Usage.Add(d.Usage)
 		s.CostUSD += d.CostUSD
 		s.Runs++
@@ -287,7 +413,11 @@ func (r *Recorder) done(ctx context.Context, e agent.Event) error {
 			s.UpdatedAt = time.Now()
 		}
 		return true
-	})
+	}
+	if r.stage(entries, totals) {
+		return nil
+	}
+	_, err := session.AppendUpdate(ctx, r.store, r.id, entries, totals)
 	if err != nil {
 		return fmt.Errorf("session %s: record run %s: %w", r.id, e.RunID, err)
 	}

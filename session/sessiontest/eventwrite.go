@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/session"
 )
 
@@ -86,4 +87,77 @@ func auditOfRun(t *testing.T, l session.Ledger, runID string) []session.AuditRec
 		t.Fatal(err)
 	}
 	return recs
+}
+
+// testWriteEventLog checks an EventWrite's Log, for a ledger that is also
+// the sessions' store: the entries are appended and the record changed
+// with the event; for a session.EventWriter, a write failing in any part
+// stores none of it (SPEC SESS-1: a run's entry and its event are one
+// write). A ledger that keeps no session log refuses a Log.
+func testWriteEventLog(t *testing.T, l session.Ledger) {
+	ctx := t.Context()
+	st, ok := l.(session.Store)
+	if !ok {
+		err := session.WriteEvent(ctx, l, session.EventWrite{Event: event("s", 1, "message"), Log: &session.LogAppend{}})
+		if !errors.Is(err, session.ErrInvalid) {
+			t.Errorf("a Log for a ledger that is no Store: %v, want ErrInvalid", err)
+		}
+		if got := eventIDs(t, l, "s"); len(got) != 0 {
+			t.Errorf("events %v after a refused write, want none", got)
+		}
+		return
+	}
+	if err := st.Create(ctx, &session.Session{ID: "logged", CreatedAt: t0, UpdatedAt: t0}); err != nil {
+		t.Fatal(err)
+	}
+	hi := llm.UserText("hello")
+	msg := session.Entry{Kind: session.KindMessage, Time: t0, Message: &hi}
+	preview := func(s *session.Session) bool { s.Preview = "hello"; return true }
+	w := session.EventWrite{Event: event("logged", 1, "message"), Log: &session.LogAppend{Entries: []session.Entry{msg}, Change: preview}}
+	if err := session.WriteEvent(ctx, l, w); err != nil {
+		t.Fatalf("an event with its log entry and the session's change: %v", err)
+	}
+	if err := session.WriteEvent(ctx, l, session.EventWrite{Event: event("logged", 2, "tool_start"),
+		Log: &session.LogAppend{Entries: []session.Entry{msg, msg}}}); err != nil {
+		t.Fatalf("an event with two entries and no change: %v", err)
+	}
+	check := func(step string, entries int, events []int64) {
+		t.Helper()
+		n := 0
+		for e, err := range st.Entries(ctx, "logged", 0) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if e.Seq != int64(n) {
+				t.Errorf("%s: entry %d has seq %d", step, n, e.Seq)
+			}
+		}
+		if n != entries {
+			t.Errorf("%s: %d entries, want %d", step, n, entries)
+		}
+		if got := eventIDs(t, l, "logged"); fmt.Sprint(got) != fmt.Sprint(events) {
+			t.Errorf("%s: events %v, want %v", step, got, events)
+		}
+		if s, err := st.Get(ctx, "logged"); err != nil || s.Preview != "hello" {
+			t.Errorf("%s: session %+v, %v; want the preview set", step, s, err)
+		}
+	}
+	check("stored", 3, []int64{1, 2})
+	if _, atomic := l.(session.EventWriter); !atomic {
+		return
+	}
+	for name, w := range map[string]session.EventWrite{
+		"an event id not above the last": {Event: event("logged", 2, "message"), Log: &session.LogAppend{Entries: []session.Entry{msg}, Change: preview}},
+		"an invalid entry":               {Event: event("logged", 3, "message"), Log: &session.LogAppend{Entries: []session.Entry{{Kind: session.KindMessage}}}},
+		"a session that is not there":    {Event: event("nobody", 1, "message"), Log: &session.LogAppend{Entries: []session.Entry{msg}}},
+	} {
+		if err := session.WriteEvent(ctx, l, w); err == nil {
+			t.Errorf("%s: stored", name)
+		}
+	}
+	check("after failed writes (nothing of a failed write is stored)", 3, []int64{1, 2})
+	if got := eventIDs(t, l, "nobody"); len(got) != 0 {
+		t.Errorf("events %v of a session that is not there", got)
+	}
 }

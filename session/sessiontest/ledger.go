@@ -44,6 +44,7 @@ func RunLedger(t *testing.T, newLedger func(t *testing.T) session.Ledger) {
 		{"Audit", testAudit},
 		{"AuditFilter", testAuditFilter},
 		{"WriteEvent", testWriteEvent},
+		{"WriteEventLog", testWriteEventLog},
 		{"Concurrent", testLedgerConcurrent},
 		{"CallerRules", testCallerRules},
 		{"CallerRuleErrors", testCallerRuleErrors},

@@ -42,8 +42,7 @@ type writeReq struct {
 // another. A lone writer pays nothing for it: no other goroutine is
 // involved.
 type committer struct {
-	db    *sql.DB
-	cache *stmts // the statements of the writes
+	w *writeConn // the connection the batches are written on (only the leader uses it)
 
 	mu      sync.Mutex
 	idle    *sync.Cond // signalled when busy turns false
@@ -52,10 +51,16 @@ type committer struct {
 	closed  bool
 }
 
-func newCommitter(db *sql.DB, cache *stmts) *committer {
-	c := &committer{db: db, cache: cache}
+// newCommitter returns the writer of db, holding one of its connections
+// from now on: a write never waits for the pool (whose other connections
+// readers may hold while they wait for a write).
+func newCommitter(ctx context.Context, db *sql.DB) (*committer, error) {
+	c := &committer{w: &writeConn{db: db}}
 	c.idle = sync.NewCond(&c.mu)
-	return c
+	if err := c.w.open(ctx); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // write queues fn and waits for the commit of its batch, committing it
@@ -133,8 +138,8 @@ func (c *committer) commitAll(r *writeReq) error {
 	}
 }
 
-// close refuses writes from now on and waits until the writes queued are
-// committed.
+// close refuses writes from now on, waits until the writes queued are
+// committed and gives the writer's connection back to the pool.
 func (c *committer) close() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -142,6 +147,7 @@ func (c *committer) close() {
 	for c.busy {
 		c.idle.Wait()
 	}
+	c.w.close()
 }
 
 // waiting is how many writes wait for a batch (tests).
@@ -168,14 +174,15 @@ func (c *committer) commit(batch []*writeReq) {
 		}
 	}
 	ctx := context.Background()
-	sqlTx, err := c.db.BeginTx(ctx, nil)
-	if err != nil {
+	w := c.w
+	if err := w.begin(ctx); err != nil {
 		answer(err)
 		return
 	}
-	tx := &txn{tx: sqlTx, cache: c.cache}
+	tx := &txn{w: w}
+	rollback := func() { _ = w.check(w.exec(ctx, `ROLLBACK`)) }
 	fail := func(err error) {
-		_ = sqlTx.Rollback()
+		rollback()
 		answer(batchErr(len(batch), err))
 	}
 	// One write alone needs no savepoint: its failure rolls back the
@@ -212,11 +219,14 @@ func (c *committer) commit(batch []*writeReq) {
 		}
 	}
 	if stored == 0 {
-		_ = sqlTx.Rollback()
+		rollback()
 		answer(nil) // every write has its own error
 		return
 	}
-	if err := sqlTx.Commit(); err != nil {
+	if err := w.check(w.exec(ctx, `COMMIT`)); err != nil {
+		// SQLite may keep the transaction open after a failed COMMIT
+		// (SQLITE_BUSY): it must not be committed by the next batch.
+		rollback()
 		answer(batchErr(len(batch), err))
 		return
 	}

@@ -4,6 +4,7 @@ package sqlite_test
 
 import (
 	"bufio"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -63,7 +64,27 @@ func TestHelperWriter(t *testing.T) {
 	for g, id := range crashSessions(writers) {
 		go func() {
 			rng := rand.New(rand.NewPCG(uint64(pid), uint64(g)))
+			lastEvent, err := st.LastEventID(ctx, id)
+			if err != nil {
+				fail(err)
+			}
 			for i := 0; ; i++ {
+				if i%2 == 1 { // an event with the entries it brings, in one write
+					n := 1 + rng.IntN(2)
+					batch := make([]session.Entry, n)
+					for k := range batch {
+						m := llm.UserText(fmt.Sprintf("%d/%d/%d/%d event", pid, i, k, n))
+						batch[k] = session.Entry{Kind: session.KindMessage, Message: &m}
+					}
+					lastEvent++
+					data := fmt.Sprintf(`{"key":"%d/%d"}`, pid, i)
+					if err := st.WriteEvent(ctx, session.EventWrite{Event: session.Event{SessionID: id, ID: lastEvent, RunID: "r",
+						Type: "message", Data: json.RawMessage(data)}, Log: &session.LogAppend{Entries: batch}}); err != nil {
+						fail(err)
+					}
+					fmt.Fprintf(os.Stdout, "v %s %d\n", id, lastEvent)
+					continue
+				}
 				batch := make([]session.Entry, 1+rng.IntN(3))
 				for k := range batch {
 					// Mostly short entries; one in eight up to 12 KB, spanning pages.
@@ -93,7 +114,9 @@ func TestHelperWriter(t *testing.T) {
 // SESS-1, API-3, API-5: a process killed with SIGKILL at random moments
 // while writing leaves a database that opens and passes SQLite's integrity
 // check, holding every entry an Append acknowledged and every run a
-// CreateRun did, with no batch cut in two.
+// CreateRun did, with no batch cut in two; and every event a WriteEvent
+// acknowledged, each stored event with the log entries it brought and no
+// such entries without their event.
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("re-executes the test binary 40 times")
@@ -129,7 +152,7 @@ func crashTest(t *testing.T, writers, iterations int, maxWait time.Duration) {
 	}
 	st.Close()
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 2))
-	acked := map[string]int64{}
+	acked, ackedEvents := map[string]int64{}, map[string]int64{}
 	var runs []string
 	for i := range iterations {
 		lines := killWriter(t, path, writers, time.Duration(rng.Int64N(int64(maxWait)+1)))
@@ -142,12 +165,16 @@ func crashTest(t *testing.T, writers, iterations int, maxWait time.Duration) {
 				acked[f[1]] = max(acked[f[1]], n)
 			case len(f) == 2 && f[0] == "r":
 				iterRuns = append(iterRuns, f[1])
+			case len(f) == 3 && f[0] == "v":
+				n, _ := strconv.ParseInt(f[2], 10, 64)
+				ackedEvents[f[1]] = max(ackedEvents[f[1]], n)
 			default:
 				t.Fatalf("iteration %d: the writer printed %q", i, l)
 			}
 		}
 		runs = append(runs, iterRuns...)
 		checkAfterCrash(t, path, i, ids, acked, iterRuns)
+		checkEventsAfterCrash(t, path, i, ids, ackedEvents)
 		if t.Failed() {
 			return
 		}
@@ -156,7 +183,11 @@ func crashTest(t *testing.T, writers, iterations int, maxWait time.Duration) {
 	for _, n := range acked {
 		entries += n
 	}
-	t.Logf("%d kills of %d writers; %d entries and %d runs acknowledged", iterations, writers, entries, len(runs))
+	var events int64
+	for _, n := range ackedEvents {
+		events += n
+	}
+	t.Logf("%d kills of %d writers; %d entries, %d runs and %d events acknowledged", iterations, writers, entries, len(runs), events)
 	// Every run ever acknowledged is still there, queued.
 	st, err = sqlite.Open(path, sqlite.Options{})
 	if err != nil {
@@ -260,6 +291,60 @@ func checkAfterCrash(t *testing.T, path string, iter int, ids []string, acked ma
 	for _, id := range runs {
 		if _, err := st.GetRun(ctx, id); err != nil {
 			t.Errorf("iteration %d: acknowledged run %s: %v", iter, id, err)
+		}
+	}
+}
+
+// checkEventsAfterCrash checks the events the writers stored with log
+// entries (EventWrite.Log): every acknowledged one is there, and an
+// event's entries are in the log exactly when the event is stored.
+func checkEventsAfterCrash(t *testing.T, path string, iter int, ids []string, acked map[string]int64) {
+	t.Helper()
+	st, err := sqlite.Open(path, sqlite.Options{})
+	if err != nil {
+		t.Fatalf("iteration %d: Open: %v", iter, err)
+	}
+	defer st.Close()
+	for _, id := range ids {
+		evs, err := st.Events(ctx, id, 0, 0)
+		if err != nil {
+			t.Fatalf("iteration %d: session %s: %v", iter, id, err)
+		}
+		stored := map[string]bool{}
+		var last int64
+		for _, e := range evs {
+			var d struct{ Key string }
+			if err := json.Unmarshal(e.Data, &d); err != nil {
+				t.Fatalf("iteration %d: session %s: event %d: %v", iter, id, e.ID, err)
+			}
+			stored[d.Key] = true
+			last = e.ID
+		}
+		if last < acked[id] {
+			t.Errorf("iteration %d: the events of session %s end at %d, but WriteEvent acknowledged %d", iter, id, last, acked[id])
+		}
+		logged := map[string]bool{}
+		for e, err := range st.Entries(ctx, id, 0) {
+			if err != nil {
+				t.Fatalf("iteration %d: session %s: %v", iter, id, err)
+			}
+			var pid, i, k, n int
+			if text := e.Message.TextOf(); strings.HasSuffix(text, " event") {
+				if _, err := fmt.Sscanf(text, "%d/%d/%d/%d", &pid, &i, &k, &n); err != nil {
+					t.Fatalf("iteration %d: session %s: entry %d: %v", iter, id, e.Seq, err)
+				}
+				logged[fmt.Sprint(pid, "/", i)] = true
+			}
+		}
+		for key := range stored {
+			if !logged[key] {
+				t.Errorf("iteration %d: session %s: event %s is stored without its log entries", iter, id, key)
+			}
+		}
+		for key := range logged {
+			if !stored[key] {
+				t.Errorf("iteration %d: session %s: the log entries of event %s are stored without it", iter, id, key)
+			}
 		}
 	}
 }

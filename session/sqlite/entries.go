@@ -35,20 +35,28 @@ func (s *Store) Append(ctx context.Context, id string, entries ...session.Entry)
 }
 
 // appendEntries numbers entries after the log's last seq and stores them
-// in tx; it returns the new last seq.
+// in tx; it returns the new last seq. The session's counter is moved
+// past them first, in the one statement that also reads it.
 func (s *Store) appendEntries(ctx context.Context, tx *txn, id string, entries []session.Entry) (int64, error) {
-	prev, err := lastSeq(ctx, tx, id)
+	var last int64
+	err := tx.QueryRowContext(ctx, `UPDATE session_seqs SET last_seq = last_seq + ? WHERE session_id = ? RETURNING last_seq`,
+		len(entries), id).Scan(&last)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, session.ErrNotFound
+	}
 	if err != nil {
 		return 0, err
 	}
-	last, err := session.PrepareAppend(entries, prev+1, s.now())
-	if err != nil {
+	first := last - int64(len(entries)) + 1
+	if got, err := session.PrepareAppend(entries, first, s.now()); err != nil {
 		return 0, err
+	} else if got != last {
+		return 0, fmt.Errorf("numbering %d entries from %d ended at %d, want %d", len(entries), first, got, last)
 	}
 	if err := insertEntries(ctx, tx, id, entries, nil); err != nil {
 		return 0, err
 	}
-	return last, setLastSeq(ctx, tx, id, last)
+	return last, nil
 }
 
 // AppendUpdate implements session.LogWriter: the entries and the record's
@@ -60,23 +68,42 @@ func (s *Store) AppendUpdate(ctx context.Context, id string, entries []session.E
 	entries = slices.Clone(entries)
 	var last int64
 	err := s.write(ctx, func(ctx context.Context, tx *txn) (err error) {
-		if last, err = s.appendEntries(ctx, tx, id, entries); err != nil {
-			return err
-		}
-		ss, err := getSession(ctx, tx, id)
-		if err != nil || !change(ss) {
-			return err
-		}
-		ss.ID = id
-		if err := checkSession(ss, false); err != nil {
-			return err
-		}
-		return s.updateSession(ctx, tx, ss)
+		last, err = s.appendUpdate(ctx, tx, id, entries, change)
+		return err
 	})
 	if err != nil {
 		return 0, opErr(id, "append", err)
 	}
 	return last, nil
+}
+
+// appendUpdate appends entries to the log of id in tx and, when change
+// is set, gives it the session's record, stored when it returns true.
+// It returns the log's last seq.
+func (s *Store) appendUpdate(ctx context.Context, tx *txn, id string, entries []session.Entry, change func(*session.Session) bool) (int64, error) {
+	var last int64
+	var err error
+	if len(entries) > 0 {
+		last, err = s.appendEntries(ctx, tx, id, entries)
+	} else {
+		last, err = lastSeq(ctx, tx, id)
+	}
+	if err != nil || change == nil {
+		return last, err
+	}
+	ss, err := getSession(ctx, tx, id)
+	if err != nil {
+		return 0, err
+	}
+	old := *ss // change may change what ss points to; the columns are compared by value
+	if !change(ss) {
+		return last, nil
+	}
+	ss.ID = id
+	if err := checkSession(ss, false); err != nil {
+		return 0, err
+	}
+	return last, s.storeSession(ctx, tx, &old, ss)
 }
 
 // lastSeq returns the highest seq session id ever had, or ErrNotFound.
@@ -100,19 +127,17 @@ func insertEntries(ctx context.Context, tx *txn, id string, entries []session.En
 	if len(entries) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO entries (session_id, seq, data) VALUES (?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
 	for i := range entries {
 		var data []byte
 		if raw != nil {
 			data = raw[i]
-		} else if data, err = json.Marshal(&entries[i]); err != nil {
-			return fmt.Errorf("%w: entry %d: %v", session.ErrInvalid, i, err)
+		} else {
+			var err error
+			if data, err = json.Marshal(&entries[i]); err != nil {
+				return fmt.Errorf("%w: entry %d: %v", session.ErrInvalid, i, err)
+			}
 		}
-		if _, err := stmt.ExecContext(ctx, id, entries[i].Seq, string(data)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO entries (session_id, seq, data) VALUES (?, ?, ?)`, id, entries[i].Seq, string(data)); err != nil {
 			return err
 		}
 	}

@@ -26,13 +26,8 @@ func (s *Store) insertEvents(ctx context.Context, tx *txn, evs []session.Event) 
 	if err := session.PrepareEvents(evs, s.now(), last); err != nil {
 		return err
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO events (session_id, id, run_id, type, time, data) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return fmt.Errorf("events: append: %w", err)
-	}
-	defer stmt.Close()
 	for _, e := range evs {
-		if _, err := stmt.ExecContext(ctx, e.SessionID, e.ID, e.RunID, e.Type, e.Time.UnixNano(), nullable(e.Data)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO events (session_id, id, run_id, type, time, data) VALUES (?, ?, ?, ?, ?, ?)`, e.SessionID, e.ID, e.RunID, e.Type, e.Time.UnixNano(), nullable(e.Data)); err != nil {
 			return fmt.Errorf("events of session %s: append: %w", e.SessionID, err)
 		}
 	}
@@ -55,7 +50,19 @@ func (s *Store) WriteEvent(ctx context.Context, w session.EventWrite) error {
 			return err
 		}
 	}
+	var entries []session.Entry
+	if w.Log != nil {
+		if err := session.ValidID(w.Event.SessionID); err != nil {
+			return fmt.Errorf("events: append: %w", err)
+		}
+		entries = slices.Clone(w.Log.Entries)
+	}
 	return s.write(ctx, func(ctx context.Context, tx *txn) error {
+		if w.Log != nil {
+			if _, err := s.appendUpdate(ctx, tx, w.Event.SessionID, entries, w.Log.Change); err != nil {
+				return opErr(w.Event.SessionID, "append", err)
+			}
+		}
 		if err := s.insertEvents(ctx, tx, evs); err != nil {
 			return err
 		}
@@ -157,13 +164,8 @@ func insertAudit(ctx context.Context, tx *txn, recs []session.AuditRecord) error
 	if len(recs) == 0 {
 		return nil
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
 	for _, r := range recs {
-		if _, err := stmt.ExecContext(ctx, r.Time.UnixNano(), r.Caller, r.SessionID, r.RunID, r.Kind, nullable(r.Data)); err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO audit (time, caller, session_id, run_id, kind, data) VALUES (?, ?, ?, ?, ?, ?)`, r.Time.UnixNano(), r.Caller, r.SessionID, r.RunID, r.Kind, nullable(r.Data)); err != nil {
 			return err
 		}
 	}

@@ -177,6 +177,17 @@ func (s *Store) updateSession(ctx context.Context, tx *txn, c *session.Session) 
 	if err != nil {
 		return err
 	}
+	return s.storeSession(ctx, tx, old, c)
+}
+
+// storeSession stores c, the checked new record of the session whose
+// stored record is old, in tx, keeping old's creation time. Only the
+// columns whose value changed are SET beside meta: SQLite rewrites an
+// index entry for every indexed column a statement sets, changed or not,
+// and each page it touches is written to the log and fsynced at the
+// commit (a preview or a run's totals change meta alone, or meta and
+// updated_at).
+func (s *Store) storeSession(ctx context.Context, tx *txn, old, c *session.Session) error {
 	c.CreatedAt = old.CreatedAt
 	if c.UpdatedAt.IsZero() {
 		c.UpdatedAt = s.now()
@@ -185,8 +196,24 @@ func (s *Store) updateSession(ctx context.Context, tx *txn, c *session.Session) 
 	if err != nil {
 		return fmt.Errorf("%w: %v", session.ErrInvalid, err)
 	}
-	_, err = tx.ExecContext(ctx, `UPDATE sessions SET updated_at = ?, work_dir = ?, caller = ?, workspace = ?, meta = ? WHERE id = ?`,
-		c.UpdatedAt.UnixNano(), c.WorkDir, c.Caller, c.Workspace, string(meta), c.ID)
+	set, args := "", make([]any, 0, 6)
+	for _, col := range [...]struct {
+		name     string
+		old, new any
+	}{
+		{"updated_at", old.UpdatedAt.UnixNano(), c.UpdatedAt.UnixNano()},
+		{"work_dir", old.WorkDir, c.WorkDir},
+		{"caller", old.Caller, c.Caller},
+		{"workspace", old.Workspace, c.Workspace},
+	} {
+		if col.old != col.new {
+			set += col.name + " = ?, "
+			args = append(args, col.new)
+		}
+	}
+	args = append(args, string(meta), c.ID)
+	// At most 16 texts, each prepared once (see stmts).
+	_, err = tx.ExecContext(ctx, `UPDATE sessions SET `+set+`meta = ? WHERE id = ?`, args...)
 	return err
 }
 

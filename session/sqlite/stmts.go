@@ -6,14 +6,13 @@ import (
 	"sync"
 )
 
-// stmts is the store's statement cache: each query text is prepared once
-// on the database and kept until Close, so SQLite does not parse it again
-// at every call (issue 30: parsing was ~30 % of a write's CPU). A
-// statement of the database is prepared once per connection by
-// database/sql and reused there, inside a transaction too (Tx.StmtContext
-// finds the connection's own); a statement prepared on a Tx or a Conn
-// would be prepared again in every transaction. SQLite re-prepares a
-// statement by itself when the schema changed.
+// stmts is the store's statement cache for reads: each query text is
+// prepared once on the database and kept until Close, so SQLite does not
+// parse it again at every call (issue 30: parsing was ~30 % of a write's
+// CPU). A statement of the database is prepared once per connection by
+// database/sql and reused there. Writes have their own on the writer's
+// connection (see writeConn). SQLite re-prepares a statement by itself
+// when the schema changed.
 type stmts struct {
 	db *sql.DB
 
@@ -59,56 +58,6 @@ func (c *stmts) close() {
 		_ = st.Close()
 	}
 	c.byText, c.closed = nil, true
-}
-
-// txn is a write transaction whose statements come from the cache.
-type txn struct {
-	tx    *sql.Tx
-	cache *stmts
-}
-
-// stmt returns the cached statement of query bound to the transaction;
-// the transaction's end releases it (the prepared statement stays).
-func (t *txn) stmt(ctx context.Context, query string) (*sql.Stmt, error) {
-	st, err := t.cache.get(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return t.tx.StmtContext(ctx, st), nil
-}
-
-// ExecContext runs query in the transaction.
-func (t *txn) ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error) {
-	st, err := t.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.ExecContext(ctx, args...)
-}
-
-// QueryContext runs query in the transaction.
-func (t *txn) QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error) {
-	st, err := t.stmt(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	return st.QueryContext(ctx, args...)
-}
-
-// QueryRowContext runs query in the transaction; an error to prepare it
-// comes out of the row's Scan.
-func (t *txn) QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row {
-	st, err := t.stmt(ctx, query)
-	if err != nil {
-		return t.tx.QueryRowContext(ctx, query, args...) // fails alike, and says why from Scan
-	}
-	return st.QueryRowContext(ctx, args...)
-}
-
-// PrepareContext returns the cached statement of query bound to the
-// transaction; closing it keeps the prepared statement.
-func (t *txn) PrepareContext(ctx context.Context, query string) (*sql.Stmt, error) {
-	return t.stmt(ctx, query)
 }
 
 // reader runs reads outside a write transaction through the cache.

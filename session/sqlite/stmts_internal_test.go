@@ -52,3 +52,46 @@ func TestStatementCache_SESS1(t *testing.T) {
 		t.Error("get after Close prepared a statement, want an error")
 	}
 }
+
+// SESS-1: the writer prepares each statement once on its connection and
+// reuses it in every later transaction; a connection found broken at the
+// next write is replaced, and that write is stored all the same.
+func TestWriterConnection_SESS1(t *testing.T) {
+	st := openBatching(t, 1)
+	ctx := context.Background()
+	m := llm.UserText("hi")
+	entry := session.Entry{Kind: session.KindMessage, Message: &m}
+	if _, err := st.Append(ctx, "s0", entry); err != nil {
+		t.Fatal(err)
+	}
+	w := st.writer.w
+	prepared := map[string]bool{}
+	for q := range w.byTxt {
+		prepared[q] = true
+	}
+	for range 3 {
+		if _, err := st.Append(ctx, "s0", entry); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(w.byTxt) != len(prepared) {
+		t.Errorf("%d statements on the writer's connection after the same writes again, want %d", len(w.byTxt), len(prepared))
+	}
+	// The connection goes away under the writer (as a driver reporting it
+	// bad would make database/sql close it).
+	if err := w.conn.Close(); err != nil {
+		t.Fatal(err)
+	}
+	last, err := st.Append(ctx, "s0", entry)
+	if err != nil || last != 5 {
+		t.Fatalf("Append after the writer's connection broke = %d, %v; want seq 5", last, err)
+	}
+	if n := count(t, st, "s0"); n != 5 {
+		t.Errorf("s0 holds %d entries, want 5", n)
+	}
+	for q := range w.byTxt {
+		if !prepared[q] {
+			t.Errorf("the new connection prepared %q, which the first never ran", q)
+		}
+	}
+}

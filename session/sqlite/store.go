@@ -93,8 +93,12 @@ func Open(path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	cache := &stmts{db: db}
-	return &Store{db: db, path: abs, now: now, writer: newCommitter(db, cache), stmts: cache}, nil
+	writer, err := newCommitter(context.Background(), db)
+	if err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("sqlite: open %s: %w", abs, err)
+	}
+	return &Store{db: db, path: abs, now: now, writer: writer, stmts: &stmts{db: db}}, nil
 }
 
 // config is the connection settings of opts (see package sqlitedb).
