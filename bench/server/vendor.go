@@ -116,15 +116,16 @@ func toolResult(req *llm.Request) (string, bool) {
 	if req == nil || len(req.Messages) == 0 {
 		return "", false
 	}
-	for _, r := range req.Messages[len(req.Messages)-1].ToolResults() {
-		var text strings.Builder
-		for _, b := range r.Content {
-			if t, ok := b.(*llm.Text); ok {
-				text.WriteString(t.Text)
-			}
-		}
-		line, _, _ := strings.Cut(strings.TrimSpace(text.String()), "\n")
-		return line, true
+	results := req.Messages[len(req.Messages)-1].ToolResults()
+	if len(results) == 0 {
+		return "", false
 	}
-	return "", false
+	var text strings.Builder
+	for _, b := range results[0].Content {
+		if t, ok := b.(*llm.Text); ok {
+			text.WriteString(t.Text)
+		}
+	}
+	line, _, _ := strings.Cut(strings.TrimSpace(text.String()), "\n")
+	return line, true
 }
