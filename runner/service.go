@@ -118,6 +118,10 @@ type Service struct {
 	replies  map[string]chan bool // answers sent to other processes, by signal id
 	// listening ends the listener of broadcast signals (split service).
 	listening context.CancelFunc
+	// listened is closed once the listener listens (awaitListener), at
+	// once without a Broadcaster.
+	listened  chan struct{}
+	heardOnce sync.Once
 	// heldJobs are the sessions' background jobs, which outlive their
 	// runs (servicejobs.go).
 	heldJobs *jobRegistry
@@ -163,11 +167,14 @@ func NewService(cfg ServiceConfig) (*Service, error) {
 	base, stop := context.WithCancel(context.Background())
 	s := &Service{cfg: cfg, slot: make(chan struct{}, cfg.MaxConcurrent), sessions: map[string]*lane{},
 		running: map[string]*live{}, base: base, stop: stop, closing: make(chan struct{}), listening: func() {},
-		replies: map[string]chan bool{}, heldJobs: newJobRegistry(cfg.Logger, cfg.Now), loads: workspace.NewCache()}
+		replies: map[string]chan bool{}, heldJobs: newJobRegistry(cfg.Logger, cfg.Now), loads: workspace.NewCache(),
+		listened: make(chan struct{})}
 	if cfg.Broadcast != nil {
 		var lctx context.Context
 		lctx, s.listening = context.WithCancel(context.Background())
 		go s.listen(lctx)
+	} else {
+		s.heard()
 	}
 	return s, nil
 }

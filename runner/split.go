@@ -26,8 +26,10 @@ import (
 type Broadcaster interface {
 	// Broadcast sends msg to every listener and returns how many got it.
 	Broadcast(ctx context.Context, msg []byte) (int, error)
-	// Listen calls deliver with each message until ctx ends.
-	Listen(ctx context.Context, deliver func(msg []byte)) error
+	// Listen calls deliver with each message until ctx ends. It calls
+	// ready once it listens: every message broadcast after ready returns
+	// reaches deliver, until Listen returns.
+	Listen(ctx context.Context, ready func(), deliver func(msg []byte)) error
 }
 
 // signal is a cancellation or a permission answer on its way to the
@@ -73,6 +75,9 @@ func (s *Service) answerRemote(ctx context.Context, sig signal) error {
 		delete(s.replies, id)
 		s.mu.Unlock()
 	}()
+	if err := s.awaitListener(ctx); err != nil {
+		return err
+	}
 	if err := s.signal(ctx, sig); err != nil {
 		return err
 	}
@@ -132,7 +137,7 @@ func (s *Service) signal(ctx context.Context, sig signal) error {
 // service stops, listening again after a failure.
 func (s *Service) listen(ctx context.Context) {
 	for ctx.Err() == nil {
-		err := s.cfg.Broadcast.Listen(ctx, s.deliver)
+		err := s.cfg.Broadcast.Listen(ctx, s.heard, s.deliver)
 		if ctx.Err() != nil {
 			return
 		}
@@ -141,6 +146,24 @@ func (s *Service) listen(ctx context.Context) {
 		case <-ctx.Done():
 		case <-time.After(time.Second):
 		}
+	}
+}
+
+// heard marks the service's listener ready (see awaitListener).
+func (s *Service) heard() { s.heardOnce.Do(func() { close(s.listened) }) }
+
+// awaitListener waits until the service listens for signals, so none sent
+// to it from then on is lost: a worker takes no run before — a
+// cancellation of a run it took could pass unheard, and the run go on —
+// and an answer waits for it before asking for the reply it must hear. A
+// service without a Broadcaster has nothing to wait for. While the
+// listener cannot subscribe, it says why every second (listen).
+func (s *Service) awaitListener(ctx context.Context) error {
+	select {
+	case <-s.listened:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -201,6 +224,9 @@ func (s *Service) Work(ctx context.Context) error {
 		case <-ctx.Done():
 		}
 	}()
+	if s.awaitListener(ctx) != nil {
+		return nil
+	}
 	pause := time.Duration(0)
 	for {
 		select {

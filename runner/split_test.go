@@ -42,7 +42,7 @@ func (b *broadcast) Broadcast(_ context.Context, msg []byte) (int, error) {
 	return len(ls), nil
 }
 
-func (b *broadcast) Listen(ctx context.Context, deliver func([]byte)) error {
+func (b *broadcast) Listen(ctx context.Context, ready func(), deliver func([]byte)) error {
 	b.mu.Lock()
 	if b.listeners == nil {
 		b.listeners = map[int]func([]byte){}
@@ -51,6 +51,7 @@ func (b *broadcast) Listen(ctx context.Context, deliver func([]byte)) error {
 	b.next++
 	b.listeners[id] = deliver
 	b.mu.Unlock()
+	ready()
 	<-ctx.Done()
 	b.mu.Lock()
 	delete(b.listeners, id)
@@ -235,6 +236,60 @@ func TestSplitCancelAndAnswer_API5(t *testing.T) {
 	}
 	if err := s.api.Answer(ctx, w.ID, "c1", permission.Verdict{Answer: permission.AnswerOnce}); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("answering an ended run: %v, want ErrNotFound", err)
+	}
+}
+
+// deafBroadcast is a Broadcaster whose Listen listens only once open is
+// closed: a worker's subscription that takes its time (Redis's
+// confirmation on the way).
+type deafBroadcast struct {
+	runner.Broadcaster
+	open chan struct{}
+}
+
+func (d *deafBroadcast) Listen(ctx context.Context, ready func(), deliver func([]byte)) error {
+	select {
+	case <-d.open:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return d.Broadcaster.Listen(ctx, ready, deliver)
+}
+
+// API-5: a worker takes no run before it listens for signals, so a
+// cancellation sent as soon as its run started is never lost (it was,
+// about one time in five, when the listener subscribed after the worker
+// had taken the run).
+func TestSplitWorkerListensBeforeTaking_API5(t *testing.T) {
+	started := make(chan string, 1)
+	p := &llmtest.Scripted{Repeat: &llmtest.Reply{Func: func(ctx context.Context, req *llm.Request) iter.Seq2[llm.Delta, error] {
+		started <- llmtest.LastUserText(req)
+		return llmtest.NewScripted(llmtest.Reply{Text: "…", Hang: true}).Stream(ctx, req)
+	}}}
+	open := make(chan struct{})
+	s := newSplit(t, p, nil, nil, func(c *runner.ServiceConfig, worker bool) {
+		if worker {
+			c.Broadcast = &deafBroadcast{Broadcaster: c.Broadcast, open: open}
+		}
+	})
+	ctx := context.Background()
+	sess := s.newSession(t)
+	run, err := s.api.Submit(ctx, session.Submission{SessionID: sess.ID, Caller: "alice", Text: "hang"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-started:
+		t.Fatal("the worker took a run before it listened for cancellations")
+	case <-time.After(200 * time.Millisecond):
+	}
+	close(open)
+	<-started
+	if _, err := s.api.Cancel(ctx, run.ID); err != nil {
+		t.Fatal(err)
+	}
+	if r := s.wait(t, run.ID); r.Status != session.RunCancelled {
+		t.Errorf("the cancelled run ended %s (%s)", r.Status, r.Error)
 	}
 }
 

@@ -38,12 +38,23 @@ func (b *Bus) Broadcast(ctx context.Context, msg []byte) (int, error) {
 
 // Listen calls deliver with every message broadcast on the bus's Redis
 // until ctx ends or the bus closes; deliver runs on Listen's goroutine,
-// one message at a time. Listen holds a connection of its own and
-// re-subscribes after Redis comes back; messages sent while it was away
-// are not delivered.
-func (b *Bus) Listen(ctx context.Context, deliver func(msg []byte)) error {
+// one message at a time. It calls ready once Redis confirmed the
+// subscription: a message published after that reaches deliver. Listen
+// holds a connection of its own and re-subscribes after Redis comes back;
+// messages sent while it was away are not delivered. An unreachable Redis
+// is an error wrapping [eventbus.ErrUnavailable], ready not called.
+func (b *Bus) Listen(ctx context.Context, ready func(), deliver func(msg []byte)) error {
 	ps := b.rdb.Subscribe(ctx, b.broadcastChannel())
 	defer ps.Close()
+	// Subscribe does not wait for Redis; Receive does, for the
+	// confirmation (the first reply on a new subscription).
+	rctx, cancel := context.WithTimeout(ctx, b.timeout)
+	_, err := ps.Receive(rctx)
+	cancel()
+	if err != nil {
+		return b.unreachable(err)
+	}
+	ready()
 	ch := ps.Channel(redis.WithChannelHealthCheckInterval(listenHealthCheck), redis.WithChannelSize(256))
 	for {
 		select {
