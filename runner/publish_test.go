@@ -57,29 +57,7 @@ func TestEventNotStoredStopsRun_API2(t *testing.T) {
 			bus := eventbus.NewMemory(eventbus.Options{})
 			t.Cleanup(func() { bus.Close() })
 			dir := t.TempDir()
-			env := map[string]string{"HOME": t.TempDir(), "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
-			svc, err := runner.NewService(runner.ServiceConfig{Sessions: sessions, Ledger: ledger, Bus: bus, DataDir: t.TempDir(),
-				Getenv: func(k string) string { return env[k] },
-				Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-					return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
-						Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-				}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				svc.Shutdown(ctx)
-			})
-			ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
-			if err := ledger.CreateWorkspace(ctx, ws); err != nil {
-				t.Fatal(err)
-			}
-			s := &session.Session{Caller: "alice", Workspace: ws.ID, WorkDir: dir}
-			if err := sessions.Create(ctx, s); err != nil {
-				t.Fatal(err)
-			}
+			svc, s := scriptedService(t, sessions, ledger, bus, p, dir, 0)
 			sub, err := bus.Subscribe(ctx, s.ID, 0)
 			if err != nil {
 				t.Fatal(err)
@@ -128,4 +106,37 @@ func TestEventNotStoredStopsRun_API2(t *testing.T) {
 			}
 		})
 	}
+}
+
+// scriptedService starts a service running the scripted model p on
+// sessions and ledger, publishing on bus (MaxConcurrent maxConcurrent, 0
+// for the default), shut down at the end of the test, and creates alice's
+// project workspace in dir and a session in it.
+func scriptedService(t *testing.T, sessions session.Store, ledger session.Ledger, bus eventbus.Bus, p llm.Provider, dir string, maxConcurrent int) (*runner.Service, *session.Session) {
+	t.Helper()
+	ctx := context.Background()
+	env := map[string]string{"HOME": t.TempDir(), "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
+	svc, err := runner.NewService(runner.ServiceConfig{Sessions: sessions, Ledger: ledger, Bus: bus, DataDir: t.TempDir(),
+		MaxConcurrent: maxConcurrent, Getenv: func(k string) string { return env[k] },
+		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
+			return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
+				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		svc.Shutdown(ctx)
+	})
+	ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
+	if err := ledger.CreateWorkspace(ctx, ws); err != nil {
+		t.Fatal(err)
+	}
+	s := &session.Session{Caller: "alice", Workspace: ws.ID, WorkDir: dir}
+	if err := sessions.Create(ctx, s); err != nil {
+		t.Fatal(err)
+	}
+	return svc, s
 }

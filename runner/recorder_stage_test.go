@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"iter"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -16,7 +15,6 @@ import (
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sqlite"
@@ -120,29 +118,7 @@ func TestServiceStoresEntriesWithEvents_SESS1(t *testing.T) {
 	bus := eventbus.NewMemory(eventbus.Options{})
 	t.Cleanup(func() { bus.Close() })
 	dir := t.TempDir()
-	env := map[string]string{"HOME": t.TempDir(), "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
-	svc, err := runner.NewService(runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: t.TempDir(),
-		MaxConcurrent: 2, Getenv: func(k string) string { return env[k] },
-		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-			return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
-				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-		}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		svc.Shutdown(ctx)
-	})
-	ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
-	if err := db.CreateWorkspace(ctx, ws); err != nil {
-		t.Fatal(err)
-	}
-	s := &session.Session{Caller: "alice", Workspace: ws.ID, WorkDir: dir}
-	if err := db.Create(ctx, s); err != nil {
-		t.Fatal(err)
-	}
+	svc, s := scriptedService(t, db, db, bus, p, dir, 2)
 	r, err := svc.Submit(ctx, session.Submission{SessionID: s.ID, Caller: "alice", Text: "list the files"})
 	if err != nil {
 		t.Fatal(err)
