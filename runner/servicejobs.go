@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -170,12 +173,33 @@ func (s *Service) SessionJobs(sessionID string) []JobInfo { return s.heldJobs.li
 // held, listed and stopped by the worker whose run started them, not here.
 func (s *Service) JobsHeldByWorkers() bool { return s.split() }
 
-// StopSessionJobs stops the background jobs of a session (deleted, say)
-// and forgets them; in split mode it tells the workers to stop theirs.
+// StopSessionJobs stops the background jobs of a deleted session and
+// forgets them, then removes the files this process kept for it (see
+// forgetSession); in split mode it tells the workers to do the same with
+// theirs.
 func (s *Service) StopSessionJobs(ctx context.Context, sessionID string) error {
-	s.heldJobs.stop(sessionID)
+	s.forgetSession(sessionID)
 	if s.split() {
 		return s.signal(ctx, signal{StopJobs: sessionID})
 	}
 	return nil
+}
+
+// forgetSession stops a deleted session's background jobs, then removes
+// its session directory and sandbox cache (DataDir/<id>, with the
+// commands' spilled output, the jobs' logs, the plan and the hooks'
+// transcript, and DataDir/.caches/<id>): what a deleted session leaves on
+// this machine. An id that is not a plain name removes nothing; a removal
+// that fails is logged.
+func (s *Service) forgetSession(sessionID string) {
+	s.heldJobs.stop(sessionID)
+	if s.cfg.DataDir == "" || sessionID == "" || strings.HasPrefix(sessionID, ".") || filepath.Base(sessionID) != sessionID {
+		return
+	}
+	dir := filepath.Join(s.cfg.DataDir, sessionID)
+	for _, d := range []string{dir, sessionCache(dir)} {
+		if err := os.RemoveAll(d); err != nil {
+			s.cfg.Logger.Warn("a deleted session's files could not be removed", "session_id", sessionID, "dir", d, "err", err)
+		}
+	}
 }

@@ -175,10 +175,18 @@ func TestServiceJobsStop_TOOL8(t *testing.T) {
 	h.run(t, deleted, "one")
 	h.run(t, kept, "two")
 	a, b := job(t, h.svc, deleted, "1"), job(t, h.svc, kept, "1")
+	files := sessionFiles(t, h.data, deleted, kept)
 	if err := h.svc.StopSessionJobs(context.Background(), deleted); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, a.PGID, "the deleted session's job")
+	files.check(t, deleted, kept)
+	for _, id := range []string{"", ".", "..", ".caches", "../x", kept + "/.."} {
+		if err := h.svc.StopSessionJobs(context.Background(), id); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files.check(t, deleted, kept) // a name that is not a session's removes nothing
 	if got := h.svc.SessionJobs(deleted); len(got) != 0 {
 		t.Errorf("a deleted session still lists %+v", got)
 	}
@@ -204,11 +212,16 @@ func TestSplitJobsHeldByWorker_TOOL8(t *testing.T) {
 		llmtest.Reply{ToolCalls: []llm.ToolUse{jobCall("c1", "sleep 1000", true)}},
 		llmtest.Reply{Text: "started"},
 	)
+	workerData := t.TempDir()
 	s := newSplit(t, model, nil, func(k string) string {
 		if k == "REIN_PERMISSION_MODE" {
 			return "bypass"
 		}
 		return ""
+	}, func(c *runner.ServiceConfig, worker bool) {
+		if worker {
+			c.DataDir = workerData
+		}
 	})
 	sid := s.newSession(t).ID
 	r, err := s.api.Submit(context.Background(), session.Submission{SessionID: sid, Caller: "alice", Text: "go"})
@@ -225,11 +238,55 @@ func TestSplitJobsHeldByWorker_TOOL8(t *testing.T) {
 	if !s.api.JobsHeldByWorkers() || len(s.api.SessionJobs(sid)) != 0 {
 		t.Fatalf("the API process: held by workers %v, lists %+v", s.api.JobsHeldByWorkers(), s.api.SessionJobs(sid))
 	}
+	files := sessionFiles(t, workerData, sid, "kept")
 	if err := s.api.StopSessionJobs(context.Background(), sid); err != nil {
 		t.Fatal(err)
 	}
 	waitGone(t, j.PGID, "the worker's job after the session was deleted through the API")
+	files.check(t, sid, "kept")
 	if got := s.worker.SessionJobs(sid); len(got) != 0 {
 		t.Errorf("the worker still lists %+v", got)
+	}
+}
+
+// sessionDirs are the files a service keeps for sessions in its DataDir:
+// each session's directory and sandbox cache.
+type sessionDirs struct{ data string }
+
+// sessionFiles puts a file in the directory and the sandbox cache of each
+// session in data (DataDir/<id>, DataDir/.caches/<id>).
+func sessionFiles(t *testing.T, data string, ids ...string) sessionDirs {
+	t.Helper()
+	d := sessionDirs{data}
+	for _, id := range ids {
+		for _, dir := range d.of(id) {
+			if err := os.MkdirAll(dir, 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(dir, "spill.txt"), []byte("output"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return d
+}
+
+func (d sessionDirs) of(id string) []string {
+	return []string{filepath.Join(d.data, id), filepath.Join(d.data, ".caches", id)}
+}
+
+// check fails unless the deleted session's files are gone and the kept
+// session's are there (TOOL-8: what a deleted session leaves).
+func (d sessionDirs) check(t *testing.T, deleted, kept string) {
+	t.Helper()
+	for _, dir := range d.of(deleted) {
+		if _, err := os.Stat(dir); !os.IsNotExist(err) {
+			t.Errorf("the deleted session's %s is still there (%v)", dir, err)
+		}
+	}
+	for _, dir := range d.of(kept) {
+		if _, err := os.Stat(filepath.Join(dir, "spill.txt")); err != nil {
+			t.Errorf("another session's file: %v", err)
+		}
 	}
 }

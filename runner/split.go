@@ -50,7 +50,8 @@ type signal struct {
 	ReplyTo string `json:"reply_to,omitempty"`
 	Taken   bool   `json:"taken,omitempty"`
 	// StopJobs names a deleted session whose background jobs the worker
-	// holding them stops (SPEC TOOL-8).
+	// holding them stops (SPEC TOOL-8), and whose files each worker
+	// removes (forgetSession).
 	StopJobs string `json:"stop_jobs,omitempty"`
 }
 
@@ -180,7 +181,7 @@ func (s *Service) deliver(msg []byte) {
 	s.mu.Unlock()
 	switch {
 	case sig.StopJobs != "":
-		s.heldJobs.stop(sig.StopJobs)
+		s.forgetSession(sig.StopJobs)
 	case sig.ReplyTo != "":
 		if waiting != nil {
 			select {

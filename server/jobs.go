@@ -22,8 +22,9 @@ type JobHolder interface {
 	// (split mode): worker processes hold the jobs, and SessionJobs has
 	// none.
 	JobsHeldByWorkers() bool
-	// StopSessionJobs stops the session's jobs, wherever they run; an
-	// error means they could not be reached (a dependency is down).
+	// StopSessionJobs stops the session's jobs, wherever they run, and
+	// removes the files kept for the session there; an error means they
+	// could not be reached (a dependency is down).
 	StopSessionJobs(ctx context.Context, sessionID string) error
 }
 

@@ -66,7 +66,8 @@ func (s *Server) registerSessions() {
 
 	op = s.operation(http.MethodDelete, "/sessions/{id}", "delete-session", "Delete a session", http.StatusNoContent, http.StatusNotFound, http.StatusConflict)
 	op.Tags = []string{"sessions"}
-	op.Description = "Deletes the session, its log, runs and stored events, and stops its background jobs; its audit records stay. " +
+	op.Description = "Deletes the session, its log, runs and stored events, stops its background jobs and removes its files " +
+		"(spilled command output, job logs, its sandbox cache); its audit records stay. " +
 		"A session with a queued or running run cannot be deleted (409): cancel the run first."
 	huma.Register(s.api, op, s.deleteSession)
 
