@@ -284,11 +284,7 @@ func (r *Recorder) Flush(ctx context.Context) error {
 	if l == nil {
 		return nil
 	}
-	change := l.Change
-	if change == nil {
-		change = func(*session.Session) bool { return false }
-	}
-	if _, err := session.AppendUpdate(ctx, r.store, r.id, l.Entries, change); err != nil {
+	if _, err := session.AppendUpdate(ctx, r.store, r.id, l.Entries, l.Change); err != nil {
 		return fmt.Errorf("session %s: record the run's last events: %w", r.id, err)
 	}
 	return nil

@@ -53,11 +53,7 @@ func WriteEvent(ctx context.Context, l Ledger, w EventWrite) error {
 		if !ok {
 			return fmt.Errorf("%w: the event brings log entries, and this ledger keeps no session log", ErrInvalid)
 		}
-		change := w.Log.Change
-		if change == nil {
-			change = func(*Session) bool { return false }
-		}
-		if _, err := AppendUpdate(ctx, st, w.Event.SessionID, w.Log.Entries, change); err != nil {
+		if _, err := AppendUpdate(ctx, st, w.Event.SessionID, w.Log.Entries, w.Log.Change); err != nil {
 			return err
 		}
 	}

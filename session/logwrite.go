@@ -21,8 +21,12 @@ type LogWriter interface {
 // record with change (stored when change returns true): in one
 // transaction when st is a [LogWriter], else by Append, Get and Update
 // in that order, stopping at the first error (the entries stay when the
-// record's update fails). It returns the last seq of the log.
+// record's update fails). A nil change is Append alone. It returns the
+// last seq of the log.
 func AppendUpdate(ctx context.Context, st Store, id string, entries []Entry, change func(*Session) bool) (int64, error) {
+	if change == nil {
+		return st.Append(ctx, id, entries...)
+	}
 	if lw, ok := st.(LogWriter); ok {
 		return lw.AppendUpdate(ctx, id, entries, change)
 	}
