@@ -15,7 +15,6 @@ import (
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/session/sqlite"
@@ -56,10 +55,7 @@ func BenchmarkServiceRunSQLite(b *testing.B) {
 			p := toolThenReply()
 			svc, err := runner.NewService(runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: b.TempDir(),
 				MaxConcurrent: sessions, Getenv: func(k string) string { return env[k] },
-				Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-					return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
-						Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-				}})
+				Resolve: scriptedModel(p)})
 			if err != nil {
 				b.Fatal(err)
 			}

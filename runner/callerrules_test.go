@@ -128,10 +128,7 @@ func newRulesService(t *testing.T, st session.Store, l session.Ledger, bus event
 	t.Helper()
 	p := toolCaller()
 	svc, err := runner.NewService(runner.ServiceConfig{Sessions: st, Ledger: l, Bus: bus, DataDir: t.TempDir(), Getenv: getenv,
-		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-			return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
-				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-		}})
+		Resolve: scriptedModel(p)})
 	if err != nil {
 		t.Fatal(err)
 	}

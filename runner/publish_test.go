@@ -13,7 +13,6 @@ import (
 	"github.com/reinhq/rein/eventbus"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/session"
 )
@@ -118,10 +117,7 @@ func scriptedService(t *testing.T, sessions session.Store, ledger session.Ledger
 	env := map[string]string{"HOME": t.TempDir(), "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
 	svc, err := runner.NewService(runner.ServiceConfig{Sessions: sessions, Ledger: ledger, Bus: bus, DataDir: t.TempDir(),
 		MaxConcurrent: maxConcurrent, Getenv: func(k string) string { return env[k] },
-		Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-			return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
-				Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-		}})
+		Resolve: scriptedModel(p)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,10 +64,7 @@ func newHarness(t testing.TB, p llm.Provider, cfg runner.ServiceConfig) *harness
 	} else {
 		cfg.Getenv = func(k string) string { return env[k] }
 	}
-	cfg.Resolve = func(_ *registry.Registry, spec string) (*runner.Model, error) {
-		return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
-			Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-	}
+	cfg.Resolve = scriptedModel(p)
 	svc, err := runner.NewService(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -466,5 +463,14 @@ func TestServerRunsHideUserMemory_MEM1(t *testing.T) {
 	}
 	if !strings.Contains(reqs[0].System, "Bazel 7") {
 		t.Errorf("the workspace's notes are missing from the prompt:\n%s", reqs[0].System)
+	}
+}
+
+// scriptedModel is a ServiceConfig.Resolve that gives every run the
+// scripted model p, with a 200k window.
+func scriptedModel(p llm.Provider) func(*registry.Registry, string) (*runner.Model, error) {
+	return func(*registry.Registry, string) (*runner.Model, error) {
+		return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
+			Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
 	}
 }

@@ -14,7 +14,6 @@ import (
 	"github.com/reinhq/rein/agent"
 	"github.com/reinhq/rein/llm"
 	"github.com/reinhq/rein/llm/llmtest"
-	"github.com/reinhq/rein/llm/registry"
 	"github.com/reinhq/rein/permission"
 	"github.com/reinhq/rein/runner"
 	"github.com/reinhq/rein/runner/queue"
@@ -93,10 +92,7 @@ func newSplit(t *testing.T, p llm.Provider, q queue.Queue, getenv func(string) s
 				}
 				return env[k]
 			},
-			Resolve: func(_ *registry.Registry, spec string) (*runner.Model, error) {
-				return &runner.Model{Provider: p, ProviderName: "scripted", Name: "m", Label: "scripted/m",
-					Caps: registry.Model{Name: "m", ContextWindow: 200_000, MaxOutput: 8_000}}, nil
-			}}
+			Resolve: scriptedModel(p)}
 		for _, f := range tune {
 			f(&c, worker)
 		}
