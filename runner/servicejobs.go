@@ -7,11 +7,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/reinhq/rein/session"
 	"github.com/reinhq/rein/tool"
 	"github.com/reinhq/rein/tool/builtin"
 )
@@ -189,11 +189,12 @@ func (s *Service) StopSessionJobs(ctx context.Context, sessionID string) error {
 // its session directory and sandbox cache (DataDir/<id>, with the
 // commands' spilled output, the jobs' logs, the plan and the hooks'
 // transcript, and DataDir/.caches/<id>): what a deleted session leaves on
-// this machine. An id that is not a plain name removes nothing; a removal
-// that fails is logged.
+// this machine. An id no store accepts (session.ValidID: a plain file
+// name, not starting with '.') removes nothing; a removal that fails is
+// logged.
 func (s *Service) forgetSession(sessionID string) {
 	s.heldJobs.stop(sessionID)
-	if s.cfg.DataDir == "" || sessionID == "" || strings.HasPrefix(sessionID, ".") || filepath.Base(sessionID) != sessionID {
+	if s.cfg.DataDir == "" || session.ValidID(sessionID) != nil {
 		return
 	}
 	dir := filepath.Join(s.cfg.DataDir, sessionID)
