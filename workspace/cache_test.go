@@ -122,7 +122,7 @@ func sameSize(t *testing.T, p, from, to string) {
 // first.
 func TestCacheSeesEveryChange_API3(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("a Cache keeps results on Linux only; elsewhere it loads every time")
+		t.Skip("environment: not Linux: a Cache keeps results on Linux only; elsewhere it loads every time")
 	}
 	cases := []struct {
 		name   string
@@ -305,7 +305,7 @@ func TestCacheRacyEdit_API3(t *testing.T) {
 // does not list: the result is served again.
 func TestCacheIgnoresUnlistedDirs_API3(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("a Cache keeps results on Linux only")
+		t.Skip("environment: not Linux: a Cache keeps results on Linux only")
 	}
 	ws, home, opts := cacheFixture(t)
 	c := settledCache()
@@ -401,7 +401,7 @@ func TestCacheTraceCoversReads_API3(t *testing.T) {
 	}
 	strace, err := exec.LookPath("strace")
 	if err != nil || runtime.GOOS != "linux" {
-		t.Skip("needs strace on Linux to see the system calls of a Load")
+		t.Skip("environment: strace is not installed, or this is not Linux: it shows the system calls of a Load (scripts/test installs it)")
 	}
 	ws, home, _ := cacheFixture(t)
 	base := filepath.Dir(ws)
@@ -410,7 +410,7 @@ func TestCacheTraceCoversReads_API3(t *testing.T) {
 	cmd.Env = append(os.Environ(), "REIN_TRACE_HELPER="+base, "REIN_TRACE_HOME="+home)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		if strings.Contains(string(msg), "PTRACE") || strings.Contains(string(msg), "Operation not permitted") {
-			t.Skipf("strace cannot trace here: %s", msg)
+			t.Skipf("environment: strace cannot trace here (ptrace is not permitted): %s", msg)
 		}
 		t.Fatalf("%v: %s", err, msg)
 	}
