@@ -465,6 +465,10 @@ func TestLongAnswerFlushesFinishedBlocks(t *testing.T) {
 	}
 	feed <- doneEvent(agent.ReasonCompleted)
 	h.idle()
+	// The run's last blocks reach the scrollback by print commands that
+	// may still be on their way when the run is over: wait for the last
+	// paragraph (the 30th, D again).
+	h.until("the last paragraph printed", func() bool { return strings.Count(h.scrollback(), "Paragraph D of the answer.") == 2 })
 	if n := strings.Count(h.scrollback(), "Paragraph A of the answer."); n != 2 {
 		// A and the 27th (A again) paragraphs, each once.
 		t.Errorf("paragraph A printed %d times:\n%s", n, h.scrollback())
