@@ -26,9 +26,10 @@ import (
 //  2. listeners that only bring work in (the gateway's webhooks) close;
 //  3. running runs may finish, until the shutdown timeout cancels them;
 //     then what [process.afterRuns] registered runs (the gateway delivers
-//     the replies of the runs that ended);
-//  4. the other listeners close — event streams after the runs, so their
-//     clients see the ends;
+//     the replies of the runs that ended; rein serve's event streams
+//     write the runs' last events and close, so their clients see the
+//     ends);
+//  4. the other listeners close;
 //  5. tracing flushes; the stores, bus and queue close ([process.onClose]).
 type process struct {
 	logger  *slog.Logger

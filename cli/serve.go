@@ -275,6 +275,13 @@ func (a *App) serve(ctx context.Context, o *serveOptions) error {
 		if err != nil {
 			return err
 		}
+		proc.afterRuns(func() { // the runs' last events reach their streams before the process exits
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			if err := srv.EndStreams(ctx); err != nil {
+				logger.Warn("event streams were still writing at the shutdown deadline", "err", err)
+			}
+		})
 		logger.Info("rein serve listening", "addr", addr.String(), "data_dir", dataDir, "store", where, "roots", strings.Join(roots, ","),
 			"auth", auth.Configured(), "queue", q != nil, "version", Version())
 		fmt.Fprintf(a.Stderr, "rein: serving on http://%s (data in %s)\n", addr, where)

@@ -304,7 +304,22 @@ func (s *Server) pump(ctx context.Context, sw *sseWriter, st *eventStream, last 
 		case <-ctx.Done():
 			return
 		case <-s.closing:
-			return
+			// What the bus delivered before (a run's done event) is
+			// written first: select picks among ready cases at random.
+			for {
+				select {
+				case ev, ok := <-sub.Events():
+					var end bool
+					if !ok {
+						return
+					}
+					if last, end = s.batch(ctx, sw, st, ev, last); end {
+						return
+					}
+				default:
+					return
+				}
+			}
 		case <-expired:
 			_ = sw.comment(expiredComment)
 			return

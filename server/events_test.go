@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -303,6 +304,92 @@ func TestCloseStreams(t *testing.T) {
 	later := e.events(t, f.session, f.tok, "")
 	if b, err := io.ReadAll(later.r); err != nil || len(b) != 0 {
 		t.Errorf("a stream opened after CloseStreams: %q, %v", b, err)
+	}
+}
+
+// TestEndStreamsWritesDelivered_API5: at a graceful shutdown, what the
+// bus delivered to a stream before (a run's last events) is written before
+// the stream ends, and EndStreams returns only once every stream ended (a
+// process exits after it) — with a bus that notifies (parked streams) and
+// one that does not (eventbus/redisbus).
+func TestEndStreamsWritesDelivered_API5(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opt  func(*server.Config)
+	}{
+		{"parked", func(*server.Config) {}},
+		{"pumped", func(c *server.Config) { c.Bus = plainBus{c.Bus.(*eventbus.Memory)} }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for round := range 20 {
+				e := newEnv(t, tc.opt)
+				f := e.fixture(t, "ada")
+				s := e.events(t, f.session, f.tok, "")
+				var want []frame
+				for id := int64(1); id <= 3; id++ {
+					want = append(want, e.publish(t, f.session, id, agent.EventMessage))
+				}
+				ctx, cancel := context.WithTimeout(bg, 10*time.Second)
+				err := e.srv.EndStreams(ctx)
+				cancel()
+				if err != nil {
+					t.Fatalf("round %d: EndStreams: %v", round, err)
+				}
+				if n := e.bus.Subscribers(); n != 0 {
+					t.Fatalf("round %d: %d subscriptions open when EndStreams returned", round, n)
+				}
+				if got := s.nextEvents(t, len(want)); !reflect.DeepEqual(got, want) {
+					t.Fatalf("round %d: events %+v, want %+v", round, got, want)
+				}
+				if b, err := io.ReadAll(s.r); err != nil || len(b) != 0 {
+					t.Fatalf("round %d: after the events: %q, %v; want the end of the stream", round, b, err)
+				}
+			}
+		})
+	}
+}
+
+// TestEndStreamsSlowClient_API5: a stream whose client reads slowly at a
+// graceful shutdown (its socket full, the rest of a batch held) still
+// writes everything the bus delivered before the close, the last event
+// included.
+func TestEndStreamsSlowClient_API5(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t, "ada")
+	s := e.events(t, f.session, f.tok, "")
+	big := []byte(`{"type":"text_delta","text":"` + strings.Repeat("x", 64<<10) + `"}`)
+	const n = 200 // 12.5 MiB: more than the socket buffers hold
+	for i := range n {
+		if err := e.bus.Publish(bg, eventbus.Event{SessionID: f.session, ID: int64(i + 1), Type: "text_delta", Data: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	last := e.publish(t, f.session, n+1, agent.EventDone)
+	ended := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(bg, 20*time.Second)
+		defer cancel()
+		ended <- e.srv.EndStreams(ctx)
+	}()
+	select {
+	case err := <-ended:
+		t.Fatalf("EndStreams returned (%v) while the client had read nothing", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	got := s.nextEvents(t, n+1)
+	if g := got[n]; g != last {
+		t.Errorf("the last event: %+v, want %+v", g, last)
+	}
+	for i, g := range got[:n] {
+		if g.ID != int64(i+1) {
+			t.Fatalf("event %d has id %d", i+1, g.ID)
+		}
+	}
+	if b, err := io.ReadAll(s.r); err != nil || len(b) != 0 {
+		t.Errorf("after the events: %q, %v; want the end of the stream", b, err)
+	}
+	if err := <-ended; err != nil {
+		t.Errorf("EndStreams: %v", err)
 	}
 }
 

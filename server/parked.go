@@ -201,10 +201,21 @@ func (p *parkedStream) step(block bool, taken *[]*eventbus.Event) stepResult {
 		sw.addComment(expiredComment)
 		return stepEnd
 	}
+	// The server closes its streams once its runs have ended: what the bus
+	// delivered before (a run's done event) is written first. Seen closed
+	// before the Take below, every event published before the close is
+	// among those taken.
+	var closing bool
+	select {
+	case <-s.closing:
+		closing = true
+	default:
+	}
 	ctx := context.Background()
 	evs, ended := p.rest, false
 	p.rest = nil
-	if len(evs) == 0 {
+	switch {
+	case len(evs) == 0:
 		var dst []*eventbus.Event
 		if taken != nil {
 			dst = (*taken)[:0]
@@ -214,6 +225,10 @@ func (p *parkedStream) step(block bool, taken *[]*eventbus.Event) stepResult {
 			defer clear(evs) // the scratch holds no event past the step
 			*taken = evs[:0]
 		}
+	case closing: // a blocked step's rest, then what the bus delivered since
+		var more []*eventbus.Event
+		more, ended = p.sub.Take(nil)
+		evs = append(evs, more...) // rest is the stream's own (see below)
 	}
 	if len(evs) == 1 && sw.buf.Len() == 0 && p.raw != nil && !block {
 		switch r, ok := p.sendOne(evs[0]); {
@@ -253,12 +268,8 @@ func (p *parkedStream) step(block bool, taken *[]*eventbus.Event) stepResult {
 	case blocked:
 		return stepBlocked // ended is found again by the next Take
 	}
-	// The server closes its streams once its runs have ended: what the
-	// bus delivered before (a run's done event) is written first.
-	select {
-	case <-s.closing:
+	if closing {
 		return stepEnd
-	default:
 	}
 	if ended {
 		if err := p.sub.Err(); err != nil && !errors.Is(err, eventbus.ErrSlow) {

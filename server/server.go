@@ -175,6 +175,17 @@ func (s *Server) CloseStreams() {
 	s.closeOnce.Do(func() { close(s.closing) })
 }
 
+// EndStreams ends every open event stream and those opened later, as
+// CloseStreams does, and waits until the open ones have written what the
+// bus delivered to them (a run's done event) and closed, or until ctx
+// ends (its error is returned). A process calls it once its runs ended and
+// before it exits: a stream's last writes are the server's own, after its
+// handler returned, so nothing else waits for them (SPEC API-5).
+func (s *Server) EndStreams(ctx context.Context) error {
+	s.CloseStreams()
+	return s.streams.waitIdle(ctx)
+}
+
 // New checks cfg and builds the server with every operation registered.
 func New(cfg Config) (*Server, error) {
 	var missing []string

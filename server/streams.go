@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"runtime/debug"
@@ -49,6 +50,8 @@ type streamCaps struct {
 	inAll int
 	peak  int  // the most streams open since memory was last returned
 	due   bool // a return is scheduled
+	// idle are closed when no stream is open (see waitIdle).
+	idle []chan struct{}
 
 	wheelOnce sync.Once
 	wheel     *wheel // the parked streams' heartbeats (see parkedStream)
@@ -96,12 +99,37 @@ func (c *streamCaps) acquire(caller string) (release func(), err error) {
 			if c.open[caller]--; c.open[caller] <= 0 {
 				delete(c.open, caller)
 			}
+			if c.inAll == 0 {
+				for _, ch := range c.idle {
+					close(ch)
+				}
+				c.idle = nil
+			}
 			if !c.due && c.peak-c.inAll >= returnMin && c.inAll <= c.peak/2 {
 				c.due = true
 				time.AfterFunc(returnDelay, c.giveBack)
 			}
 		})
 	}, nil
+}
+
+// waitIdle returns once no stream is open, or ctx's error when it ends
+// first.
+func (c *streamCaps) waitIdle(ctx context.Context) error {
+	c.mu.Lock()
+	if c.inAll == 0 {
+		c.mu.Unlock()
+		return nil
+	}
+	ch := make(chan struct{})
+	c.idle = append(c.idle, ch)
+	c.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // giveBack returns free memory to the system, and counts the streams open
