@@ -309,10 +309,10 @@ func (s *Server) pump(ctx context.Context, sw *sseWriter, st *eventStream, last 
 			for {
 				select {
 				case ev, ok := <-sub.Events():
-					var end bool
 					if !ok {
 						return
 					}
+					var end bool
 					if last, end = s.batch(ctx, sw, st, ev, last); end {
 						return
 					}
