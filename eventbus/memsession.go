@@ -126,8 +126,16 @@ func (s *memSession) end(sub *memSub, err error) {
 	s.m.subs.Add(-1)
 	if len(s.subs) == 0 {
 		s.active = s.m.now()
+		if cap(s.subs) > maxKeptSubs {
+			s.subs = nil // a crowd's slice goes with the crowd
+		}
 	}
 }
+
+// maxKeptSubs is the most subscriber slots a session without subscribers
+// keeps: the slice a crowd of listeners grew is freed when the last one
+// leaves (issue 30: 10,000 listeners over 100 sessions left 100 KB).
+const maxKeptSubs = 16
 
 // drop ends the subscribers with err and marks the record dropped.
 func (s *memSession) drop(err error) {
