@@ -53,17 +53,9 @@ func BenchmarkServiceRunSQLite(b *testing.B) {
 			dir := b.TempDir()
 			env := map[string]string{"HOME": b.TempDir(), "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
 			p := toolThenReply()
-			svc, err := runner.NewService(runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: b.TempDir(),
+			svc := startService(b, runner.ServiceConfig{Sessions: db, Ledger: db, Bus: bus, DataDir: b.TempDir(),
 				MaxConcurrent: sessions, Getenv: func(k string) string { return env[k] },
 				Resolve: scriptedModel(p)})
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				defer cancel()
-				svc.Shutdown(ctx)
-			})
 			ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
 			if err := db.CreateWorkspace(context.Background(), ws); err != nil {
 				b.Fatal(err)

@@ -126,18 +126,8 @@ func newRulesEnv(t *testing.T) *rulesEnv {
 // toolCaller model, shut down when the test ends.
 func newRulesService(t *testing.T, st session.Store, l session.Ledger, bus eventbus.Bus, getenv func(string) string) *runner.Service {
 	t.Helper()
-	p := toolCaller()
-	svc, err := runner.NewService(runner.ServiceConfig{Sessions: st, Ledger: l, Bus: bus, DataDir: t.TempDir(), Getenv: getenv,
-		Resolve: scriptedModel(p)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		svc.Shutdown(ctx)
-	})
-	return svc
+	return startService(t, runner.ServiceConfig{Sessions: st, Ledger: l, Bus: bus, DataDir: t.TempDir(), Getenv: getenv,
+		Resolve: scriptedModel(toolCaller())})
 }
 
 // token is a bearer token for the caller sub.

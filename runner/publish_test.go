@@ -115,17 +115,9 @@ func scriptedService(t *testing.T, sessions session.Store, ledger session.Ledger
 	t.Helper()
 	ctx := context.Background()
 	env := map[string]string{"HOME": t.TempDir(), "PATH": os.Getenv("PATH"), "REIN_SANDBOX": "off"}
-	svc, err := runner.NewService(runner.ServiceConfig{Sessions: sessions, Ledger: ledger, Bus: bus, DataDir: t.TempDir(),
+	svc := startService(t, runner.ServiceConfig{Sessions: sessions, Ledger: ledger, Bus: bus, DataDir: t.TempDir(),
 		MaxConcurrent: maxConcurrent, Getenv: func(k string) string { return env[k] },
 		Resolve: scriptedModel(p)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-		defer cancel()
-		svc.Shutdown(ctx)
-	})
 	ws := &session.Workspace{Caller: "alice", Kind: session.WorkspaceProject, Dir: dir}
 	if err := ledger.CreateWorkspace(ctx, ws); err != nil {
 		t.Fatal(err)

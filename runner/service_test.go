@@ -466,6 +466,22 @@ func TestServerRunsHideUserMemory_MEM1(t *testing.T) {
 	}
 }
 
+// startService starts a service of cfg, shut down when the test ends
+// (its runs get 30 s).
+func startService(tb testing.TB, cfg runner.ServiceConfig) *runner.Service {
+	tb.Helper()
+	svc, err := runner.NewService(cfg)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		svc.Shutdown(ctx)
+	})
+	return svc
+}
+
 // scriptedModel is a ServiceConfig.Resolve that gives every run the
 // scripted model p, with a 200k window.
 func scriptedModel(p llm.Provider) func(*registry.Registry, string) (*runner.Model, error) {
