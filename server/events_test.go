@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -390,6 +391,48 @@ func TestEndStreamsSlowClient_API5(t *testing.T) {
 	}
 	if err := <-ended; err != nil {
 		t.Errorf("EndStreams: %v", err)
+	}
+}
+
+// TestEndStreamsStalledClient_API5: a client that stops reading cannot
+// hold a shutdown: EndStreams gives up at its deadline with the stream's
+// write still waiting, and the other streams have ended.
+func TestEndStreamsStalledClient_API5(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t, "ada")
+	conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "GET /sessions/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", f.session, f.tok)
+	// Read the response's head, then stop reading.
+	br := bufio.NewReader(conn)
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatal(err)
+		}
+		if line == "\r\n" {
+			break
+		}
+	}
+	g := e.fixture(t, "bob")
+	other := e.events(t, g.session, g.tok, "")
+	big := []byte(`{"type":"text_delta","text":"` + strings.Repeat("x", 64<<10) + `"}`)
+	for i := range 200 { // 12.5 MiB: more than the socket buffers hold
+		if err := e.bus.Publish(bg, eventbus.Event{SessionID: f.session, ID: int64(i + 1), Type: "text_delta", Data: big}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, other.r) }()
+	ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+	defer cancel()
+	if err := e.srv.EndStreams(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("EndStreams with a stalled client: %v, want the deadline's error", err)
+	}
+	if n := e.bus.Subscribers(); n != 1 {
+		t.Errorf("%d subscriptions at the deadline, want the stalled client's alone", n)
 	}
 }
 
