@@ -394,19 +394,17 @@ func TestEndStreamsSlowClient_API5(t *testing.T) {
 	}
 }
 
-// TestEndStreamsStalledClient_API5: a client that stops reading cannot
-// hold a shutdown: EndStreams gives up at its deadline with the stream's
-// write still waiting, and the other streams have ended.
-func TestEndStreamsStalledClient_API5(t *testing.T) {
-	e := newEnv(t)
-	f := e.fixture(t, "ada")
+// stalledStream opens the session's stream on a connection of its own,
+// reads the response's head and then nothing more; the connection closes
+// when the test ends.
+func stalledStream(t *testing.T, e *env, sessionID, tok string) {
+	t.Helper()
 	conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET /sessions/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", f.session, f.tok)
-	// Read the response's head, then stop reading.
+	t.Cleanup(func() { conn.Close() })
+	fmt.Fprintf(conn, "GET /sessions/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", sessionID, tok)
 	br := bufio.NewReader(conn)
 	for {
 		line, err := br.ReadString('\n')
@@ -414,9 +412,18 @@ func TestEndStreamsStalledClient_API5(t *testing.T) {
 			t.Fatal(err)
 		}
 		if line == "\r\n" {
-			break
+			return
 		}
 	}
+}
+
+// TestEndStreamsStalledClient_API5: a client that stops reading cannot
+// hold a shutdown: EndStreams gives up at its deadline with the stream's
+// write still waiting, and the other streams have ended.
+func TestEndStreamsStalledClient_API5(t *testing.T) {
+	e := newEnv(t)
+	f := e.fixture(t, "ada")
+	stalledStream(t, e, f.session, f.tok)
 	g := e.fixture(t, "bob")
 	other := e.events(t, g.session, g.tok, "")
 	big := []byte(`{"type":"text_delta","text":"` + strings.Repeat("x", 64<<10) + `"}`)
@@ -441,23 +448,7 @@ func TestEndStreamsStalledClient_API5(t *testing.T) {
 func TestEventsSlowClient(t *testing.T) {
 	e := newEnvBus(t, eventbus.Options{Buffer: 4, Window: 8})
 	f := e.fixture(t, "ada")
-	conn, err := net.Dial("tcp", e.ts.Listener.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	fmt.Fprintf(conn, "GET /sessions/%s/events HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer %s\r\n\r\n", f.session, f.tok)
-	// Read the response's head, then stop reading.
-	br := bufio.NewReader(conn)
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatal(err)
-		}
-		if line == "\r\n" {
-			break
-		}
-	}
+	stalledStream(t, e, f.session, f.tok)
 	big := []byte(`{"type":"text_delta","text":"` + strings.Repeat("x", 64<<10) + `"}`)
 	for i := range 400 { // 25 MiB: far more than the socket buffers hold
 		if err := e.bus.Publish(bg, eventbus.Event{SessionID: f.session, ID: int64(i + 1), Type: "text_delta", Data: big}); err != nil {
